@@ -1,0 +1,92 @@
+"""What the Subversion access paths share: repository options, tool versions, a reader."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from vcsbench.backends.base import run_tool, tool_version
+from vcsbench.errors import VcsbenchError
+
+SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": ""}
+FS_TYPES = ("fsfs", "fsx", "bdb")
+
+
+def check_svn_options(options: dict[str, str]) -> None:
+    if options["fs-type"] not in FS_TYPES:
+        raise VcsbenchError(
+            f"option fs-type={options['fs-type']!r} is not known; use one of {', '.join(FS_TYPES)}"
+        )
+    version = options["compatible-version"]
+    if version and not re.fullmatch(r"1\.\d+(\.\d+)?", version):
+        raise VcsbenchError(
+            f"option compatible-version={version!r} is not a Subversion version like 1.14"
+        )
+
+
+def svnadmin_create_argv(path: Path, options: dict[str, str]) -> list[str]:
+    argv = ["svnadmin", "create", "--fs-type", options["fs-type"]]
+    if options["compatible-version"]:
+        argv += ["--compatible-version", options["compatible-version"]]
+    return [*argv, str(path)]
+
+
+def svn_tool_versions() -> dict[str, str]:
+    return {
+        "svnadmin": tool_version(["svnadmin", "--version", "--quiet"]),
+        "svn": tool_version(["svn", "--version", "--quiet"]),
+    }
+
+
+class ClientConfigDir:
+    """An empty ``--config-dir``, so a user's ~/.subversion cannot change what runs."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="vcsbench-svn-config-")
+        self.path = self._dir.name
+
+
+def _read_headers(data: bytes, pos: int) -> tuple[dict[bytes, bytes], int]:
+    headers: dict[bytes, bytes] = {}
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        line = data[pos:end]
+        pos = end + 1
+        if not line:
+            if headers:
+                break
+            continue
+        key, _, value = line.partition(b": ")
+        headers[key] = value
+    return headers, pos
+
+
+def read_with_svnadmin_dump(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Contents of ``paths`` at HEAD, from a full-text ``svnadmin dump -r HEAD``.
+
+    A non-incremental dump of one revision holds that revision's whole tree, so one
+    process reads every file back, through none of the code that wrote them.
+    """
+    dump = run_tool(["svnadmin", "dump", "--quiet", "-r", "HEAD", str(repo)])
+    tree: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(dump):
+        headers, pos = _read_headers(dump, pos)
+        length = int(headers.get(b"Content-length", b"0"))
+        body = dump[pos : pos + length]
+        pos += length
+        if headers.get(b"Node-kind") == b"file":
+            props = int(headers.get(b"Prop-content-length", b"0"))
+            tree[headers[b"Node-path"].decode()] = body[props:]
+    return {rel: tree.get(rel) for rel in paths}
+
+
+def parents_of(files: list[str]) -> list[str]:
+    """Every directory that must exist for ``files``, parents before children."""
+    dirs: set[str] = set()
+    for rel in files:
+        parts = rel.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:depth]))
+    return sorted(dirs, key=lambda d: (d.count("/"), d))

@@ -1,0 +1,215 @@
+"""The interface every VCS access path implements.
+
+A backend knows one way of writing to one VCS and nothing about measuring. To add one,
+write a module in this package with a subclass of :class:`Backend` and add it to
+``REGISTRY`` in ``vcsbench/backends/__init__.py``::
+
+    class HgCli(Backend):
+        name = "hg-cli"
+        vcs = "hg"
+        option_defaults = {}
+
+        @classmethod
+        def available(cls) -> Availability:
+            return tool_availability("hg")
+
+        def versions(self) -> dict[str, str]:
+            return {"hg": tool_version(["hg", "--version"])}
+
+        def create(self, path: Path) -> None:
+            run_tool(["hg", "init", str(path)])
+        ...
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from vcsbench.errors import VcsbenchError
+
+Files = Mapping[str, bytes]
+"""Relative POSIX paths (``dir/name.txt``) to file contents."""
+
+Reader = Callable[[Path, list[str]], Mapping[str, bytes | None]]
+"""Reads the given paths at the newest revision; ``None`` for a path that is absent."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    ok: bool
+    reason: str = ""
+
+
+class ToolError(RuntimeError):
+    """A VCS tool or library call failed; the message carries its stderr."""
+
+
+class Backend(abc.ABC):
+    """One access path to one VCS.
+
+    ``create`` and ``commit`` are what benchmarks time; ``verify`` reads the newest
+    revision back through a path independent of the one that wrote it.
+    """
+
+    name: ClassVar[str]
+    vcs: ClassVar[str]
+    option_defaults: ClassVar[Mapping[str, str]] = {}
+    """Every option this backend accepts, with its default ("" = tool default)."""
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(self.option_defaults))
+        if unknown:
+            accepted = ", ".join(sorted(self.option_defaults)) or "none"
+            raise VcsbenchError(
+                f"unknown option {unknown[0]!r} for backend {self.name}; accepted: {accepted}"
+            )
+        self.options: dict[str, str] = {**self.option_defaults, **given}
+        self.check_options()
+
+    def check_options(self) -> None:
+        """Raise :class:`VcsbenchError` for an option value this backend cannot use."""
+
+    @classmethod
+    @abc.abstractmethod
+    def available(cls) -> Availability:
+        """Whether this access path can run here, and if not, why."""
+
+    @abc.abstractmethod
+    def versions(self) -> dict[str, str]:
+        """Library and tool versions this access path runs on."""
+
+    def describe(self) -> dict[str, object]:
+        """What results record about this backend: name, VCS, options, versions."""
+        return {
+            "name": self.name,
+            "vcs": self.vcs,
+            "options": dict(self.options),
+            "versions": self.versions(),
+        }
+
+    @abc.abstractmethod
+    def create(self, path: Path) -> None:
+        """Make a new, empty repository at ``path`` (which must not exist)."""
+
+    @abc.abstractmethod
+    def commit(self, path: Path, files: Files, message: str) -> None:
+        """Make one new revision in which ``files`` are added or replaced."""
+
+    @abc.abstractmethod
+    def verify(self, path: Path, files: Files) -> list[str]:
+        """Differences between the newest revision and ``files`` (empty: all match)."""
+
+    @abc.abstractmethod
+    def checkout(self, path: Path, target: Path) -> None:
+        """Materialise the newest revision of the repository into new directory ``target``."""
+
+    @staticmethod
+    def checkout_ignores() -> frozenset[str]:
+        """Top-level names in a checkout that are VCS metadata, not content."""
+        return frozenset({".git", ".svn"})
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    """Parse ``key=value`` strings; raise a one-line error for anything else."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise VcsbenchError(f"backend option {pair!r} is not of the form key=value")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def parse_bool(name: str, value: str) -> bool:
+    lowered = value.lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise VcsbenchError(f"option {name}={value!r} is not a boolean; use true or false")
+
+
+def run_tool(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> bytes:
+    """Run a tool without a shell; return stdout, raise :class:`ToolError` with stderr."""
+    proc = subprocess.run(
+        list(argv),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        input=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if proc.returncode != 0:
+        stderr = proc.stderr.decode(errors="replace").strip()
+        raise ToolError(f"{argv[0]} exited {proc.returncode}: {stderr}")
+    return proc.stdout
+
+
+def tool_availability(*tools: str) -> Availability:
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        return Availability(False, f"{', '.join(missing)} not found on PATH")
+    return Availability(True)
+
+
+def tool_version(argv: Sequence[str]) -> str:
+    """First line of a tool's version output, or why it could not be read."""
+    try:
+        out = run_tool(argv)
+    except (OSError, ToolError) as exc:
+        return f"unavailable ({exc})"
+    lines = out.decode(errors="replace").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def write_tree(root: Path, files: Files) -> None:
+    """Write ``files`` below ``root``, making directories as needed."""
+    for rel, data in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def compare_files(expected: Files, actual: Mapping[str, bytes | None]) -> list[str]:
+    """Describe every path whose content in ``actual`` differs from ``expected``."""
+    problems: list[str] = []
+    for rel in sorted(expected):
+        got = actual.get(rel)
+        if got is None:
+            problems.append(f"{rel}: missing")
+        elif got != expected[rel]:
+            problems.append(
+                f"{rel}: content differs ({len(got)} bytes, expected {len(expected[rel])})"
+            )
+    return problems
+
+
+def verify_with(reader: Reader, path: Path, files: Files) -> list[str]:
+    """Run ``reader(path, paths)`` and compare; a reader failure is itself a difference."""
+    try:
+        actual = reader(path, sorted(files))
+    except (ToolError, ValueError, KeyError, IndexError, OSError) as exc:
+        return [f"could not read the newest revision: {exc}"]
+    return compare_files(files, actual)
+
+
+def file_url(path: Path) -> str:
+    """``file://`` URL of a local repository, percent-encoded as Subversion wants."""
+    from urllib.parse import quote
+
+    return "file://" + quote(os.path.abspath(path))

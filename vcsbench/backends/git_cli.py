@@ -1,0 +1,68 @@
+"""git through its command line: ``git init``, ``git add``, ``git commit`` with a work tree.
+
+This is how a script writes. Every call is a subprocess without a shell, with the
+user's and the system's git configuration shut out (see ``_git.git_env``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vcsbench.backends._git import TemplateDir, git_env, read_with_pygit2
+from vcsbench.backends.base import (
+    Availability,
+    Backend,
+    Files,
+    run_tool,
+    tool_availability,
+    tool_version,
+    verify_with,
+    write_tree,
+)
+
+
+class GitCli(Backend):
+    name = "git-cli"
+    vcs = "git"
+    option_defaults = {"template": "", "core.fsync": ""}
+
+    def check_options(self) -> None:
+        self._template = TemplateDir(self.options["template"])
+        self._env = git_env()
+
+    @classmethod
+    def available(cls) -> Availability:
+        return tool_availability("git")
+
+    def versions(self) -> dict[str, str]:
+        import pygit2
+
+        return {
+            "git": tool_version(["git", "--version"]),
+            "pygit2 (verifier)": pygit2.__version__,
+        }
+
+    def _git(self, *args: str) -> list[str]:
+        argv = ["git", "-c", "init.defaultBranch=main"]
+        if self.options["core.fsync"]:
+            argv += ["-c", f"core.fsync={self.options['core.fsync']}"]
+        return [*argv, *args]
+
+    def create(self, path: Path) -> None:
+        template = self._template.path()
+        extra = [f"--template={template}"] if template is not None else []
+        run_tool(self._git("init", "-q", *extra, str(path)), env=self._env)
+
+    def commit(self, path: Path, files: Files, message: str) -> None:
+        write_tree(path, files)
+        run_tool(self._git("-C", str(path), "add", "--", *files), env=self._env)
+        run_tool(self._git("-C", str(path), "commit", "-q", "-m", message), env=self._env)
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        return verify_with(read_with_pygit2, path, files)
+
+    def checkout(self, path: Path, target: Path) -> None:
+        run_tool(
+            self._git("-C", str(path), "worktree", "add", "-q", "--detach", str(target)),
+            env=self._env,
+        )

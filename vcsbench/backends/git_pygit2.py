@@ -1,0 +1,121 @@
+"""git through libgit2 in-process (pygit2): a bare repository, objects written directly.
+
+This is how a server writes: no work tree, no index; blobs, trees and the commit are
+created in the object database and HEAD's branch is moved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends._git import TemplateDir, read_with_git_cli
+from vcsbench.backends.base import (
+    Availability,
+    Backend,
+    Files,
+    parse_bool,
+    tool_version,
+    verify_with,
+)
+
+
+def _nest(files: Files) -> dict[str, Any]:
+    """``{"a/b.txt": data}`` -> ``{"a": {"b.txt": data}}``."""
+    root: dict[str, Any] = {}
+    for rel, data in files.items():
+        *dirs, name = rel.split("/")
+        node = root
+        for part in dirs:
+            node = node.setdefault(part, {})
+        node[name] = data
+    return root
+
+
+class GitPygit2(Backend):
+    name = "git-pygit2"
+    vcs = "git"
+    option_defaults = {"template": "", "fsync": "false"}
+
+    def check_options(self) -> None:
+        self._template = TemplateDir(self.options["template"])
+        self._fsync = parse_bool("fsync", self.options["fsync"])
+
+    @classmethod
+    def available(cls) -> Availability:
+        try:
+            import pygit2  # noqa: F401
+        except ImportError as exc:
+            return Availability(False, f"pygit2 cannot be imported ({exc}); pip install pygit2")
+        return Availability(True)
+
+    def versions(self) -> dict[str, str]:
+        import pygit2
+
+        return {
+            "pygit2": pygit2.__version__,
+            "libgit2": pygit2.LIBGIT2_VERSION,
+            "git (verifier)": tool_version(["git", "--version"]),
+        }
+
+    def _apply_global_options(self) -> None:
+        import pygit2
+
+        # libgit2 ignores core.fsync; fsync is a process-wide library option.
+        pygit2.option(pygit2.enums.Option.ENABLE_FSYNC_GITDIR, self._fsync)
+
+    def create(self, path: Path) -> None:
+        import pygit2
+
+        self._apply_global_options()
+        template = self._template.path()
+        flags = pygit2.enums.RepositoryInitFlag.MKPATH
+        if template is not None:
+            flags |= pygit2.enums.RepositoryInitFlag.EXTERNAL_TEMPLATE
+        pygit2.init_repository(str(path), bare=True, flags=flags, template_path=template)
+
+    def commit(self, path: Path, files: Files, message: str) -> None:
+        import pygit2
+
+        self._apply_global_options()
+        repo = pygit2.Repository(str(path))
+        parents: list[pygit2.Oid] = []
+        base = None
+        if not repo.head_is_unborn:
+            head = repo.head.peel(pygit2.Commit)
+            parents = [head.id]
+            base = head.tree
+        tree_id = self._write_tree(repo, base, _nest(files))
+        signature = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        repo.create_commit("HEAD", signature, signature, message, tree_id, parents)
+
+    def _write_tree(self, repo: Any, base: Any, entries: dict[str, Any]) -> Any:
+        import pygit2
+
+        builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+        for name, value in entries.items():
+            if isinstance(value, dict):
+                sub_base = None
+                if base is not None and name in base and base[name].type_str == "tree":
+                    sub_base = repo[base[name].id]
+                oid = self._write_tree(repo, sub_base, value)
+                builder.insert(name, oid, pygit2.enums.FileMode.TREE)
+            else:
+                builder.insert(name, repo.create_blob(value), pygit2.enums.FileMode.BLOB)
+        return builder.write()
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        return verify_with(read_with_git_cli, path, files)
+
+    def checkout(self, path: Path, target: Path) -> None:
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        tree = repo.head.peel(pygit2.Tree)
+        target.mkdir()
+        repo.checkout_tree(
+            tree,
+            directory=str(target),
+            strategy=pygit2.enums.CheckoutStrategy.FORCE
+            | pygit2.enums.CheckoutStrategy.DONT_UPDATE_INDEX,
+        )

@@ -1,0 +1,133 @@
+"""Subversion through libsvn_repos/libsvn_fs in-process (SWIG bindings), no working copy.
+
+This is how MarkUs writes: ``svn.repos.create``, then a filesystem transaction in which
+files are made and their text applied, committed with ``svn.repos.fs_commit_txn``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends._svn import (
+    SVN_OPTION_DEFAULTS,
+    check_svn_options,
+    parents_of,
+    read_with_svnadmin_dump,
+    svn_tool_versions,
+)
+from vcsbench.backends.base import Availability, Backend, Files, ToolError, verify_with
+
+
+class SvnFs(Backend):
+    name = "svn-fs"
+    vcs = "svn"
+    option_defaults = dict(SVN_OPTION_DEFAULTS)
+
+    def check_options(self) -> None:
+        check_svn_options(self.options)
+
+    @classmethod
+    def available(cls) -> Availability:
+        try:
+            import svn.fs  # noqa: F401
+            import svn.repos  # noqa: F401
+        except ImportError as exc:
+            return Availability(
+                False,
+                f"Subversion SWIG bindings cannot be imported ({exc}); apt install "
+                "python3-subversion and use a venv made from /usr/bin/python3 "
+                "with --system-site-packages",
+            )
+        return Availability(True)
+
+    def versions(self) -> dict[str, str]:
+        import svn.core
+
+        return {
+            "libsvn (SWIG)": f"{svn.core.SVN_VER_MAJOR}.{svn.core.SVN_VER_MINOR}."
+            f"{svn.core.SVN_VER_PATCH}",
+            **svn_tool_versions(),
+        }
+
+    def _fs_config(self) -> dict[str, str]:
+        import svn.fs
+
+        config = {svn.fs.CONFIG_FS_TYPE: self.options["fs-type"]}
+        if self.options["compatible-version"]:
+            config["compatible-version"] = self.options["compatible-version"]
+        return config
+
+    def create(self, path: Path) -> None:
+        import svn.core
+        import svn.repos
+
+        pool = svn.core.Pool()
+        try:
+            svn.repos.create(str(path), None, None, None, self._fs_config(), pool)
+        finally:
+            pool.destroy()
+
+    def commit(self, path: Path, files: Files, message: str) -> None:
+        import svn.core
+        import svn.fs
+        import svn.repos
+
+        # A pool per commit: the bindings' global pool otherwise grows with every call.
+        pool = svn.core.Pool()
+        try:
+            repos = svn.repos.open(str(path), pool)
+            fs = svn.repos.fs(repos)
+            youngest = svn.fs.youngest_rev(fs, pool)
+            txn = svn.repos.fs_begin_txn_for_commit2(
+                repos, youngest, {"svn:author": b"vcsbench", "svn:log": message.encode()}, pool
+            )
+            root = svn.fs.txn_root(txn, pool)
+            for directory in parents_of(list(files)):
+                if svn.fs.check_path(root, directory, pool) == svn.core.svn_node_none:
+                    svn.fs.make_dir(root, directory, pool)
+            for rel, data in files.items():
+                if svn.fs.check_path(root, rel, pool) == svn.core.svn_node_none:
+                    svn.fs.make_file(root, rel, pool)
+                stream = svn.fs.apply_text(root, rel, None, pool)
+                svn.core.svn_stream_write(stream, data)
+                svn.core.svn_stream_close(stream)
+            # A conflict raises SubversionException; what returns is the new revision.
+            new_rev = svn.repos.fs_commit_txn(repos, txn, pool)
+            if not isinstance(new_rev, int) or new_rev <= youngest:
+                raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
+        finally:
+            pool.destroy()
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        return verify_with(read_with_svnadmin_dump, path, files)
+
+    def checkout(self, path: Path, target: Path) -> None:
+        """Export the newest revision through the fs API (there is no working copy)."""
+        import svn.core
+        import svn.fs
+        import svn.repos
+
+        pool = svn.core.Pool()
+        try:
+            fs = svn.repos.fs(svn.repos.open(str(path), pool))
+            root = svn.fs.revision_root(fs, svn.fs.youngest_rev(fs, pool), pool)
+            target.mkdir()
+            self._export_dir(root, "", target, pool)
+        finally:
+            pool.destroy()
+
+    def _export_dir(self, root: Any, fs_path: str, target: Path, pool: Any) -> None:
+        import svn.core
+        import svn.fs
+
+        for raw_name, entry in svn.fs.dir_entries(root, fs_path, pool).items():
+            name = raw_name.decode() if isinstance(raw_name, bytes) else raw_name
+            child = f"{fs_path}/{name}" if fs_path else name
+            local = target / name
+            if entry.kind == svn.core.svn_node_dir:
+                local.mkdir()
+                self._export_dir(root, child, local, pool)
+            else:
+                stream = svn.core.Stream(svn.fs.file_contents(root, child, pool))
+                local.write_bytes(stream.read())

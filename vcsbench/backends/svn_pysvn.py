@@ -1,0 +1,110 @@
+"""Subversion through the pysvn client over ``file://``.
+
+The repository is made by ``svnadmin create``; the first commit imports into the empty
+repository, later ones check out (or update) a working copy beside it, add and modify
+files there and check in, as a desktop client would.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends._svn import (
+    SVN_OPTION_DEFAULTS,
+    ClientConfigDir,
+    check_svn_options,
+    read_with_svnadmin_dump,
+    svn_tool_versions,
+    svnadmin_create_argv,
+)
+from vcsbench.backends.base import (
+    Availability,
+    Backend,
+    Files,
+    file_url,
+    run_tool,
+    tool_availability,
+    verify_with,
+    write_tree,
+)
+
+
+def working_copy_of(path: Path) -> Path:
+    return path.with_name(path.name + ".wc")
+
+
+class SvnPysvn(Backend):
+    name = "svn-pysvn"
+    vcs = "svn"
+    option_defaults = dict(SVN_OPTION_DEFAULTS)
+
+    def check_options(self) -> None:
+        check_svn_options(self.options)
+        self._client: Any = None
+        self._config: ClientConfigDir | None = None
+
+    @classmethod
+    def available(cls) -> Availability:
+        try:
+            import pysvn
+        except ImportError as exc:
+            return Availability(
+                False,
+                f"pysvn cannot be imported ({exc}); apt install python3-svn and use a venv "
+                "made from /usr/bin/python3 with --system-site-packages (the PyPI 'pysvn' "
+                "is an unrelated package)",
+            )
+        if not hasattr(pysvn, "Client"):
+            return Availability(False, "the imported 'pysvn' is not the Subversion client")
+        return tool_availability("svnadmin")
+
+    def versions(self) -> dict[str, str]:
+        import pysvn
+
+        return {
+            "pysvn": ".".join(str(part) for part in pysvn.version[:3]),
+            "libsvn (pysvn)": ".".join(str(part) for part in pysvn.svn_version[:3]),
+            **svn_tool_versions(),
+        }
+
+    def _client_for(self) -> Any:
+        import pysvn
+
+        if self._client is None:
+            self._config = ClientConfigDir()
+            self._client = pysvn.Client(self._config.path)
+        return self._client
+
+    def create(self, path: Path) -> None:
+        run_tool(svnadmin_create_argv(path, self.options))
+
+    def commit(self, path: Path, files: Files, message: str) -> None:
+        import pysvn
+
+        client = self._client_for()
+        url = file_url(path)
+        head = client.info2(url, recurse=False)[0][1].rev.number
+        if head == 0:
+            staging = path.with_name(path.name + ".import")
+            write_tree(staging, files)
+            try:
+                client.import_(str(staging), url, message)
+            finally:
+                shutil.rmtree(staging)
+            return
+        wc = working_copy_of(path)
+        if wc.exists():
+            client.update(str(wc))
+        else:
+            client.checkout(url, str(wc))
+        write_tree(wc, files)
+        client.add(str(wc), depth=pysvn.depth.infinity, force=True)
+        client.checkin([str(wc)], message)
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        return verify_with(read_with_svnadmin_dump, path, files)
+
+    def checkout(self, path: Path, target: Path) -> None:
+        self._client_for().checkout(file_url(path), str(target))
