@@ -1,0 +1,477 @@
+"""Sandboxes: the filesystems benchmarks run in, made and thrown away by vcsbench.
+
+A spec names one (``tmpfs[:size=2G]``, ``ext4:size=8G,mkfs=-N 2000000,mount=noatime``,
+``xfs``, ``btrfs``, ``dir:PATH``); :func:`parse_fs_spec` is the one place specs are read.
+
+A managed sandbox (tmpfs, or a fresh sparse image loop-mounted) is torn down by unmount,
+loop detach and image removal: constant time however many repositories it holds. Every
+step is written to a state file first, so that a run killed with SIGKILL leaves a record
+the next run (or ``vcsbench cleanup``) uses to remove exactly what that run made.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from vcsbench.errors import VcsbenchError
+
+KINDS = ("tmpfs", "ext4", "xfs", "btrfs", "dir")
+LOOP_KINDS = ("ext4", "xfs", "btrfs")
+SPEC_KEYS = {"tmpfs": ("size", "mount"), "ext4": ("size", "mkfs", "mount")}
+SPEC_KEYS["xfs"] = SPEC_KEYS["btrfs"] = SPEC_KEYS["ext4"]
+
+DEFAULT_IMAGE_SIZE = 8 << 30
+# mkfs options that keep the measurements about the benchmark: ext4's lazy inode-table
+# and journal initialisation would otherwise write in the background after mount,
+# into the device counters of whatever runs first.
+BASE_MKFS_ARGS = {
+    "ext4": ["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+    "xfs": ["-q", "-f"],
+    "btrfs": ["-q", "-f"],
+}
+MKFS_PACKAGE = {"ext4": "e2fsprogs", "xfs": "xfsprogs", "btrfs": "btrfs-progs"}
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+STATE_DIR_ENV = "VCSBENCH_STATE_DIR"
+NAME_PREFIX = "vcsbench-"
+
+
+@dataclass(frozen=True)
+class FsSpec:
+    """A parsed ``--fs`` spec."""
+
+    text: str
+    kind: str
+    size_bytes: int | None = None
+    mkfs_args: tuple[str, ...] = ()
+    mount_options: str = ""
+    path: Path | None = None
+
+    @property
+    def managed(self) -> bool:
+        return self.kind != "dir"
+
+
+def parse_size(text: str, where: str) -> int:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)i?B?", text.strip(), re.IGNORECASE)
+    if not match:
+        raise VcsbenchError(f"{where}: size {text!r} is not a size like 512M or 8G")
+    return int(float(match.group(1)) * SIZE_UNITS[match.group(2).upper()])
+
+
+def parse_fs_spec(text: str) -> FsSpec:
+    """Parse one spec; raise a one-line :class:`VcsbenchError` naming what is wrong."""
+    text = text.strip()
+    kind, sep, rest = text.partition(":")
+    where = f"--fs {text!r}"
+    if kind not in KINDS:
+        raise VcsbenchError(
+            f"{where}: unknown filesystem kind {kind!r}; use one of tmpfs, ext4, xfs, btrfs "
+            "(with options, e.g. ext4:size=8G,mount=noatime) or dir:PATH"
+        )
+    if kind == "dir":
+        if not rest:
+            raise VcsbenchError(f"{where}: dir needs a path, e.g. dir:/srv/bench")
+        path = Path(rest).expanduser()
+        if not path.is_dir():
+            raise VcsbenchError(f"{where}: {rest} is not an existing directory")
+        return FsSpec(text=text, kind=kind, path=path.resolve())
+    if sep and not rest:
+        raise VcsbenchError(f"{where}: nothing after ':'; give options like size=2G or none")
+    values: dict[str, str] = {}
+    last: str | None = None
+    allowed = SPEC_KEYS[kind]
+    for token in rest.split(",") if rest else []:
+        key, eq, value = token.partition("=")
+        if eq and key in allowed:
+            if key in values:
+                raise VcsbenchError(f"{where}: {key} is given twice")
+            values[key] = value
+            last = key
+        elif last in ("mkfs", "mount"):
+            # Mount and mkfs options contain commas themselves: data=journal,noatime.
+            values[last] += "," + token
+        else:
+            raise VcsbenchError(
+                f"{where}: unknown option {token!r} for {kind}; accepted: "
+                + ", ".join(f"{k}=..." for k in allowed)
+            )
+    size = parse_size(values["size"], where) if "size" in values else None
+    if size is not None and size <= 0:
+        raise VcsbenchError(f"{where}: size must be more than 0")
+    try:
+        mkfs_args = tuple(shlex.split(values.get("mkfs", "")))
+    except ValueError as exc:
+        raise VcsbenchError(f"{where}: mkfs options cannot be split: {exc}") from None
+    return FsSpec(
+        text=text,
+        kind=kind,
+        size_bytes=size,
+        mkfs_args=mkfs_args,
+        mount_options=values.get("mount", ""),
+    )
+
+
+def parse_fs_list(text: str) -> list[FsSpec]:
+    """Parse a comma-separated list of specs: ``tmpfs,ext4:size=4G,mount=noatime,xfs``.
+
+    A comma starts a new spec only where a filesystem kind follows it, so options with
+    commas inside one spec stay together.
+    """
+    pieces: list[str] = []
+    for token in text.split(","):
+        head = token.partition(":")[0].strip()
+        if head in KINDS or not pieces:
+            pieces.append(token)
+        else:
+            pieces[-1] += "," + token
+    specs = [parse_fs_spec(piece) for piece in pieces if piece.strip()]
+    if not specs:
+        raise VcsbenchError("--fs: no filesystem given; use e.g. tmpfs or ext4,xfs")
+    return specs
+
+
+@dataclass
+class SandboxInfo:
+    """What results record about where a benchmark ran."""
+
+    spec: str
+    kind: str
+    fstype: str
+    mount_options: str
+    mountpoint: str
+    device: str | None
+    device_stat_path: str | None
+    image_path: str | None
+    image_size_bytes: int | None
+    kernel: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _State:
+    """Everything a sandbox made, in the order it made it; saved before each step."""
+
+    pid: int
+    starttime: str
+    boot_id: str
+    kind: str
+    mountpoint: str | None = None
+    image: str | None = None
+    image_dir: str | None = None
+    loop_device: str | None = None
+    workdir: str | None = None
+    steps: list[str] = field(default_factory=list)
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get(STATE_DIR_ENV, "/var/lib/vcsbench/sandboxes"))
+
+
+def _process_starttime(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _owner_alive(state: _State) -> bool:
+    return state.boot_id == _boot_id() and _process_starttime(state.pid) == state.starttime
+
+
+def _run(argv: list[str], what: str) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise VcsbenchError(f"{what}: {argv[0]} not found") from None
+    if proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().replace("\n", "; ")
+        raise VcsbenchError(f"{what}: {' '.join(argv)} failed: {detail}")
+    return proc.stdout
+
+
+def mount_entry(path: str) -> dict[str, str] | None:
+    """The /proc/self/mountinfo entry whose mount point is exactly ``path``."""
+    found = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        if _unescape(fields[4]) == path:
+            fstype, source, super_opts = right.split()[:3]
+            found = {
+                "mountpoint": path,
+                "fstype": fstype,
+                "source": _unescape(source),
+                "options": ",".join(dict.fromkeys([*fields[5].split(","), *super_opts.split(",")])),
+            }
+    return found
+
+
+def mount_containing(path: Path) -> dict[str, str]:
+    """The mountinfo entry of the filesystem ``path`` is on."""
+    path = path.resolve()
+    for candidate in [path, *path.parents]:
+        entry = mount_entry(str(candidate))
+        if entry is not None:
+            return entry
+    raise VcsbenchError(f"no mount found for {path}")
+
+
+def _unescape(field_text: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
+
+
+def block_device_stat(source: str) -> tuple[str | None, str | None]:
+    """(device name, sysfs stat path) for a mount source like /dev/loop3, or (None, None)."""
+    if not source.startswith("/dev/"):
+        return None, None
+    name = Path(os.path.realpath(source)).name
+    stat = Path("/sys/class/block") / name / "stat"
+    return (name, str(stat)) if stat.exists() else (None, None)
+
+
+class Sandbox:
+    """A filesystem to benchmark in. Use as a context manager; ``root`` is where to work."""
+
+    def __init__(self, spec: FsSpec, image_dir: Path | None = None) -> None:
+        self.spec = spec
+        self.image_dir = image_dir
+        self.root: Path = Path()
+        self.info: SandboxInfo | None = None
+        self._state: _State | None = None
+        self._state_path: Path | None = None
+
+    def __enter__(self) -> Sandbox:
+        clean_stale()
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- set-up -----------------------------------------------------------------------
+
+    def _save(self, step: str) -> None:
+        assert self._state is not None and self._state_path is not None
+        self._state.steps.append(step)
+        tmp = self._state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self._state)))
+        tmp.replace(self._state_path)
+
+    def _setup(self) -> None:
+        spec = self.spec
+        if spec.managed and os.geteuid() != 0:
+            raise VcsbenchError(
+                f"--fs {spec.text}: a {spec.kind} sandbox needs root (mount, losetup); "
+                "run as root, or use dir:PATH to benchmark in an existing directory"
+            )
+        pid = os.getpid()
+        self._state = _State(pid, _process_starttime(pid) or "", _boot_id(), spec.kind)
+        directory = state_dir()
+        with contextlib.suppress(PermissionError):
+            directory.mkdir(parents=True, exist_ok=True)
+        if os.access(directory, os.W_OK):
+            fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".json", dir=directory)
+            os.close(fd)
+            self._state_path = Path(name)
+        elif spec.managed:
+            raise VcsbenchError(f"cannot write sandbox state to {directory}; set {STATE_DIR_ENV}")
+        _ACTIVE.add(self)
+        install_signal_handlers()
+        if spec.kind == "dir":
+            assert spec.path is not None
+            self._note_workdir(tempfile.mkdtemp(prefix=NAME_PREFIX, dir=spec.path))
+            self.root = Path(self._state.workdir or "")
+            entry = mount_containing(self.root)
+            self._describe(entry, None, None)
+            return
+        mountpoint = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}{spec.kind}-")
+        self._state.mountpoint = mountpoint
+        self._save("mountpoint")
+        if spec.kind == "tmpfs":
+            options = ",".join(
+                o for o in (f"size={spec.size_bytes}" if spec.size_bytes else "",
+                            spec.mount_options) if o
+            )
+            _run(["mount", "-t", "tmpfs", *(["-o", options] if options else []),
+                  "vcsbench-tmpfs", mountpoint], f"--fs {spec.text}")
+            self._save("mounted")
+            self._describe(mount_entry(mountpoint), None, None)
+        else:
+            self._setup_loop(mountpoint)
+        self.root = Path(mountpoint)
+
+    def _note_workdir(self, workdir: str) -> None:
+        assert self._state is not None
+        self._state.workdir = workdir
+        if self._state_path is not None:
+            self._save("workdir")
+
+    def _setup_loop(self, mountpoint: str) -> None:
+        spec = self.spec
+        assert self._state is not None
+        where = f"--fs {spec.text}"
+        mkfs = f"mkfs.{spec.kind}"
+        if shutil.which(mkfs) is None:
+            raise VcsbenchError(f"{where}: {mkfs} not found; apt install {MKFS_PACKAGE[spec.kind]}")
+        if self.image_dir is None:
+            self._state.image_dir = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}images-")
+            self._save("image_dir")
+            image_dir = Path(self._state.image_dir)
+        else:
+            image_dir = self.image_dir
+            if not image_dir.is_dir():
+                raise VcsbenchError(f"--image-dir {image_dir}: not an existing directory")
+        image = image_dir / f"{NAME_PREFIX}{spec.kind}-{os.getpid()}-{Path(mountpoint).name}.img"
+        self._state.image = str(image)
+        self._save("image")
+        size = spec.size_bytes or DEFAULT_IMAGE_SIZE
+        with open(image, "xb") as handle:
+            handle.truncate(size)
+        _run([mkfs, *BASE_MKFS_ARGS[spec.kind], *spec.mkfs_args, str(image)], where)
+        device = _run(["losetup", "--find", "--show", str(image)], where).strip()
+        self._state.loop_device = device
+        self._save("loop")
+        _run(["mount", "-t", spec.kind,
+              *(["-o", spec.mount_options] if spec.mount_options else []),
+              device, mountpoint], where)
+        self._save("mounted")
+        self._describe(mount_entry(mountpoint), str(image), size)
+
+    def _describe(
+        self, entry: dict[str, str] | None, image: str | None, size: int | None
+    ) -> None:
+        if entry is None:
+            raise VcsbenchError(f"--fs {self.spec.text}: the sandbox is not mounted")
+        device, stat = block_device_stat(entry["source"])
+        self.info = SandboxInfo(
+            spec=self.spec.text,
+            kind=self.spec.kind,
+            fstype=entry["fstype"],
+            mount_options=entry["options"],
+            mountpoint=entry["mountpoint"],
+            device=device,
+            device_stat_path=stat,
+            image_path=image,
+            image_size_bytes=size,
+            kernel=os.uname().release,
+        )
+
+    # -- teardown ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Remove everything this sandbox made. Safe to call more than once."""
+        if self._state is not None:
+            _teardown(self._state)
+            if self._state_path is not None:
+                self._state_path.unlink(missing_ok=True)
+            self._state = None
+        _ACTIVE.discard(self)
+
+
+def _teardown(state: _State) -> None:
+    """Undo what ``state`` records, newest first; never touch anything else."""
+    if state.mountpoint and mount_entry(state.mountpoint) is not None:
+        proc = subprocess.run(["umount", state.mountpoint], capture_output=True, check=False)
+        if proc.returncode != 0:
+            subprocess.run(["umount", "-l", state.mountpoint], capture_output=True, check=False)
+    if state.image:
+        for device in _loops_of(state.image, state.loop_device):
+            subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
+        Path(state.image).unlink(missing_ok=True)
+    if state.image_dir:
+        with contextlib.suppress(OSError):
+            os.rmdir(state.image_dir)
+    if state.mountpoint:
+        with contextlib.suppress(OSError):
+            os.rmdir(state.mountpoint)
+    if state.workdir:
+        shutil.rmtree(state.workdir, ignore_errors=True)
+
+
+def _loops_of(image: str, recorded: str | None) -> list[str]:
+    """Loop devices backed by ``image`` (also one attached before the state was saved)."""
+    devices = {recorded} if recorded else set()
+    proc = subprocess.run(["losetup", "-j", image], capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        devices.add(line.split(":", 1)[0])
+    return sorted(d for d in devices if d)
+
+
+def clean_stale() -> list[str]:
+    """Tear down sandboxes whose run is gone (killed); return what was cleaned."""
+    directory = state_dir()
+    cleaned: list[str] = []
+    if not directory.is_dir():
+        return cleaned
+    for path in sorted(directory.glob("*.json")):
+        try:
+            state = _State(**json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue
+        if _owner_alive(state):
+            continue
+        _teardown(state)
+        path.unlink(missing_ok=True)
+        cleaned.append(state.mountpoint or state.workdir or path.name)
+    return cleaned
+
+
+_ACTIVE: set[Sandbox] = set()
+_handlers_installed = threading.Event()
+
+
+class Interrupted(KeyboardInterrupt):
+    """A termination signal, turned into an exception so every sandbox is torn down."""
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(f"interrupted by {signal.Signals(signum).name}")
+
+
+def install_signal_handlers() -> None:
+    """Make SIGTERM (and SIGHUP) unwind like Ctrl-C, so teardown runs on them too."""
+    if _handlers_installed.is_set() or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) in (signal.SIG_DFL, None):
+            signal.signal(signum, _on_signal)
+    atexit.register(_close_all)
+    _handlers_installed.set()
+
+
+def _close_all() -> None:
+    for sandbox in list(_ACTIVE):
+        sandbox.close()
+
+
+def open_sandbox(spec: FsSpec | str, image_dir: Path | None = None) -> Sandbox:
+    """A sandbox for ``spec``, not yet set up: use it in a ``with`` block."""
+    return Sandbox(parse_fs_spec(spec) if isinstance(spec, str) else spec, image_dir)

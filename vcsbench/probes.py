@@ -1,0 +1,256 @@
+"""Counters read before and after a measured region. Knows the OS, nothing about VCS.
+
+What each number means:
+
+- CPU user/sys: ``os.times()``, this process plus its waited-for children, seconds.
+- IO, storage-bound (``read_bytes``/``write_bytes`` of ``/proc/self/io``): bytes this
+  process (and its waited children) caused to be fetched from or sent to a block
+  device. A filesystem without a device (tmpfs) accounts none.
+- IO, syscall (``rchar``/``wchar``): bytes passed through read/write calls, whatever
+  they reach.
+- Device: the sandbox's block device (``/sys/block/<dev>/stat``, 512-byte sectors), read
+  after ``syncfs`` so that writeback, metadata and journal writes land inside.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcsbench.errors import VcsbenchError
+
+SECTOR_BYTES = 512
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class ProcessCounters:
+    cpu_user_s: float
+    cpu_sys_s: float
+    read_bytes: int
+    write_bytes: int
+    rchar: int
+    wchar: int
+
+    def __sub__(self, other: ProcessCounters) -> ProcessCounters:
+        return ProcessCounters(
+            self.cpu_user_s - other.cpu_user_s,
+            self.cpu_sys_s - other.cpu_sys_s,
+            self.read_bytes - other.read_bytes,
+            self.write_bytes - other.write_bytes,
+            self.rchar - other.rchar,
+            self.wchar - other.wchar,
+        )
+
+
+@dataclass(frozen=True)
+class DeviceCounters:
+    read_bytes: int
+    write_bytes: int
+    read_requests: int
+    write_requests: int
+    in_flight: int
+    busy_ms: int
+
+    def __sub__(self, other: DeviceCounters) -> DeviceCounters:
+        return DeviceCounters(
+            self.read_bytes - other.read_bytes,
+            self.write_bytes - other.write_bytes,
+            self.read_requests - other.read_requests,
+            self.write_requests - other.write_requests,
+            self.in_flight,
+            self.busy_ms - other.busy_ms,
+        )
+
+
+@dataclass(frozen=True)
+class FsUsage:
+    used_bytes: int
+    used_inodes: int
+
+    def __sub__(self, other: FsUsage) -> FsUsage:
+        return FsUsage(self.used_bytes - other.used_bytes, self.used_inodes - other.used_inodes)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    apparent_bytes: int
+    allocated_bytes: int
+    inodes: int
+
+
+def read_process() -> ProcessCounters:
+    times = os.times()
+    io: dict[str, int] = {}
+    with open("/proc/self/io", "rb") as handle:
+        for line in handle.read().splitlines():
+            key, _, value = line.partition(b": ")
+            io[key.decode()] = int(value)
+    return ProcessCounters(
+        cpu_user_s=times.user + times.children_user,
+        cpu_sys_s=times.system + times.children_system,
+        read_bytes=io["read_bytes"],
+        write_bytes=io["write_bytes"],
+        rchar=io["rchar"],
+        wchar=io["wchar"],
+    )
+
+
+def read_device(stat_path: str) -> DeviceCounters:
+    fields = [int(f) for f in Path(stat_path).read_text().split()]
+    return DeviceCounters(
+        read_bytes=fields[2] * SECTOR_BYTES,
+        write_bytes=fields[6] * SECTOR_BYTES,
+        read_requests=fields[0],
+        write_requests=fields[4],
+        in_flight=fields[8],
+        busy_ms=fields[9],
+    )
+
+
+def read_fs_usage(path: Path) -> FsUsage:
+    st = os.statvfs(path)
+    return FsUsage(
+        used_bytes=(st.f_blocks - st.f_bfree) * st.f_frsize,
+        used_inodes=st.f_files - st.f_ffree,
+    )
+
+
+def syncfs(path: Path) -> None:
+    """Write back everything dirty on the filesystem holding ``path``."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if _libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), str(path))
+    finally:
+        os.close(fd)
+
+
+def drop_caches() -> None:
+    """Write back and drop the page, dentry and inode caches (needs root)."""
+    if os.geteuid() != 0:
+        raise VcsbenchError("cache=cold needs root to drop caches; run as root or use warm")
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def footprint(path: Path) -> Footprint:
+    """Apparent and allocated bytes and inodes below ``path``, itself included.
+
+    Counts each inode once, as ``du`` does, so hard-linked objects are not doubled.
+    """
+    seen: set[int] = set()
+    apparent = allocated = 0
+    stack = [path]
+    root = os.lstat(path)
+    seen.add(root.st_ino)
+    apparent += root.st_size
+    allocated += root.st_blocks * 512
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                st = entry.stat(follow_symlinks=False)
+                if st.st_ino in seen:
+                    continue
+                seen.add(st.st_ino)
+                apparent += st.st_size
+                allocated += st.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+    return Footprint(apparent, allocated, len(seen))
+
+
+def peak_rss_reset() -> bool:
+    """Reset this process's peak RSS (VmHWM) so the next reading is about what follows."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def current_rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything read at one edge of a measured region."""
+
+    process: ProcessCounters
+    device: DeviceCounters | None
+    fs: FsUsage
+
+
+@dataclass(frozen=True)
+class Delta:
+    """What a measured region cost, beside its wall time."""
+
+    wall_ns: int
+    process: ProcessCounters
+    device: DeviceCounters | None
+    fs: FsUsage
+
+
+class Probe:
+    """Reads the counters around regions on one filesystem.
+
+    ``before()`` is read last thing before the region and ``after()`` first thing after
+    it; the caller times only the region. ``after()`` syncs the filesystem before it
+    reads the device, so writeback caused by the region is attributed to it.
+    """
+
+    def __init__(self, root: Path, device_stat_path: str | None, sync: bool = True) -> None:
+        self.root = root
+        self.device_stat_path = device_stat_path
+        self.sync = sync
+
+    def before(self) -> Snapshot:
+        if self.sync:
+            syncfs(self.root)
+        device = read_device(self.device_stat_path) if self.device_stat_path else None
+        fs = read_fs_usage(self.root)
+        return Snapshot(read_process(), device, fs)
+
+    def after(self) -> Snapshot:
+        process = read_process()
+        if self.sync:
+            syncfs(self.root)
+        device = read_device(self.device_stat_path) if self.device_stat_path else None
+        return Snapshot(process, device, read_fs_usage(self.root))
+
+    @staticmethod
+    def delta(before: Snapshot, after: Snapshot, wall_ns: int) -> Delta:
+        device = (
+            after.device - before.device
+            if after.device is not None and before.device is not None
+            else None
+        )
+        return Delta(wall_ns, after.process - before.process, device, after.fs - before.fs)
+
+    def overhead_ns(self, pairs: int = 50) -> int:
+        """Median cost of one before/after pair with an empty region, in ns."""
+        costs = []
+        for _ in range(pairs):
+            start = time.perf_counter_ns()
+            self.before()
+            self.after()
+            costs.append(time.perf_counter_ns() - start)
+        costs.sort()
+        return costs[len(costs) // 2]
