@@ -2,7 +2,7 @@
 
 What each number means:
 
-- CPU user/sys: ``os.times()``, this process plus its waited-for children, seconds.
+- CPU user/sys: ``getrusage``, this process plus its waited-for children, seconds.
 - IO, storage-bound (``read_bytes``/``write_bytes`` of ``/proc/self/io``): bytes this
   process (and its waited children) caused to be fetched from or sent to a block
   device. A filesystem without a device (tmpfs) accounts none.
@@ -85,15 +85,17 @@ class Footprint:
 
 
 def read_process() -> ProcessCounters:
-    times = os.times()
+    # getrusage has microsecond resolution; os.times() counts 10 ms clock ticks.
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     io: dict[str, int] = {}
     with open("/proc/self/io", "rb") as handle:
         for line in handle.read().splitlines():
             key, _, value = line.partition(b": ")
             io[key.decode()] = int(value)
     return ProcessCounters(
-        cpu_user_s=times.user + times.children_user,
-        cpu_sys_s=times.system + times.children_system,
+        cpu_user_s=own.ru_utime + children.ru_utime,
+        cpu_sys_s=own.ru_stime + children.ru_stime,
         read_bytes=io["read_bytes"],
         write_bytes=io["write_bytes"],
         rchar=io["rchar"],

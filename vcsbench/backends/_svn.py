@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -43,8 +44,10 @@ class ClientConfigDir:
     """An empty ``--config-dir``, so a user's ~/.subversion cannot change what runs."""
 
     def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="vcsbench-svn-config-")
-        self.path = self._dir.name
+        self.path = tempfile.mkdtemp(prefix="vcsbench-svn-config-")
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _read_headers(data: bytes, pos: int) -> tuple[dict[bytes, bytes], int]:

@@ -77,6 +77,15 @@ class Backend(abc.ABC):
     def check_options(self) -> None:
         """Raise :class:`VcsbenchError` for an option value this backend cannot use."""
 
+    def close(self) -> None:
+        """Release what the backend holds (temporary config or template directories)."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @classmethod
     @abc.abstractmethod
     def available(cls) -> Availability:
@@ -203,8 +212,8 @@ def verify_with(reader: Reader, path: Path, files: Files) -> list[str]:
     """Run ``reader(path, paths)`` and compare; a reader failure is itself a difference."""
     try:
         actual = reader(path, sorted(files))
-    except (ToolError, ValueError, KeyError, IndexError, OSError) as exc:
-        return [f"could not read the newest revision: {exc}"]
+    except Exception as exc:  # any failure to read back is a verification failure
+        return [f"could not read the newest revision: {type(exc).__name__}: {exc}"]
     return compare_files(files, actual)
 
 

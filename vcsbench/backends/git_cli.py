@@ -30,6 +30,9 @@ class GitCli(Backend):
         self._template = TemplateDir(self.options["template"])
         self._env = git_env()
 
+    def close(self) -> None:
+        self._template.close()
+
     @classmethod
     def available(cls) -> Availability:
         return tool_availability("git")

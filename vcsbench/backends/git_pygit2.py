@@ -41,6 +41,9 @@ class GitPygit2(Backend):
         self._template = TemplateDir(self.options["template"])
         self._fsync = parse_bool("fsync", self.options["fsync"])
 
+    def close(self) -> None:
+        self._template.close()
+
     @classmethod
     def available(cls) -> Availability:
         try:

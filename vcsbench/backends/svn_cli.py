@@ -41,6 +41,11 @@ class SvnCli(Backend):
         check_svn_options(self.options)
         self._config: ClientConfigDir | None = None
 
+    def close(self) -> None:
+        if self._config is not None:
+            self._config.close()
+            self._config = None
+
     @classmethod
     def available(cls) -> Availability:
         return tool_availability("svnadmin", "svnlook", "svnmucc", "svn")

@@ -45,6 +45,12 @@ class SvnPysvn(Backend):
         self._client: Any = None
         self._config: ClientConfigDir | None = None
 
+    def close(self) -> None:
+        if self._config is not None:
+            self._config.close()
+            self._config = None
+        self._client = None
+
     @classmethod
     def available(cls) -> Availability:
         try:
