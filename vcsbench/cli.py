@@ -78,6 +78,100 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
+SELECTION_FLAGS = ("backends", "ops", "payloads", "fs", "repos", "cache", "image-dir",
+                   "verify", "fs-scope")
+
+
+def _add_selection(parser: argparse.ArgumentParser, *, defaults: dict[str, str]) -> None:
+    from vcsbench.plugin import DEFAULT_REPOS
+    from vcsbench.workloads import DEFAULT_PAYLOADS
+
+    parser.add_argument("--backends", default=defaults.get("backends", "all"),
+                        help="comma-separated backends, or all (see vcsbench doctor)")
+    parser.add_argument("--ops", default=defaults.get("ops", "all"),
+                        help="comma-separated: create, create+commit, commit, checkout, or all")
+    parser.add_argument("--payloads", default=defaults.get("payloads", ",".join(DEFAULT_PAYLOADS)),
+                        help="comma-separated payloads: hello, submission, many-files, large")
+    parser.add_argument("--fs", default=None,
+                        help="sandboxes, comma-separated: tmpfs[:size=2G], "
+                        "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
+                        "(default: tmpfs as root, else dir:$TMPDIR)")
+    parser.add_argument("--repos", default=defaults.get("repos", str(DEFAULT_REPOS)),
+                        help=f"rounds per benchmark, a fresh repository each "
+                        f"(default {defaults.get('repos', DEFAULT_REPOS)})")
+    parser.add_argument("--cache", default="warm", help="warm (default) or cold (root)")
+    parser.add_argument("--image-dir", default=None, help="where loop images go (default: temp)")
+    parser.add_argument("--verify", default="all", help="all (default) or sample:K")
+    parser.add_argument("--fs-scope", default="benchmark",
+                        help="benchmark (a fresh sandbox each, default) or session")
+    parser.add_argument("--backend-option", action="append", default=[],
+                        metavar="BACKEND:KEY=VALUE",
+                        help="repeatable, e.g. git-cli:core.fsync=all or git-pygit2:template=empty")
+    parser.add_argument("--name", default=None, help="run name (default: <command>-<time>)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results JSON path (default: results/<name>.json)")
+
+
+def _selection_options(args: argparse.Namespace) -> dict[str, str | list[str] | None]:
+    from vcsbench.plugin import Selection
+
+    Selection.parse(backends=args.backends, ops=args.ops, payloads=args.payloads, fs=args.fs,
+                    repos=args.repos, cache=args.cache, image_dir=args.image_dir,
+                    verify=args.verify, fs_scope=args.fs_scope,
+                    backend_options=args.backend_option)
+    options: dict[str, str | list[str] | None] = {
+        flag: getattr(args, flag.replace("-", "_")) for flag in SELECTION_FLAGS
+    }
+    options["backend-option"] = list(args.backend_option)
+    return options
+
+
+def _out_path(args: argparse.Namespace, prefix: str) -> Path:
+    import time
+
+    name = args.name or f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}"
+    return Path(args.out) if args.out else Path("results") / f"{name}.json"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from vcsbench.engine import run_suite
+    from vcsbench.report import summary
+    from vcsbench.results import load
+
+    options = _selection_options(args)
+    out = _out_path(args, "run")
+    extra = [a for a in args.pytest_args if a != "--"]
+    code = run_suite(options, out, extra, command=["vcsbench", *sys.argv[1:]])
+    if out.exists():
+        print()
+        print(summary([load(out)]))
+        print(f"\nresults: {out}")
+    return code
+
+
+def _study(args: argparse.Namespace) -> int:
+    from vcsbench.engine import run_suite
+    from vcsbench.results import load
+    from vcsbench.study import MARKUS2013_OPS, MARKUS2013_PAYLOAD, markus2013_tables
+
+    args.ops, args.payloads = MARKUS2013_OPS, MARKUS2013_PAYLOAD
+    options = _selection_options(args)
+    out = _out_path(args, args.study)
+    code = run_suite(options, out, [], command=["vcsbench", *sys.argv[1:]])
+    if not out.exists():
+        return code or 1
+    tables = markus2013_tables([load(out)])
+    header = (f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
+              f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n")
+    text = header + "\n" + "\n".join(tables.values())
+    markdown = out.with_suffix(".md")
+    markdown.write_text(text)
+    print()
+    print(text)
+    print(f"table: {markdown}")
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vcsbench",
@@ -100,6 +194,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "as root, else dir:$TMPDIR)")
     doctor.add_argument("--image-dir", type=Path, help="where loop images go (default: temp)")
     doctor.set_defaults(func=_doctor)
+
+    run = commands.add_parser(
+        "run", help="run the benchmark suite (the same one pytest --benchmark-only runs)",
+        description="Run backend x operation x payload x filesystem benchmarks and write "
+        "pytest-benchmark JSON with vcsbench's metrics. Arguments after -- go to pytest.",
+    )
+    _add_selection(run, defaults={})
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                     help="after --: extra pytest arguments, e.g. -- --benchmark-save=base")
+    run.set_defaults(func=_run)
+
+    study = commands.add_parser(
+        "study", help="reproduce a published study (markus2013)",
+        description="markus2013: create N svn and git repositories, and N each with one commit "
+        "of test.txt; print the 2013 blog's table with this run's figures beside it.",
+    )
+    study.add_argument("study", choices=["markus2013"], help="which study")
+    _add_selection(study, defaults={"backends": "git-pygit2,svn-fs", "repos": "10000"})
+    study.set_defaults(func=_study)
 
     cleanup = commands.add_parser(
         "cleanup", help="remove sandboxes left behind by killed runs",

@@ -275,6 +275,9 @@ class VcsSession:
 
     def run(self, benchmark: Any, backend: str, op: str, payload: str, fs: str) -> None:
         selection = self.selection
+        availability = REGISTRY[backend].available()
+        if not availability.ok:
+            pytest.skip(f"backend {backend} unavailable: {availability.reason}")
         self._serial += 1
         label = f"{backend} {op} {payload} {fs}"
         benchmark.group = f"{op} {payload} {fs}"

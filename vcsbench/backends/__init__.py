@@ -31,7 +31,11 @@ def backend_class(name: str) -> type[Backend]:
 
 def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend:
     """An instance of backend ``name`` with ``options``, or a one-line error."""
-    return backend_class(name)(options)
+    cls = backend_class(name)
+    availability = cls.available()
+    if not availability.ok:
+        raise VcsbenchError(f"backend {name} is not available here: {availability.reason}")
+    return cls(options)
 
 
 __all__ = [

@@ -38,6 +38,7 @@ class GitPygit2(Backend):
     option_defaults = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
+        import pygit2  # noqa: F401  (imported here, not inside a timed call)
         self._template = TemplateDir(self.options["template"])
         self._fsync = parse_bool("fsync", self.options["fsync"])
 

@@ -25,6 +25,9 @@ class SvnFs(Backend):
     option_defaults = dict(SVN_OPTION_DEFAULTS)
 
     def check_options(self) -> None:
+        import svn.core  # noqa: F401  (imported here, not inside a timed call)
+        import svn.fs  # noqa: F401
+        import svn.repos  # noqa: F401
         check_svn_options(self.options)
 
     @classmethod

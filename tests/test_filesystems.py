@@ -1,0 +1,200 @@
+"""Sandboxes: spec parsing, lifecycle, teardown on signals and after SIGKILL, full disks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import vcsbench, vcsbench_loops, vcsbench_mounts
+from vcsbench.errors import VcsbenchError
+from vcsbench.filesystems import Sandbox, parse_fs_list, parse_fs_spec
+
+
+def test_spec_with_options_containing_commas_is_read_whole() -> None:
+    spec = parse_fs_spec("ext4:size=8G,mkfs=-N 2000000,mount=noatime,data=journal")
+    assert ("ext4", 8 << 30) == (spec.kind, spec.size_bytes)
+    assert ("-N", "2000000") == spec.mkfs_args
+    assert "noatime,data=journal" == spec.mount_options
+
+
+def test_spec_list_splits_only_where_a_kind_follows() -> None:
+    specs = parse_fs_list("tmpfs:size=1G,ext4:mount=noatime,data=ordered,xfs")
+    assert ["tmpfs:size=1G", "ext4:mount=noatime,data=ordered", "xfs"] == [s.text for s in specs]
+
+
+def test_dir_spec_points_at_an_existing_directory(tmp_path: Path) -> None:
+    assert tmp_path.resolve() == parse_fs_spec(f"dir:{tmp_path}").path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ntfs", "unknown filesystem kind 'ntfs'"),
+        ("ext4:size=lots", "size 'lots' is not a size like 512M or 8G"),
+        ("ext4:speed=9", "unknown option 'speed=9' for ext4; accepted: size=..., mkfs=..."),
+        ("tmpfs:mkfs=-N 5", "unknown option 'mkfs=-N 5' for tmpfs"),
+        ("xfs:size=1G,size=2G", "size is given twice"),
+        ("btrfs:", "nothing after ':'"),
+        ("dir:", "dir needs a path"),
+        ("dir:/no/such/place", "/no/such/place is not an existing directory"),
+        ("ext4:mkfs='unclosed", "mkfs options cannot be split"),
+    ],
+)
+def test_malformed_spec_is_one_line_naming_the_bad_value(text: str, message: str) -> None:
+    with pytest.raises(VcsbenchError) as caught:
+        parse_fs_spec(text)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_dir_sandbox_removes_only_its_own_subdirectory(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
+        assert sandbox.root.parent == tmp_path.resolve()
+        (sandbox.root / "repo").mkdir()
+        assert sandbox.info is not None and sandbox.info.fstype
+    assert ["keep.txt"] == [p.name for p in tmp_path.iterdir()]
+
+
+def test_managed_sandbox_without_root_names_dir_as_the_way_out() -> None:
+    if os.geteuid() == 0:
+        pytest.skip("checks the non-root message; running as root")
+    with pytest.raises(VcsbenchError, match="use dir:PATH"), Sandbox(parse_fs_spec("tmpfs")):
+        pass
+
+
+@pytest.mark.parametrize("kind", ["tmpfs", "ext4", "xfs", "btrfs"])
+def test_managed_sandbox_is_made_used_and_leaves_nothing(
+    root: None, kind: str, tmp_path: Path
+) -> None:
+    spec = parse_fs_spec(kind if kind == "tmpfs" else f"{kind}:size=512M")
+    with Sandbox(spec, image_dir=tmp_path) as sandbox:
+        info = sandbox.info
+        assert info is not None and kind == info.fstype
+        (sandbox.root / "file").write_bytes(b"x" * 4096)
+        assert sandbox.root.as_posix() in vcsbench_mounts()
+        if kind != "tmpfs":
+            assert info.device_stat_path and Path(info.device_stat_path).exists()
+            assert info.image_path and Path(info.image_path).exists()
+    assert "" == vcsbench_mounts()
+    assert "" == vcsbench_loops()
+    assert [] == list(tmp_path.iterdir())
+    assert not sandbox.root.exists()
+
+
+RUNNER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from vcsbench.backends import make_backend
+    from vcsbench.filesystems import Sandbox, parse_fs_spec
+    backend = make_backend("svn-fs")
+    with Sandbox(parse_fs_spec(sys.argv[1]), Path(sys.argv[2])) as sandbox:
+        i = 0
+        while True:
+            backend.create(sandbox.root / f"r{i}")
+            i += 1
+            if i == 20:
+                print("ready", sandbox.root, flush=True)
+""")
+
+
+Runner = Callable[[str, Path], tuple[subprocess.Popen[str], str]]
+
+
+@pytest.fixture
+def start_runner() -> Iterator[Runner]:
+    """Starts a process that loops creating repositories in a sandbox; ends it after."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(spec: str, image_dir: Path) -> tuple[subprocess.Popen[str], str]:
+        proc = subprocess.Popen([sys.executable, "-c", RUNNER, spec, str(image_dir)],
+                                stdout=subprocess.PIPE, text=True)
+        started.append(proc)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("ready"), line
+        return proc, line.split()[1]
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            stop(proc, signal.SIGTERM)
+
+
+def stop(proc: subprocess.Popen[str], signum: int) -> None:
+    proc.send_signal(signum)
+    proc.wait(timeout=60)
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("spec", ["tmpfs", "ext4:size=256M"])
+def test_signal_mid_run_leaves_nothing_mounted_and_no_image(
+    root: None, start_runner: Runner, spec: str, signum: int, tmp_path: Path
+) -> None:
+    proc, mountpoint = start_runner(spec, tmp_path)
+    assert mountpoint in vcsbench_mounts()
+    stop(proc, signum)
+    assert "" == vcsbench_mounts()
+    assert "" == vcsbench_loops()
+    assert [] == list(tmp_path.iterdir())
+    assert not Path(mountpoint).exists()
+
+
+def test_sigkilled_runs_leftovers_are_cleaned_by_the_next_run(
+    root: None, start_runner: Runner, tmp_path: Path, isolated_state: Path
+) -> None:
+    proc, mountpoint = start_runner("ext4:size=256M", tmp_path)
+    stop(proc, signal.SIGKILL)
+    assert mountpoint in vcsbench_mounts()
+    assert 1 == len(list(isolated_state.glob("*.json")))
+    result = vcsbench("cleanup")
+    assert 0 == result.returncode
+    assert f"removed {mountpoint}" in result.stdout
+    assert "" == vcsbench_mounts()
+    assert "" == vcsbench_loops()
+    assert [] == list(tmp_path.iterdir())
+    assert [] == list(isolated_state.iterdir())
+
+
+def test_next_sandbox_cleans_a_killed_runs_tmpfs(
+    root: None, start_runner: Runner, tmp_path: Path) -> None:
+    proc, mountpoint = start_runner("tmpfs", tmp_path)
+    stop(proc, signal.SIGKILL)
+    with Sandbox(parse_fs_spec("tmpfs")) as sandbox:
+        assert mountpoint not in vcsbench_mounts()
+        assert sandbox.root.as_posix() in vcsbench_mounts()
+    assert "" == vcsbench_mounts()
+
+
+def test_cleanup_leaves_a_live_runs_sandbox_alone(
+    root: None, start_runner: Runner, tmp_path: Path) -> None:
+    proc, mountpoint = start_runner("tmpfs", tmp_path)
+    try:
+        vcsbench("cleanup")
+        assert mountpoint in vcsbench_mounts()
+    finally:
+        stop(proc, signal.SIGTERM)
+    assert "" == vcsbench_mounts()
+
+
+def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(
+    root: None, tmp_path: Path
+) -> None:
+    result = vcsbench("run", "--fs", "ext4:size=4M", "--backends", "svn-fs", "--ops", "create",
+                      "--payloads", "hello", "--repos", "200", "--image-dir", str(tmp_path),
+                      "--out", str(tmp_path / "out" / "full.json"))
+    assert 0 != result.returncode
+    assert "No space left on device" in result.stdout
+    assert "operations failed" in result.stdout
+    assert "" == vcsbench_mounts()
+    assert "" == vcsbench_loops()
+    assert ["out"] == [p.name for p in tmp_path.iterdir()]
