@@ -172,6 +172,48 @@ def _study(args: argparse.Namespace) -> int:
     return code
 
 
+def _report(args: argparse.Namespace) -> int:
+    import base64
+
+    from vcsbench.report import render
+    from vcsbench.results import load_many
+
+    files = load_many(args.results)
+    plots: list[tuple[str, str]] = []
+    plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
+    if plot_dir is not None:
+        from vcsbench.plots import write_plots
+
+        for title, png in write_plots(files, plot_dir):
+            data = base64.b64encode(png.read_bytes()).decode()
+            plots.append((title, f"data:image/png;base64,{data}"))
+    text = render(files, args.format, args.baseline, plots)
+    if args.out is None:
+        print(text, end="")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = {"md": "md", "github": "md", "rst": "rst", "html": "html", "latex": "tex",
+              "csv": "csv"}[args.format]
+    path = args.out / f"report.{suffix}"
+    path.write_text(text)
+    print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from vcsbench.compare import compare, parse_gate, regressions, render
+    from vcsbench.results import load
+
+    gate = parse_gate(args.fail_on) if args.fail_on else {}
+    base, other = load(args.base), load(args.other)
+    pairs = compare(base, other)
+    print(render(base, other, pairs), end="")
+    found = regressions(pairs, gate)
+    for line in found:
+        print(f"REGRESSION {line}")
+    return 1 if found else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vcsbench",
@@ -213,6 +255,33 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("study", choices=["markus2013"], help="which study")
     _add_selection(study, defaults={"backends": "git-pygit2,svn-fs", "repos": "10000"})
     study.set_defaults(func=_study)
+
+    report = commands.add_parser(
+        "report", help="tables (and plots) for RFCs from result files",
+        description="One table per (operation, payload, filesystem), a row per backend, "
+        "with the environment and the command that reproduces the run. Several result "
+        "files are merged into the same tables.",
+    )
+    report.add_argument("results", nargs="+", help="result JSON files")
+    report.add_argument("--format", default="md", choices=["md", "github", "rst", "html",
+                                                           "latex", "csv"])
+    report.add_argument("--out", type=Path, help="directory to write report.<ext> into "
+                        "(html: with plots embedded)")
+    report.add_argument("--plots", type=Path, help="directory for PNG and SVG plots")
+    report.add_argument("--baseline", help="backend to add a ratio column against")
+    report.set_defaults(func=_report)
+
+    compare = commands.add_parser(
+        "compare", help="compare two result files, with significance",
+        description="Match benchmarks of BASE and OTHER; show medians, ratios and a "
+        "Mann-Whitney U test per benchmark, and what differs between the environments.",
+    )
+    compare.add_argument("base", help="result JSON (vcsbench or pytest-benchmark --benchmark-save)")
+    compare.add_argument("other", help="result JSON to compare against BASE")
+    compare.add_argument("--fail-on", metavar="SPEC",
+                         help="e.g. time:10%%,io_write_device:5%%: exit 1 on a significant "
+                         "regression beyond a threshold")
+    compare.set_defaults(func=_compare)
 
     cleanup = commands.add_parser(
         "cleanup", help="remove sandboxes left behind by killed runs",

@@ -10,6 +10,7 @@ import html
 import io
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
@@ -110,11 +111,9 @@ def table_rows(
 def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
     """(label, value) lines describing where and how the results were obtained."""
     lines: list[tuple[str, str]] = []
-    seen: set[str] = set()
 
     def add(label: str, value: str) -> None:
-        if value and (label, value) not in seen:
-            seen.add((label, value))  # type: ignore[arg-type]
+        if value and (label, value) not in lines:
             lines.append((label, value))
 
     for result in files:
@@ -136,8 +135,9 @@ def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
             add("cache", f"{bench.info.get('cache', '?')}; verify {bench.info.get('verify', '?')}")
         if result.command:
             add("command", result.command)
-        add("results", f"{result.path} ({result.datetime})")
-    return lines
+        add("results", f"{Path(result.path).name} ({result.datetime})")
+    order = ["machine", "system", "filesystem", "backend", "cache", "command", "results"]
+    return sorted(lines, key=lambda line: order.index(line[0]))
 
 
 def render(files: list[ResultFile], fmt: str = "md", baseline: str | None = None,

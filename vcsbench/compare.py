@@ -1,0 +1,251 @@
+"""``vcsbench compare BASE OTHER``: what changed between two runs, and is it real.
+
+Reads result files only. Time is compared on per-round samples with a two-sided
+Mann-Whitney U test (normal approximation with tie correction); a change that is not
+significant at ``ALPHA`` is shown as ``~``, never as a regression.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.report import KIB, fmt_ms, fmt_num, render_rows
+from vcsbench.results import BenchResult, ResultFile
+
+ALPHA = 0.05
+COMPARED_METRICS = {
+    # name: (label, scale, per-round sample key or None)
+    "cpu": ("CPU ms", 1e-3, "cpu_s"),
+    "io_write_logical": ("logical KiB w", KIB, "io_write_logical"),
+    "io_write_device": ("device KiB w", KIB, "io_write_device"),
+    "footprint_allocated": ("allocated KiB", KIB, None),
+    "footprint_inodes": ("inodes", 1.0, None),
+}
+GATE_NAMES = ("time", *COMPARED_METRICS)
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test (normal approximation)."""
+    n1, n2 = len(a), len(b)
+    if n1 < 2 or n2 < 2:
+        return 1.0
+    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    n = n1 + n2
+    ranks = [0.0] * n
+    ties = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        t = j - i + 1
+        ties += t**3 - t
+        i = j + 1
+    r1 = sum(rank for rank, (_, group) in zip(ranks, pooled, strict=True) if group == 0)
+    u1 = r1 - n1 * (n1 + 1) / 2
+    mu = n1 * n2 / 2
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    if sigma == 0:
+        return 1.0
+    z = (abs(u1 - mu) - 0.5) / sigma
+    return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
+
+
+@dataclass
+class Change:
+    name: str
+    base: float | None
+    other: float | None
+    p: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.other is None or self.base == 0:
+            return None
+        return self.other / self.base
+
+    @property
+    def significant(self) -> bool:
+        if self.ratio is None:
+            return False
+        return self.ratio != 1.0 if self.p is None else self.p < ALPHA
+
+    def text(self) -> str:
+        ratio = self.ratio
+        if ratio is None:
+            return "n/a"
+        if not self.significant:
+            return f"~ ({ratio:.2f}x, p={self.p:.2f})" if self.p is not None else "= (1.00x)"
+        word = "slower" if ratio > 1 else "faster"
+        if self.name != "time":
+            word = "more" if ratio > 1 else "less"
+        factor = ratio if ratio >= 1 else 1 / ratio
+        p = "" if self.p is None else (", p<0.001" if self.p < 0.001 else f", p={self.p:.3f}")
+        return f"{factor:.2f}x {word} ({100 * (ratio - 1):+.1f}%{p})"
+
+
+@dataclass
+class Pair:
+    label: str
+    base: BenchResult
+    other: BenchResult
+    changes: dict[str, Change]
+
+
+def _round_values(bench: BenchResult, key: str) -> list[float]:
+    rounds = bench.info.get("rounds", {})
+    values, ok = rounds.get(key) or [], rounds.get("ok") or []
+    return [float(v) for v, good in zip(values, ok, strict=False) if good and v is not None]
+
+
+def _metric_change(name: str, base: BenchResult, other: BenchResult) -> Change:
+    if name == "cpu":
+        values = []
+        for bench in (base, other):
+            user, sys_ = bench.per_repo("cpu_user"), bench.per_repo("cpu_sys")
+            values.append(None if user is None or sys_ is None else user + sys_)
+        b, o = values
+    else:
+        b, o = base.per_repo(name), other.per_repo(name)
+    key = COMPARED_METRICS[name][2]
+    p = None
+    if key is not None:
+        sb, so = _round_values(base, key), _round_values(other, key)
+        p = mann_whitney_p(sb, so) if sb and so else None
+    return Change(name, b, o, p)
+
+
+def match(base: list[BenchResult], other: list[BenchResult]) -> list[tuple[BenchResult, BenchResult]]:
+    """Pairs of the same benchmark: same (op, payload, fs, backend), or the same but for fs."""
+    pairs = []
+    by_key = {b.key: b for b in other}
+    loose: dict[tuple[str, str, str], list[BenchResult]] = {}
+    for bench in other:
+        loose.setdefault((bench.op, bench.payload, bench.backend), []).append(bench)
+    for bench in base:
+        if bench.key in by_key:
+            pairs.append((bench, by_key[bench.key]))
+            continue
+        candidates = loose.get((bench.op, bench.payload, bench.backend), [])
+        if len(candidates) == 1:
+            pairs.append((bench, candidates[0]))
+    return pairs
+
+
+def compare(base: ResultFile, other: ResultFile) -> list[Pair]:
+    pairs = []
+    for b, o in match(base.benchmarks, other.benchmarks):
+        label = f"{b.backend} {b.op} {b.payload} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
+        changes = {"time": Change("time", b.median_ms, o.median_ms,
+                                  mann_whitney_p(b.samples_s, o.samples_s))}
+        for name in COMPARED_METRICS:
+            changes[name] = _metric_change(name, b, o)
+        pairs.append(Pair(label, b, o, changes))
+    if not pairs:
+        raise VcsbenchError(f"no benchmark of {other.path} matches one of {base.path}")
+    return pairs
+
+
+def _describe_fs(bench: BenchResult) -> str:
+    fs = bench.fs_info
+    return f"{fs.get('fstype')} ({fs.get('mount_options')})"
+
+
+def environment_differences(base: ResultFile, other: ResultFile) -> dict[str, tuple[str, str]]:
+    """What differs between the two runs' environments, by category."""
+    diffs: dict[str, tuple[str, str]] = {}
+    mb, mo = base.machine.get("vcsbench", {}), other.machine.get("vcsbench", {})
+    for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
+        if mb.get(key) != mo.get(key):
+            diffs[key] = (str(mb.get(key)), str(mo.get(key)))
+
+    def collect(result: ResultFile, what: str) -> str:
+        values: list[str] = []
+        for bench in result.benchmarks:
+            if what == "filesystem":
+                values.append(_describe_fs(bench))
+            elif what == "backend versions":
+                versions = bench.backend_info.get("versions", {})
+                values.append(f"{bench.backend}: " + ", ".join(
+                    f"{k} {v}" for k, v in sorted(versions.items())))
+            elif what == "backend options":
+                options = bench.backend_info.get("options", {})
+                values.append(f"{bench.backend}: " + ", ".join(
+                    f"{k}={v}" for k, v in sorted(options.items()) if v))
+            else:
+                values.append(str(bench.info.get(what)))
+        return "; ".join(dict.fromkeys(values))
+
+    for what in ("filesystem", "backend versions", "backend options", "cache"):
+        b, o = collect(base, what), collect(other, what)
+        if b != o:
+            diffs[what] = (b, o)
+    return diffs
+
+
+def parse_gate(text: str) -> dict[str, float]:
+    """``time:10%,io_write_device:5%`` -> {"time": 0.10, "io_write_device": 0.05}."""
+    gate: dict[str, float] = {}
+    for item in text.split(","):
+        match_ = re.fullmatch(r"\s*([\w]+):(\d+(?:\.\d+)?)%\s*", item)
+        if not match_ or match_.group(1) not in GATE_NAMES:
+            raise VcsbenchError(
+                f"--fail-on {item.strip()!r} is not NAME:N% with NAME one of {', '.join(GATE_NAMES)}"
+            )
+        gate[match_.group(1)] = float(match_.group(2)) / 100
+    return gate
+
+
+def regressions(pairs: list[Pair], gate: dict[str, float]) -> list[str]:
+    found = []
+    for pair in pairs:
+        for name, limit in gate.items():
+            change = pair.changes[name]
+            ratio = change.ratio
+            if ratio is not None and change.significant and ratio > 1 + limit:
+                found.append(f"{pair.label}: {name} {change.text()} exceeds +{limit * 100:g}%")
+    return found
+
+
+def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "md") -> str:
+    lines = [f"base:  {base.path} ({base.datetime})", f"other: {other.path} ({other.datetime})", ""]
+    diffs = environment_differences(base, other)
+    if diffs:
+        lines.append("What differs between the two environments:")
+        for what, (b, o) in diffs.items():
+            lines.append(f"  {what}: {b}  →  {o}")
+        if len(diffs) > 1:
+            lines.append(f"warning: {len(diffs)} things changed at once ({', '.join(diffs)}); "
+                         "a difference below cannot be put down to one of them alone")
+    else:
+        lines.append("The two environments do not differ in what results record.")
+    lines.append("")
+    time_rows = []
+    for pair in pairs:
+        change = pair.changes["time"]
+        time_rows.append([pair.label, fmt_ms(change.base), fmt_ms(change.other), change.text(),
+                          f"{pair.base.errors}/{pair.other.errors}"])
+    lines.append(render_rows(["benchmark", "base median ms", "other median ms",
+                              "change (Mann-Whitney U)", "errors"], time_rows, fmt))
+    lines.append("")
+    metric_rows: list[list[Any]] = []
+    for pair in pairs:
+        row = [pair.label]
+        for name, (_, scale, _) in COMPARED_METRICS.items():
+            change = pair.changes[name]
+            row.append(f"{fmt_num(change.base, scale)} → {fmt_num(change.other, scale)}"
+                       + (f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
+                          if change.ratio is not None else ""))
+        metric_rows.append(row)
+    lines.append(render_rows(["per repository", *(label for label, _, _ in
+                                                  COMPARED_METRICS.values())], metric_rows, fmt))
+    lines.append("")
+    lines.append(f"~ : not significant (p >= {ALPHA}); ratios are other / base.")
+    return "\n".join(lines) + "\n"

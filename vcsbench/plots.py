@@ -1,0 +1,168 @@
+"""Plots of result files (matplotlib, PNG and SVG). Reads results only.
+
+- latency: box plots per backend on a log scale, ops/s beside, errors marked;
+- cdf: share of operations finished within t, per backend;
+- timeline: per-operation latency over the run, with the system sampler's iowait,
+  Dirty/Writeback and device busy on the same time axis;
+- footprint: apparent vs allocated bytes per repository, per backend and filesystem.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+import matplotlib.axis
+import matplotlib.ticker
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from vcsbench.report import groups  # noqa: E402
+from vcsbench.results import BenchResult, ResultFile  # noqa: E402
+
+DPI = 110
+
+
+def _plain_log_ticks(axis: matplotlib.axis.Axis) -> None:
+    """Log-scale ticks written as 2, 5, 10 rather than 2x10^0."""
+    formatter = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")
+    axis.set_major_formatter(formatter)
+    axis.set_minor_formatter(formatter)
+
+
+def _slug(*parts: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts)).strip("_")
+
+
+def _save(fig: Figure, directory: Path, stem: str) -> list[Path]:
+    written = []
+    for suffix in (".png", ".svg"):
+        path = directory / f"{stem}{suffix}"
+        fig.savefig(path, dpi=DPI, bbox_inches="tight")
+        written.append(path)
+    plt.close(fig)
+    return written
+
+
+def latency_boxplot(rows: list[BenchResult], title: str) -> Figure:
+    fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
+    data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
+    ax.boxplot(data, vert=False, whis=(1, 99), showfliers=True,
+               flierprops={"markersize": 2, "alpha": 0.4})
+    ax.set_yticks(range(1, len(rows) + 1), [b.backend for b in rows])
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("latency per operation (ms, log scale); whiskers p1-p99")
+    ax.set_title(title)
+    ax.invert_yaxis()
+    for i, bench in enumerate(rows, start=1):
+        median = bench.median_ms
+        text = f"{1000 / median:,.0f} ops/s" if median else "failed"
+        if bench.errors:
+            text += f"  ✗ {bench.errors} errors"
+        ax.annotate(text, xy=(1.01, i), xycoords=("axes fraction", "data"), va="center",
+                    color="red" if bench.errors else "black", fontsize=9)
+    ax.grid(axis="x", which="both", alpha=0.3)
+    return fig
+
+
+def latency_cdf(rows: list[BenchResult], title: str) -> Figure:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for bench in rows:
+        if bench.failed or not bench.samples_s:
+            continue
+        ordered = sorted(s * 1000 for s in bench.samples_s)
+        shares = [100 * (i + 1) / len(ordered) for i in range(len(ordered))]
+        ax.step(ordered, shares, where="post", label=bench.backend)
+    ax.set_xscale("log")
+    _plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("latency per operation (ms, log scale)")
+    ax.set_ylabel("operations finished within t (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(title)
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(loc="lower right")
+    return fig
+
+
+def timeline(rows: list[BenchResult], title: str) -> Figure:
+    fig, (lat, cpu, mem) = plt.subplots(3, 1, figsize=(10, 8), sharex=True,
+                                        gridspec_kw={"height_ratios": [2, 1, 1]})
+    starts = [t for b in rows for t in b.info.get("rounds", {}).get("t_start_s", []) if t]
+    origin = min(starts) if starts else 0.0
+    for bench in rows:
+        rounds = bench.info.get("rounds", {})
+        points = [(t - origin, w / 1e6) for t, w, ok in zip(
+            rounds.get("t_start_s", []), rounds.get("wall_ns", []), rounds.get("ok", []),
+            strict=False) if ok and t]
+        if points:
+            lat.scatter(*zip(*points, strict=True), s=4, label=bench.backend, alpha=0.6)
+        samples = bench.info.get("sampler", {}).get("samples", [])
+        if not samples:
+            continue
+        ts = [s["t_s"] - origin for s in samples]
+        cpu.plot(ts, [s["cpu_iowait_pct"] for s in samples], marker=".", color="tab:red",
+                 label="iowait %" if bench is rows[0] else None)
+        if samples[0].get("device_busy_pct") is not None:
+            cpu.plot(ts, [s["device_busy_pct"] for s in samples], marker=".", color="tab:purple",
+                     label="device busy %" if bench is rows[0] else None)
+        mem.plot(ts, [s["dirty_bytes"] / 2**20 for s in samples], marker=".", color="tab:orange",
+                 label="Dirty" if bench is rows[0] else None)
+        mem.plot(ts, [s["writeback_bytes"] / 2**20 for s in samples], marker=".", color="tab:green",
+                 label="Writeback" if bench is rows[0] else None)
+    lat.set_yscale("log")
+    _plain_log_ticks(lat.yaxis)
+    lat.set_ylabel("latency (ms, log)")
+    lat.set_title(title)
+    lat.legend(loc="upper right", markerscale=3)
+    cpu.set_ylabel("%")
+    cpu.set_ylim(0, 100)
+    mem.set_ylabel("MiB")
+    mem.set_xlabel("time since the first operation (s)")
+    for ax in (lat, cpu, mem):
+        ax.grid(alpha=0.3)
+        if ax is not lat and ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right")
+    return fig
+
+
+def footprint(benches: list[BenchResult], title: str) -> Figure:
+    labels = [f"{b.backend}\n{b.fs}" for b in benches]
+    apparent = [(b.per_repo("footprint_apparent") or 0) / 1024 for b in benches]
+    allocated = [(b.per_repo("footprint_allocated") or 0) / 1024 for b in benches]
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(benches)), 4.5))
+    xs = range(len(benches))
+    ax.bar([x - 0.2 for x in xs], apparent, width=0.4, label="apparent (st_size)")
+    ax.bar([x + 0.2 for x in xs], allocated, width=0.4, label="allocated (st_blocks)")
+    ax.set_xticks(list(xs), labels, fontsize=8)
+    ax.set_ylabel("KiB per repository")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def write_plots(files: list[ResultFile], directory: Path) -> list[tuple[str, Path]]:
+    """Write every plot as PNG and SVG; return (title, PNG path) for each."""
+    directory.mkdir(parents=True, exist_ok=True)
+    made: list[tuple[str, Path]] = []
+    benches = [b for f in files for b in f.benchmarks]
+    for (op, payload, fs), rows in groups(benches).items():
+        what = f"{op}, payload {payload}, fs {fs}"
+        for kind, draw in (("latency", latency_boxplot), ("cdf", latency_cdf),
+                           ("timeline", timeline)):
+            title = f"{kind}: {what}"
+            paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs))
+            made.append((title, paths[0]))
+    by_op: dict[tuple[str, str], list[BenchResult]] = defaultdict(list)
+    for bench in benches:
+        by_op[(bench.op, bench.payload)].append(bench)
+    for (op, payload), rows in by_op.items():
+        title = f"footprint per repository after {op}, payload {payload}"
+        paths = _save(footprint(rows, title), directory, _slug("footprint", op, payload))
+        made.append((title, paths[0]))
+    return made
