@@ -46,12 +46,12 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return state
 
 
-def vcsbench(*args: str, env: dict[str, str] | None = None, timeout: float = 600
-             ) -> subprocess.CompletedProcess[str]:
+def vcsbench(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
+             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the command line as a user would, in a child process."""
     return subprocess.run(
         [sys.executable, "-m", "vcsbench.cli", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=timeout, check=False,
+        env={**os.environ, **(env or {})}, timeout=timeout, check=False, cwd=cwd,
     )
 
 

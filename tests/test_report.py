@@ -1,0 +1,142 @@
+"""Reports, comparisons and plots, against small frozen result files (golden output)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO, vcsbench
+from vcsbench.compare import mann_whitney_p, parse_gate
+from vcsbench.errors import VcsbenchError
+from vcsbench.results import load
+
+DATA = REPO / "tests" / "data"
+UPDATE = os.environ.get("VCSBENCH_UPDATE_GOLDEN") == "1"
+
+
+def golden(name: str, actual: str) -> None:
+    path = DATA / name
+    if UPDATE:
+        path.write_text(actual)
+    assert path.read_text() == actual, f"differs from {path}; VCSBENCH_UPDATE_GOLDEN=1 rewrites"
+
+
+def test_report_tables_match_the_golden_markdown() -> None:
+    result = vcsbench("report", "tiny-tmpfs.json", "tiny-ext4.json", "--format", "md", cwd=DATA)
+    assert 0 == result.returncode, result.stderr
+    golden("tiny.report.md", result.stdout)
+
+
+def test_compare_matches_the_golden_text_and_names_the_filesystem() -> None:
+    result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", cwd=DATA)
+    assert 0 == result.returncode, result.stderr
+    assert "filesystem: tmpfs (rw,relatime)  →  ext4 (rw,relatime)" in result.stdout
+    golden("tiny.compare.txt", result.stdout)
+
+
+def test_compare_gate_fails_on_a_significant_regression() -> None:
+    result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", "--fail-on", "time:10%",
+                      cwd=DATA)
+    assert 1 == result.returncode
+    assert "REGRESSION svn-fs create+commit hello tmpfs → ext4:size=256M: time" in result.stdout
+
+
+def test_compare_of_a_run_with_itself_finds_nothing_significant() -> None:
+    result = vcsbench("compare", "tiny-ext4.json", "tiny-ext4.json", "--fail-on", "time:1%",
+                      cwd=DATA)
+    assert 0 == result.returncode
+    assert "The two environments do not differ" in result.stdout
+    assert "slower" not in result.stdout and "faster" not in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["md", "github", "rst", "latex", "csv", "html"])
+def test_every_format_renders_every_backend(fmt: str) -> None:
+    result = vcsbench("report", str(DATA / "tiny-ext4.json"), "--format", fmt)
+    assert 0 == result.returncode, result.stderr
+    assert "git-pygit2" in result.stdout and "svn-fs" in result.stdout
+
+
+def test_baseline_adds_a_ratio_column() -> None:
+    result = vcsbench("report", str(DATA / "tiny-ext4.json"), "--baseline", "svn-fs")
+    assert "vs svn-fs" in result.stdout and "1.00x" in result.stdout
+
+
+def test_written_result_reads_back_complete() -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    loaded = load(DATA / "tiny-ext4.json")
+    assert len(document["benchmarks"]) == len(loaded.benchmarks)
+    for raw, bench in zip(document["benchmarks"], loaded.benchmarks, strict=True):
+        info = raw["extra_info"]["vcsbench"]
+        assert raw["stats"]["data"] == bench.samples_s
+        assert info == bench.info
+        assert (info["backend"]["name"], info["op"]) == (bench.backend, bench.op)
+    assert loaded.command.startswith("vcsbench run")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"benchmarks": [', "is not valid JSON (truncated or damaged?"),
+        ("[1, 2, 3]", "is not a pytest-benchmark result file"),
+        ('{"benchmarks": [{"name": "x", "extra_info": {}}]}', "holds no vcsbench benchmarks"),
+        ('{"benchmarks": [{"name": "x", "extra_info": {"vcsbench": {"schema_version": 99}}}]}',
+         "vcsbench schema 99 is not one this version reads"),
+    ],
+)
+def test_bad_result_file_is_one_clear_line(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    for command in (["report", str(path)], ["compare", str(path), str(path)]):
+        result = vcsbench(*command)
+        assert 2 == result.returncode
+        assert 1 == len(result.stderr.strip().splitlines())
+        assert message in result.stderr
+
+
+def test_bad_gate_names_what_is_accepted() -> None:
+    with pytest.raises(VcsbenchError, match="'speed:5%' is not NAME:N% with NAME one of time"):
+        parse_gate("time:10%,speed:5%")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.001, 10), min_size=2, max_size=30),
+       st.lists(st.floats(0.001, 10), min_size=2, max_size=30))
+def test_mann_whitney_p_is_a_probability_and_symmetric(a: list[float], b: list[float]) -> None:
+    p = mann_whitney_p(a, b)
+    assert 0.0 <= p <= 1.0
+    assert p == pytest.approx(mann_whitney_p(b, a))
+
+
+def test_mann_whitney_separates_shifted_samples() -> None:
+    base = [1.0 + 0.01 * i for i in range(20)]
+    assert mann_whitney_p(base, [x + 1 for x in base]) < 0.001
+    assert mann_whitney_p(base, list(reversed(base))) > 0.9
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    header = path.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", header[16:24])
+    return int(width), int(height)
+
+
+def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> None:
+    result = vcsbench("report", str(DATA / "tiny-tmpfs.json"), str(DATA / "tiny-ext4.json"),
+                      "--format", "html", "--out", str(tmp_path))
+    assert 0 == result.returncode, result.stderr
+    plots = sorted((tmp_path / "plots").glob("*.png"))
+    kinds = {p.name.split("-")[0] for p in plots}
+    assert {"latency", "cdf", "timeline", "footprint"} == kinds
+    for png in plots:
+        width, height = png_size(png)
+        assert width > 300 and height > 200 and png.stat().st_size > 10_000
+        assert png.with_suffix(".svg").read_text().startswith("<?xml")
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == len(plots)
+    assert "<table>" in page
