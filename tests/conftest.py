@@ -38,30 +38,37 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True)
-def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-                   ) -> Path:
+def isolated_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Sandbox state files of the tests go to a directory of their own."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("VCSBENCH_STATE_DIR", str(state))
     return state
 
 
-def vcsbench(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
-             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def vcsbench(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the command line as a user would, in a child process."""
     return subprocess.run(
-        [sys.executable, "-m", "vcsbench.cli", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=timeout, check=False, cwd=cwd,
+        [sys.executable, "-m", "vcsbench.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
     )
 
 
 def vcsbench_mounts() -> str:
-    mounts = subprocess.run(["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True,
-                            text=True, check=False).stdout
+    mounts = subprocess.run(
+        ["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True, text=True, check=False
+    ).stdout
     return "\n".join(line for line in mounts.splitlines() if "vcsbench" in line)
 
 
 def vcsbench_loops() -> str:
-    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True,
-                           check=False).stdout
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=False).stdout
     return "\n".join(line for line in loops.splitlines() if "vcsbench" in line)

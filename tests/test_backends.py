@@ -32,14 +32,14 @@ def committed(backend_name: str, tmp_path: Path, files: dict[str, bytes]) -> Pat
 
 def test_study_payload_commits_and_verifies(backend_name: str, tmp_path: Path) -> None:
     files = load_payload("hello").files
-    assert {"test.txt": b"hello world"} == files
+    assert files == {"test.txt": b"hello world"}
     repo = committed(backend_name, tmp_path, files)
-    assert [] == make_backend(backend_name).verify(repo, files)
+    assert make_backend(backend_name).verify(repo, files) == []
 
 
 def test_nested_tree_with_binary_file_round_trips(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, NESTED)
-    assert [] == make_backend(backend_name).verify(repo, NESTED)
+    assert make_backend(backend_name).verify(repo, NESTED) == []
 
 
 def test_second_commit_replaces_a_file_and_keeps_the_rest(
@@ -49,24 +49,24 @@ def test_second_commit_replaces_a_file_and_keeps_the_rest(
     change = {"src/main/app.py": b"print('changed')\n", "new/added.txt": b"added\n"}
     with make_backend(backend_name) as backend:
         backend.commit(repo, change, "second")
-        assert [] == backend.verify(repo, {**NESTED, **change})
+        assert backend.verify(repo, {**NESTED, **change}) == []
 
 
 def test_names_with_spaces_and_non_ascii_round_trip(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, ODD_NAMES)
-    assert [] == make_backend(backend_name).verify(repo, ODD_NAMES)
+    assert make_backend(backend_name).verify(repo, ODD_NAMES) == []
 
 
 def test_verify_reports_content_that_differs(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, {"test.txt": b"other content"})
     problems = make_backend(backend_name).verify(repo, {"test.txt": b"hello world"})
-    assert ["test.txt: content differs (13 bytes, expected 11)"] == problems
+    assert problems == ["test.txt: content differs (13 bytes, expected 11)"]
 
 
 def test_verify_reports_a_missing_file(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, {"test.txt": b"hello world"})
     problems = make_backend(backend_name).verify(repo, {"gone.txt": b"x"})
-    assert ["gone.txt: missing"] == problems
+    assert problems == ["gone.txt: missing"]
 
 
 def test_verify_reports_a_corrupted_repository(backend_name: str, tmp_path: Path) -> None:
@@ -104,15 +104,15 @@ def test_empty_template_drops_the_sample_hooks(name: str, tmp_path: Path) -> Non
         default.create(tmp_path / "default")
         empty.create(tmp_path / "empty")
     assert list((tmp_path / "default").rglob("*.sample")) or name == "git-pygit2"
-    assert [] == list((tmp_path / "empty").rglob("*.sample"))
+    assert list((tmp_path / "empty").rglob("*.sample")) == []
 
 
 def test_git_cli_core_fsync_option_is_passed_to_git(tmp_path: Path) -> None:
     with make_backend("git-cli", {"core.fsync": "all"}) as backend:
         backend.create(tmp_path / "repo")
         backend.commit(tmp_path / "repo", {"a.txt": b"a"}, "m")
-        assert [] == backend.verify(tmp_path / "repo", {"a.txt": b"a"})
-        assert {"template": "", "core.fsync": "all"} == backend.describe()["options"]
+        assert backend.verify(tmp_path / "repo", {"a.txt": b"a"}) == []
+        assert backend.describe()["options"] == {"template": "", "core.fsync": "all"}
 
 
 @pytest.mark.parametrize("name", ["svn-fs", "svn-pysvn", "svn-cli"])
@@ -131,5 +131,5 @@ def test_bad_svn_fs_type_names_the_accepted_ones() -> None:
 def test_failing_subprocess_raises_with_its_stderr(tmp_path: Path) -> None:
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "occupied").write_text("x")
-    with pytest.raises(ToolError, match="svnadmin exited 1: .*"):
+    with pytest.raises(ToolError, match=r"svnadmin exited 1: .+"):
         make_backend("svn-cli").create(tmp_path / "repo")

@@ -13,7 +13,7 @@ from vcsbench.backends import REGISTRY
 
 def test_doctor_json_lists_all_five_backends_with_versions() -> None:
     result = vcsbench("doctor", "--json")
-    assert 0 == result.returncode, result.stderr
+    assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert list(REGISTRY) == [b["name"] for b in report["backends"]]
     for backend in report["backends"]:
@@ -24,7 +24,7 @@ def test_doctor_json_lists_all_five_backends_with_versions() -> None:
 
 def test_doctor_prints_each_backend_and_mount_ability() -> None:
     result = vcsbench("doctor")
-    assert 0 == result.returncode
+    assert result.returncode == 0
     for name in REGISTRY:
         assert name in result.stdout
     assert "mounting sandboxes" in result.stdout
@@ -38,7 +38,7 @@ def test_version_flag_prints_the_version() -> None:
 @pytest.mark.parametrize("command", ["doctor", "run", "study", "report", "compare", "cleanup"])
 def test_every_command_has_help(command: str) -> None:
     result = vcsbench(command, "--help")
-    assert 0 == result.returncode
+    assert result.returncode == 0
     assert "usage: vcsbench" in result.stdout
 
 
@@ -61,8 +61,8 @@ def test_every_command_has_help(command: str) -> None:
 )
 def test_bad_input_gives_one_line_and_exit_2(args: list[str], message: str) -> None:
     result = vcsbench(*args)
-    assert 2 == result.returncode
+    assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert 1 == len(lines), result.stderr
+    assert len(lines) == 1, result.stderr
     assert message in lines[0]
     assert "Traceback" not in result.stderr

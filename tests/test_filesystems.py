@@ -19,14 +19,14 @@ from vcsbench.filesystems import Sandbox, parse_fs_list, parse_fs_spec
 
 def test_spec_with_options_containing_commas_is_read_whole() -> None:
     spec = parse_fs_spec("ext4:size=8G,mkfs=-N 2000000,mount=noatime,data=journal")
-    assert ("ext4", 8 << 30) == (spec.kind, spec.size_bytes)
-    assert ("-N", "2000000") == spec.mkfs_args
-    assert "noatime,data=journal" == spec.mount_options
+    assert (spec.kind, spec.size_bytes) == ("ext4", 8 << 30)
+    assert spec.mkfs_args == ("-N", "2000000")
+    assert spec.mount_options == "noatime,data=journal"
 
 
 def test_spec_list_splits_only_where_a_kind_follows() -> None:
     specs = parse_fs_list("tmpfs:size=1G,ext4:mount=noatime,data=ordered,xfs")
-    assert ["tmpfs:size=1G", "ext4:mount=noatime,data=ordered", "xfs"] == [s.text for s in specs]
+    assert [s.text for s in specs] == ["tmpfs:size=1G", "ext4:mount=noatime,data=ordered", "xfs"]
 
 
 def test_dir_spec_points_at_an_existing_directory(tmp_path: Path) -> None:
@@ -60,14 +60,18 @@ def test_dir_sandbox_removes_only_its_own_subdirectory(tmp_path: Path) -> None:
         assert sandbox.root.parent == tmp_path.resolve()
         (sandbox.root / "repo").mkdir()
         assert sandbox.info is not None and sandbox.info.fstype
-    assert ["keep.txt"] == [p.name for p in tmp_path.iterdir()]
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
-def test_managed_sandbox_without_root_names_dir_as_the_way_out() -> None:
-    if os.geteuid() == 0:
-        pytest.skip("checks the non-root message; running as root")
-    with pytest.raises(VcsbenchError, match="use dir:PATH"), Sandbox(parse_fs_spec("tmpfs")):
+def test_managed_sandbox_without_root_names_dir_as_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(VcsbenchError) as caught, Sandbox(parse_fs_spec("tmpfs")):
         pass
+    assert "a tmpfs sandbox needs root (mount, losetup)" in str(caught.value)
+    assert "use dir:PATH" in str(caught.value)
+    assert "" == vcsbench_mounts()
 
 
 @pytest.mark.parametrize("kind", ["tmpfs", "ext4", "xfs", "btrfs"])
@@ -83,9 +87,9 @@ def test_managed_sandbox_is_made_used_and_leaves_nothing(
         if kind != "tmpfs":
             assert info.device_stat_path and Path(info.device_stat_path).exists()
             assert info.image_path and Path(info.image_path).exists()
-    assert "" == vcsbench_mounts()
-    assert "" == vcsbench_loops()
-    assert [] == list(tmp_path.iterdir())
+    assert vcsbench_mounts() == ""
+    assert vcsbench_loops() == ""
+    assert list(tmp_path.iterdir()) == []
     assert not sandbox.root.exists()
 
 
@@ -114,8 +118,9 @@ def start_runner() -> Iterator[Runner]:
     started: list[subprocess.Popen[str]] = []
 
     def start(spec: str, image_dir: Path) -> tuple[subprocess.Popen[str], str]:
-        proc = subprocess.Popen([sys.executable, "-c", RUNNER, spec, str(image_dir)],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUNNER, spec, str(image_dir)], stdout=subprocess.PIPE, text=True
+        )
         started.append(proc)
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -143,9 +148,9 @@ def test_signal_mid_run_leaves_nothing_mounted_and_no_image(
     proc, mountpoint = start_runner(spec, tmp_path)
     assert mountpoint in vcsbench_mounts()
     stop(proc, signum)
-    assert "" == vcsbench_mounts()
-    assert "" == vcsbench_loops()
-    assert [] == list(tmp_path.iterdir())
+    assert vcsbench_mounts() == ""
+    assert vcsbench_loops() == ""
+    assert list(tmp_path.iterdir()) == []
     assert not Path(mountpoint).exists()
 
 
@@ -155,46 +160,60 @@ def test_sigkilled_runs_leftovers_are_cleaned_by_the_next_run(
     proc, mountpoint = start_runner("ext4:size=256M", tmp_path)
     stop(proc, signal.SIGKILL)
     assert mountpoint in vcsbench_mounts()
-    assert 1 == len(list(isolated_state.glob("*.json")))
+    assert len(list(isolated_state.glob("*.json"))) == 1
     result = vcsbench("cleanup")
-    assert 0 == result.returncode
+    assert result.returncode == 0
     assert f"removed {mountpoint}" in result.stdout
-    assert "" == vcsbench_mounts()
-    assert "" == vcsbench_loops()
-    assert [] == list(tmp_path.iterdir())
-    assert [] == list(isolated_state.iterdir())
+    assert vcsbench_mounts() == ""
+    assert vcsbench_loops() == ""
+    assert list(tmp_path.iterdir()) == []
+    assert list(isolated_state.iterdir()) == []
 
 
 def test_next_sandbox_cleans_a_killed_runs_tmpfs(
-    root: None, start_runner: Runner, tmp_path: Path) -> None:
+    root: None, start_runner: Runner, tmp_path: Path
+) -> None:
     proc, mountpoint = start_runner("tmpfs", tmp_path)
     stop(proc, signal.SIGKILL)
     with Sandbox(parse_fs_spec("tmpfs")) as sandbox:
         assert mountpoint not in vcsbench_mounts()
         assert sandbox.root.as_posix() in vcsbench_mounts()
-    assert "" == vcsbench_mounts()
+    assert vcsbench_mounts() == ""
 
 
 def test_cleanup_leaves_a_live_runs_sandbox_alone(
-    root: None, start_runner: Runner, tmp_path: Path) -> None:
+    root: None, start_runner: Runner, tmp_path: Path
+) -> None:
     proc, mountpoint = start_runner("tmpfs", tmp_path)
     try:
         vcsbench("cleanup")
         assert mountpoint in vcsbench_mounts()
     finally:
         stop(proc, signal.SIGTERM)
-    assert "" == vcsbench_mounts()
+    assert vcsbench_mounts() == ""
 
 
-def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(
-    root: None, tmp_path: Path
-) -> None:
-    result = vcsbench("run", "--fs", "ext4:size=4M", "--backends", "svn-fs", "--ops", "create",
-                      "--payloads", "hello", "--repos", "200", "--image-dir", str(tmp_path),
-                      "--out", str(tmp_path / "out" / "full.json"))
-    assert 0 != result.returncode
+def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(root: None, tmp_path: Path) -> None:
+    result = vcsbench(
+        "run",
+        "--fs",
+        "ext4:size=4M",
+        "--backends",
+        "svn-fs",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "200",
+        "--image-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out" / "full.json"),
+    )
+    assert result.returncode != 0
     assert "No space left on device" in result.stdout
     assert "operations failed" in result.stdout
-    assert "" == vcsbench_mounts()
-    assert "" == vcsbench_loops()
-    assert ["out"] == [p.name for p in tmp_path.iterdir()]
+    assert vcsbench_mounts() == ""
+    assert vcsbench_loops() == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -12,10 +12,18 @@ from tests.conftest import REPO, vcsbench
 pytest_plugins = ["pytester"]
 
 METRIC_UNITS = {
-    "cpu_user": "s", "cpu_sys": "s", "io_read_logical": "B", "io_write_logical": "B",
-    "io_read_device": "B", "io_write_device": "B", "io_write_requests_device": "requests",
-    "footprint_apparent": "B", "footprint_allocated": "B", "footprint_inodes": "inodes",
-    "fs_used_delta": "B", "rss_peak": "B",
+    "cpu_user": "s",
+    "cpu_sys": "s",
+    "io_read_logical": "B",
+    "io_write_logical": "B",
+    "io_read_device": "B",
+    "io_write_device": "B",
+    "io_write_requests_device": "requests",
+    "footprint_apparent": "B",
+    "footprint_allocated": "B",
+    "footprint_inodes": "inodes",
+    "fs_used_delta": "B",
+    "rss_peak": "B",
 }
 
 BROKEN_BACKEND = '''
@@ -48,26 +56,33 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def run_json(suite: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
     out = suite.path / "out.json"
-    result = suite.runpytest_subprocess("--benchmark-only", f"--benchmark-json={out}",
-                                        "-p", "no:cacheprovider", *args)
+    result = suite.runpytest_subprocess(
+        "--benchmark-only", f"--benchmark-json={out}", "-p", "no:cacheprovider", *args
+    )
     return result, json.loads(out.read_text()) if out.exists() else {}
 
 
 def test_tiny_matrix_writes_every_field_with_units(suite: pytest.Pytester) -> None:
-    result, document = run_json(suite, "--vcs-backends=git-pygit2,svn-fs",
-                                "--vcs-ops=create+commit,checkout", "--vcs-payloads=hello",
-                                "--vcs-repos=4", f"--vcs-fs=dir:{suite.path}")
+    result, document = run_json(
+        suite,
+        "--vcs-backends=git-pygit2,svn-fs",
+        "--vcs-ops=create+commit,checkout",
+        "--vcs-payloads=hello",
+        "--vcs-repos=4",
+        f"--vcs-fs=dir:{suite.path}",
+    )
     result.assert_outcomes(passed=4)
-    assert 4 == len(document["benchmarks"])
+    assert len(document["benchmarks"]) == 4
     machine = document["machine_info"]["vcsbench"]
     for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
         assert machine[key]
     assert {"git-pygit2", "git-cli", "svn-fs", "svn-pysvn", "svn-cli"} <= set(
-        machine["backend_versions"])
+        machine["backend_versions"]
+    )
     for bench in document["benchmarks"]:
         info = bench["extra_info"]["vcsbench"]
         assert 4 == len(bench["stats"]["data"]) == info["repos"] == info["verified"]
-        assert 0 == info["errors"]
+        assert info["errors"] == 0
         assert info["backend"]["versions"] and "options" in info["backend"]
         assert {"name", "files", "bytes", "sha256"} <= set(info["payload"])
         assert {"spec", "fstype", "mount_options", "device"} <= set(info["filesystem"])
@@ -79,23 +94,29 @@ def test_tiny_matrix_writes_every_field_with_units(suite: pytest.Pytester) -> No
                 assert metric["reason"]
         assert info["floor"]["ms_per_repo"] > 0 and info["floor"]["ratio"] > 0
         assert info["harness"]["probe_overhead_us_per_round"] > 0
-        assert 4 == len(info["rounds"]["wall_ns"])
+        assert len(info["rounds"]["wall_ns"]) == 4
         assert "samples" in info["sampler"]
         assert bench["params"]["op"] == info["op"]
 
 
 def test_planted_failing_backend_fails_with_its_error_count(suite: pytest.Pytester) -> None:
     suite.makeconftest(BROKEN_BACKEND)
-    result, document = run_json(suite, "--vcs-backends=broken", "--vcs-ops=create+commit",
-                                "--vcs-payloads=hello", "--vcs-repos=6",
-                                f"--vcs-fs=dir:{suite.path}")
+    result, document = run_json(
+        suite,
+        "--vcs-backends=broken",
+        "--vcs-ops=create+commit",
+        "--vcs-payloads=hello",
+        "--vcs-repos=6",
+        f"--vcs-fs=dir:{suite.path}",
+    )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*2 of 6 operations failed (first, round 2: verify: "
-                                 "test.txt: content differs*"])
+    result.stdout.fnmatch_lines(
+        ["*2 of 6 operations failed (first, round 2: verify: test.txt: content differs*"]
+    )
     (bench,) = document["benchmarks"]
     info = bench["extra_info"]["vcsbench"]
-    assert 2 == info["errors"]
-    assert 4 == len(bench["stats"]["data"]), "failed rounds are no samples"
+    assert info["errors"] == 2
+    assert len(bench["stats"]["data"]) == 4, "failed rounds are no samples"
 
 
 @pytest.mark.parametrize(
@@ -109,19 +130,27 @@ def test_planted_failing_backend_fails_with_its_error_count(suite: pytest.Pytest
 )
 def test_bad_option_is_one_usage_line(suite: pytest.Pytester, option: str, message: str) -> None:
     result = suite.runpytest_subprocess("--benchmark-only", option)
-    assert pytest.ExitCode.USAGE_ERROR == result.ret
-    assert [message] == [line[: len(message)] for line in result.stderr.lines
-                         if line.startswith("ERROR")]
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [message] == [
+        line[: len(message)] for line in result.stderr.lines if line.startswith("ERROR")
+    ]
 
 
 def test_study_on_a_few_repositories_prints_every_row(tmp_path: Path) -> None:
     out = tmp_path / "study.json"
-    result = vcsbench("study", "markus2013", "--repos", "5", "--fs", f"dir:{tmp_path}",
-                      "--out", str(out))
-    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
-    for row in ("create svn repos", "create git repos", "create + commit test.txt, svn",
-                "create + commit test.txt, git", "create time, svn-fs / git-pygit2",
-                "create + commit time, svn-fs / git-pygit2", "disk allocated for 10 repos"):
+    result = vcsbench(
+        "study", "markus2013", "--repos", "5", "--fs", f"dir:{tmp_path}", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    for row in (
+        "create svn repos",
+        "create git repos",
+        "create + commit test.txt, svn",
+        "create + commit test.txt, git",
+        "create time, svn-fs / git-pygit2",
+        "create + commit time, svn-fs / git-pygit2",
+        "disk allocated for 10 repos",
+    ):
         assert row in result.stdout
     assert "119,184" in result.stdout
     assert out.with_suffix(".md").read_text().count("svn-fs") >= 2
@@ -129,9 +158,22 @@ def test_study_on_a_few_repositories_prints_every_row(tmp_path: Path) -> None:
 
 def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
-    result = vcsbench("run", "--backends", "git-cli", "--ops", "commit", "--payloads",
-                      "submission", "--repos", "3", "--fs", f"dir:{tmp_path}", "--out", str(out))
-    assert 0 == result.returncode, result.stdout[-2000:]
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-cli",
+        "--ops",
+        "commit",
+        "--payloads",
+        "submission",
+        "--repos",
+        "3",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
     assert "git-cli" in result.stdout and "x floor" in result.stdout
     command = json.loads(out.read_text())["vcsbench"]["command"]
     assert command.startswith("vcsbench run --backends git-cli")

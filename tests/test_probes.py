@@ -12,8 +12,11 @@ from vcsbench.probes import Probe, footprint, read_process
 
 
 def du(args: str, path: Path) -> int:
-    return int(subprocess.run(["du", args, "-s", str(path)], capture_output=True, text=True,
-                              check=True).stdout.split()[0])
+    return int(
+        subprocess.run(
+            ["du", args, "-s", str(path)], capture_output=True, text=True, check=True
+        ).stdout.split()[0]
+    )
 
 
 def test_footprint_equals_du_to_the_byte(tmp_path: Path) -> None:
@@ -25,13 +28,15 @@ def test_footprint_equals_du_to_the_byte(tmp_path: Path) -> None:
     result = footprint(tmp_path)
     assert du("-B1", tmp_path) == result.allocated_bytes
     assert du("-b", tmp_path) == result.apparent_bytes
-    assert 35 == result.inodes  # 30 files, 4 directories, the root; the link is no inode
+    assert result.inodes == 35  # 30 files, 4 directories, the root; the link is no inode
 
 
 def test_waited_child_writes_count_in_syscall_bytes(tmp_path: Path) -> None:
     before = read_process()
-    subprocess.run([sys.executable, "-c",
-                    f"open({str(tmp_path / 'x')!r}, 'wb').write(b'x' * 1000000)"], check=True)
+    subprocess.run(
+        [sys.executable, "-c", f"open({str(tmp_path / 'x')!r}, 'wb').write(b'x' * 1000000)"],
+        check=True,
+    )
     assert (read_process() - before).wchar >= 1_000_000
 
 
@@ -40,13 +45,13 @@ def test_probe_delta_attributes_a_write_to_the_region(tmp_path: Path) -> None:
     before = probe.before()
     (tmp_path / "f").write_bytes(b"y" * 65536)
     delta = Probe.delta(before, probe.after(), 0)
-    assert 65536 <= delta.process.wchar
+    assert delta.process.wchar >= 65536
     assert delta.device is None
 
 
 def test_calibration_passes_in_every_sandbox_kind(root: None) -> None:
     result = vcsbench("doctor", "--calibrate")
-    assert 0 == result.returncode, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
     for kind in ("tmpfs", "ext4", "xfs", "btrfs"):
         lines = [line for line in result.stdout.splitlines() if f"] {kind} " in line]
         assert len(lines) == 7, lines

@@ -29,28 +29,30 @@ def golden(name: str, actual: str) -> None:
 
 def test_report_tables_match_the_golden_markdown() -> None:
     result = vcsbench("report", "tiny-tmpfs.json", "tiny-ext4.json", "--format", "md", cwd=DATA)
-    assert 0 == result.returncode, result.stderr
+    assert result.returncode == 0, result.stderr
     golden("tiny.report.md", result.stdout)
 
 
 def test_compare_matches_the_golden_text_and_names_the_filesystem() -> None:
     result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", cwd=DATA)
-    assert 0 == result.returncode, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "filesystem: tmpfs (rw,relatime)  →  ext4 (rw,relatime)" in result.stdout
     golden("tiny.compare.txt", result.stdout)
 
 
 def test_compare_gate_fails_on_a_significant_regression() -> None:
-    result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", "--fail-on", "time:10%",
-                      cwd=DATA)
-    assert 1 == result.returncode
+    result = vcsbench(
+        "compare", "tiny-tmpfs.json", "tiny-ext4.json", "--fail-on", "time:10%", cwd=DATA
+    )
+    assert result.returncode == 1
     assert "REGRESSION svn-fs create+commit hello tmpfs → ext4:size=256M: time" in result.stdout
 
 
 def test_compare_of_a_run_with_itself_finds_nothing_significant() -> None:
-    result = vcsbench("compare", "tiny-ext4.json", "tiny-ext4.json", "--fail-on", "time:1%",
-                      cwd=DATA)
-    assert 0 == result.returncode
+    result = vcsbench(
+        "compare", "tiny-ext4.json", "tiny-ext4.json", "--fail-on", "time:1%", cwd=DATA
+    )
+    assert result.returncode == 0
     assert "The two environments do not differ" in result.stdout
     assert "slower" not in result.stdout and "faster" not in result.stdout
 
@@ -58,7 +60,7 @@ def test_compare_of_a_run_with_itself_finds_nothing_significant() -> None:
 @pytest.mark.parametrize("fmt", ["md", "github", "rst", "latex", "csv", "html"])
 def test_every_format_renders_every_backend(fmt: str) -> None:
     result = vcsbench("report", str(DATA / "tiny-ext4.json"), "--format", fmt)
-    assert 0 == result.returncode, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "git-pygit2" in result.stdout and "svn-fs" in result.stdout
 
 
@@ -85,8 +87,10 @@ def test_written_result_reads_back_complete() -> None:
         ('{"benchmarks": [', "is not valid JSON (truncated or damaged?"),
         ("[1, 2, 3]", "is not a pytest-benchmark result file"),
         ('{"benchmarks": [{"name": "x", "extra_info": {}}]}', "holds no vcsbench benchmarks"),
-        ('{"benchmarks": [{"name": "x", "extra_info": {"vcsbench": {"schema_version": 99}}}]}',
-         "vcsbench schema 99 is not one this version reads"),
+        (
+            '{"benchmarks": [{"name": "x", "extra_info": {"vcsbench": {"schema_version": 99}}}]}',
+            "vcsbench schema 99 is not one this version reads",
+        ),
     ],
 )
 def test_bad_result_file_is_one_clear_line(tmp_path: Path, content: str, message: str) -> None:
@@ -94,8 +98,8 @@ def test_bad_result_file_is_one_clear_line(tmp_path: Path, content: str, message
     path.write_text(content)
     for command in (["report", str(path)], ["compare", str(path), str(path)]):
         result = vcsbench(*command)
-        assert 2 == result.returncode
-        assert 1 == len(result.stderr.strip().splitlines())
+        assert result.returncode == 2
+        assert len(result.stderr.strip().splitlines()) == 1
         assert message in result.stderr
 
 
@@ -105,8 +109,10 @@ def test_bad_gate_names_what_is_accepted() -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(0.001, 10), min_size=2, max_size=30),
-       st.lists(st.floats(0.001, 10), min_size=2, max_size=30))
+@given(
+    st.lists(st.floats(0.001, 10), min_size=2, max_size=30),
+    st.lists(st.floats(0.001, 10), min_size=2, max_size=30),
+)
 def test_mann_whitney_p_is_a_probability_and_symmetric(a: list[float], b: list[float]) -> None:
     p = mann_whitney_p(a, b)
     assert 0.0 <= p <= 1.0
@@ -127,9 +133,16 @@ def png_size(path: Path) -> tuple[int, int]:
 
 
 def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> None:
-    result = vcsbench("report", str(DATA / "tiny-tmpfs.json"), str(DATA / "tiny-ext4.json"),
-                      "--format", "html", "--out", str(tmp_path))
-    assert 0 == result.returncode, result.stderr
+    result = vcsbench(
+        "report",
+        str(DATA / "tiny-tmpfs.json"),
+        str(DATA / "tiny-ext4.json"),
+        "--format",
+        "html",
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
     plots = sorted((tmp_path / "plots").glob("*.png"))
     kinds = {p.name.split("-")[0] for p in plots}
     assert {"latency", "cdf", "timeline", "footprint"} == kinds

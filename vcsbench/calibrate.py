@@ -66,8 +66,9 @@ def _make_tree(root: Path) -> None:
 
 
 def _du(args: list[str], path: Path) -> int:
-    out = subprocess.run(["du", *args, "-s", str(path)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["du", *args, "-s", str(path)], capture_output=True, text=True, check=True
+    ).stdout
     return int(out.split()[0])
 
 
@@ -84,32 +85,51 @@ def run_checks(sandbox: Sandbox) -> Iterator[Check]:
     before = probe.before()
     _write_fsync(sandbox.root / "calibration.bin", data)
     delta = Probe.delta(before, probe.after(), 0)
-    yield Check(fs, "write: syscall bytes", _within(k, delta.process.wchar),
-                f"wrote {k} B, wchar counted {delta.process.wchar} B "
-                f"({_pct(k, delta.process.wchar)})")
+    yield Check(
+        fs,
+        "write: syscall bytes",
+        _within(k, delta.process.wchar),
+        f"wrote {k} B, wchar counted {delta.process.wchar} B ({_pct(k, delta.process.wchar)})",
+    )
     if storage_accounted:
-        yield Check(fs, "write: logical IO", _within(k, delta.process.write_bytes),
-                    f"wrote {k} B + fsync, /proc/self/io write_bytes {delta.process.write_bytes}"
-                    f" B ({_pct(k, delta.process.write_bytes)})")
+        yield Check(
+            fs,
+            "write: logical IO",
+            _within(k, delta.process.write_bytes),
+            f"wrote {k} B + fsync, /proc/self/io write_bytes {delta.process.write_bytes}"
+            f" B ({_pct(k, delta.process.write_bytes)})",
+        )
     else:
-        yield Check(fs, "write: logical IO", None,
-                    f"{sandbox.info.fstype} has no backing store; the kernel accounts no "
-                    "storage writes (write_bytes stays 0)")
+        yield Check(
+            fs,
+            "write: logical IO",
+            None,
+            f"{sandbox.info.fstype} has no backing store; the kernel accounts no "
+            "storage writes (write_bytes stays 0)",
+        )
     if has_device and delta.device is not None:
-        yield Check(fs, "write: device IO", delta.device.write_bytes >= k,
-                    f"device {sandbox.info.device} wrote {delta.device.write_bytes} B in "
-                    f"{delta.device.write_requests} requests for {k} B "
-                    f"(x{delta.device.write_bytes / k:.3f})")
+        yield Check(
+            fs,
+            "write: device IO",
+            delta.device.write_bytes >= k,
+            f"device {sandbox.info.device} wrote {delta.device.write_bytes} B in "
+            f"{delta.device.write_requests} requests for {k} B "
+            f"(x{delta.device.write_bytes / k:.3f})",
+        )
     else:
         yield Check(fs, "write: device IO", None, "no block device under this filesystem")
 
     child_bytes = 4 << 20
     before = probe.before()
     subprocess.run(
-        [sys.executable, "-c",
-         "import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT, 0o644); "
-         "os.write(fd, os.urandom(int(sys.argv[2]))); os.fsync(fd); os.close(fd)",
-         str(sandbox.root / "child.bin"), str(child_bytes)],
+        [
+            sys.executable,
+            "-c",
+            "import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY|os.O_CREAT, 0o644); "
+            "os.write(fd, os.urandom(int(sys.argv[2]))); os.fsync(fd); os.close(fd)",
+            str(sandbox.root / "child.bin"),
+            str(child_bytes),
+        ],
         check=True,
     )
     delta = Probe.delta(before, probe.after(), 0)
@@ -117,9 +137,13 @@ def run_checks(sandbox: Sandbox) -> Iterator[Check]:
     source = "write_bytes" if storage_accounted else "wchar"
     # Copy-on-write filesystems account some metadata to the writer: allow 64 KiB more.
     slack = int(TOLERANCE * child_bytes) + 65536
-    yield Check(fs, "write: waited child", child_bytes <= counted <= child_bytes + slack,
-                f"child wrote {child_bytes} B, parent's {source} grew by {counted} B "
-                f"({_pct(child_bytes, counted)}; accepted: +0 to +{slack} B)")
+    yield Check(
+        fs,
+        "write: waited child",
+        child_bytes <= counted <= child_bytes + slack,
+        f"child wrote {child_bytes} B, parent's {source} grew by {counted} B "
+        f"({_pct(child_bytes, counted)}; accepted: +0 to +{slack} B)",
+    )
 
     tree = sandbox.root / "tree"
     tree.mkdir()
@@ -128,17 +152,28 @@ def run_checks(sandbox: Sandbox) -> Iterator[Check]:
     mine = footprint(tree)
     du_allocated = _du(["-B1"], tree)
     du_apparent = _du(["-b"], tree)
-    yield Check(fs, "footprint: allocated", mine.allocated_bytes == du_allocated,
-                f"walk {mine.allocated_bytes} B, du -B1 -s {du_allocated} B")
-    yield Check(fs, "footprint: apparent", mine.apparent_bytes == du_apparent,
-                f"walk {mine.apparent_bytes} B, du -b -s {du_apparent} B "
-                f"({mine.inodes} inodes)")
+    yield Check(
+        fs,
+        "footprint: allocated",
+        mine.allocated_bytes == du_allocated,
+        f"walk {mine.allocated_bytes} B, du -B1 -s {du_allocated} B",
+    )
+    yield Check(
+        fs,
+        "footprint: apparent",
+        mine.apparent_bytes == du_apparent,
+        f"walk {mine.apparent_bytes} B, du -b -s {du_apparent} B ({mine.inodes} inodes)",
+    )
 
     read_ns = Probe(sandbox.root, sandbox.info.device_stat_path, sync=False).overhead_ns()
     synced_ns = probe.overhead_ns()
-    yield Check(fs, "probe overhead", True,
-                f"{read_ns / 1000:.1f} us per before/after read, {synced_ns / 1000:.1f} us with "
-                "the two syncfs calls (all outside every timed region)")
+    yield Check(
+        fs,
+        "probe overhead",
+        True,
+        f"{read_ns / 1000:.1f} us per before/after read, {synced_ns / 1000:.1f} us with "
+        "the two syncfs calls (all outside every timed region)",
+    )
 
 
 def timer_check() -> Check:
@@ -152,9 +187,13 @@ def timer_check() -> Check:
         deltas.append(b - a)
     deltas.sort()
     smallest = deltas[0]
-    return Check("-", "timer resolution", smallest < 1_000_000,
-                 f"perf_counter ({info.implementation}) resolution {info.resolution * 1e9:.0f} "
-                 f"ns, smallest observed step {smallest} ns, median {deltas[500]} ns")
+    return Check(
+        "-",
+        "timer resolution",
+        smallest < 1_000_000,
+        f"perf_counter ({info.implementation}) resolution {info.resolution * 1e9:.0f} "
+        f"ns, smallest observed step {smallest} ns, median {deltas[500]} ns",
+    )
 
 
 def calibrate(specs: list[FsSpec], image_dir: Path | None = None) -> Iterator[Check]:

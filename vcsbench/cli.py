@@ -23,18 +23,29 @@ def _doctor(args: argparse.Namespace) -> int:
     rows = []
     for name, cls in REGISTRY.items():
         availability = cls.available()
-        rows.append({
-            "name": name,
-            "vcs": cls.vcs,
-            "available": availability.ok,
-            "reason": availability.reason,
-            "versions": cls().versions() if availability.ok else {},
-            "options": dict(cls.option_defaults),
-        })
+        rows.append(
+            {
+                "name": name,
+                "vcs": cls.vcs,
+                "available": availability.ok,
+                "reason": availability.reason,
+                "versions": cls().versions() if availability.ok else {},
+                "options": dict(cls.option_defaults),
+            }
+        )
     can_mount = os.geteuid() == 0
     if args.json:
-        print(json.dumps({"version": __version__, "backends": rows, "can_mount": can_mount,
-                          "machine": machine_info()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "version": __version__,
+                    "backends": rows,
+                    "can_mount": can_mount,
+                    "machine": machine_info(),
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"vcsbench {__version__}")
     for row in rows:
@@ -44,8 +55,10 @@ def _doctor(args: argparse.Namespace) -> int:
         assert isinstance(versions, dict)
         for tool, version in versions.items():
             print(f"      {tool}: {version}")
-    print("  mounting sandboxes (tmpfs, ext4, xfs, btrfs): "
-          + ("yes (root)" if can_mount else "no (not root); use --fs dir:PATH"))
+    print(
+        "  mounting sandboxes (tmpfs, ext4, xfs, btrfs): "
+        + ("yes (root)" if can_mount else "no (not root); use --fs dir:PATH")
+    )
     return 0
 
 
@@ -78,47 +91,87 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
-SELECTION_FLAGS = ("backends", "ops", "payloads", "fs", "repos", "cache", "image-dir",
-                   "verify", "fs-scope")
+SELECTION_FLAGS = (
+    "backends",
+    "ops",
+    "payloads",
+    "fs",
+    "repos",
+    "cache",
+    "image-dir",
+    "verify",
+    "fs-scope",
+)
 
 
 def _add_selection(parser: argparse.ArgumentParser, *, defaults: dict[str, str]) -> None:
     from vcsbench.plugin import DEFAULT_REPOS
     from vcsbench.workloads import DEFAULT_PAYLOADS
 
-    parser.add_argument("--backends", default=defaults.get("backends", "all"),
-                        help="comma-separated backends, or all (see vcsbench doctor)")
-    parser.add_argument("--ops", default=defaults.get("ops", "all"),
-                        help="comma-separated: create, create+commit, commit, checkout, or all")
-    parser.add_argument("--payloads", default=defaults.get("payloads", ",".join(DEFAULT_PAYLOADS)),
-                        help="comma-separated payloads: hello, submission, many-files, large")
-    parser.add_argument("--fs", default=None,
-                        help="sandboxes, comma-separated: tmpfs[:size=2G], "
-                        "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
-                        "(default: tmpfs as root, else dir:$TMPDIR)")
-    parser.add_argument("--repos", default=defaults.get("repos", str(DEFAULT_REPOS)),
-                        help=f"rounds per benchmark, a fresh repository each "
-                        f"(default {defaults.get('repos', DEFAULT_REPOS)})")
+    parser.add_argument(
+        "--backends",
+        default=defaults.get("backends", "all"),
+        help="comma-separated backends, or all (see vcsbench doctor)",
+    )
+    parser.add_argument(
+        "--ops",
+        default=defaults.get("ops", "all"),
+        help="comma-separated: create, create+commit, commit, checkout, or all",
+    )
+    parser.add_argument(
+        "--payloads",
+        default=defaults.get("payloads", ",".join(DEFAULT_PAYLOADS)),
+        help="comma-separated payloads: hello, submission, many-files, large",
+    )
+    parser.add_argument(
+        "--fs",
+        default=None,
+        help="sandboxes, comma-separated: tmpfs[:size=2G], "
+        "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
+        "(default: tmpfs as root, else dir:$TMPDIR)",
+    )
+    parser.add_argument(
+        "--repos",
+        default=defaults.get("repos", str(DEFAULT_REPOS)),
+        help=f"rounds per benchmark, a fresh repository each "
+        f"(default {defaults.get('repos', DEFAULT_REPOS)})",
+    )
     parser.add_argument("--cache", default="warm", help="warm (default) or cold (root)")
     parser.add_argument("--image-dir", default=None, help="where loop images go (default: temp)")
     parser.add_argument("--verify", default="all", help="all (default) or sample:K")
-    parser.add_argument("--fs-scope", default="benchmark",
-                        help="benchmark (a fresh sandbox each, default) or session")
-    parser.add_argument("--backend-option", action="append", default=[],
-                        metavar="BACKEND:KEY=VALUE",
-                        help="repeatable, e.g. git-cli:core.fsync=all or git-pygit2:template=empty")
+    parser.add_argument(
+        "--fs-scope",
+        default="benchmark",
+        help="benchmark (a fresh sandbox each, default) or session",
+    )
+    parser.add_argument(
+        "--backend-option",
+        action="append",
+        default=[],
+        metavar="BACKEND:KEY=VALUE",
+        help="repeatable, e.g. git-cli:core.fsync=all or git-pygit2:template=empty",
+    )
     parser.add_argument("--name", default=None, help="run name (default: <command>-<time>)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="results JSON path (default: results/<name>.json)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results JSON path (default: results/<name>.json)"
+    )
 
 
 def _selection_options(args: argparse.Namespace) -> dict[str, str | list[str] | None]:
     from vcsbench.plugin import Selection
 
-    Selection.parse(backends=args.backends, ops=args.ops, payloads=args.payloads, fs=args.fs,
-                    repos=args.repos, cache=args.cache, image_dir=args.image_dir,
-                    verify=args.verify, fs_scope=args.fs_scope,
-                    backend_options=args.backend_option)
+    Selection.parse(
+        backends=args.backends,
+        ops=args.ops,
+        payloads=args.payloads,
+        fs=args.fs,
+        repos=args.repos,
+        cache=args.cache,
+        image_dir=args.image_dir,
+        verify=args.verify,
+        fs_scope=args.fs_scope,
+        backend_options=args.backend_option,
+    )
     options: dict[str, str | list[str] | None] = {
         flag: getattr(args, flag.replace("-", "_")) for flag in SELECTION_FLAGS
     }
@@ -161,8 +214,10 @@ def _study(args: argparse.Namespace) -> int:
     if not out.exists():
         return code or 1
     tables = markus2013_tables([load(out)])
-    header = (f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
-              f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n")
+    header = (
+        f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
+        f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n"
+    )
     text = header + "\n" + "\n".join(tables.values())
     markdown = out.with_suffix(".md")
     markdown.write_text(text)
@@ -192,8 +247,14 @@ def _report(args: argparse.Namespace) -> int:
         print(text, end="")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = {"md": "md", "github": "md", "rst": "rst", "html": "html", "latex": "tex",
-              "csv": "csv"}[args.format]
+    suffix = {
+        "md": "md",
+        "github": "md",
+        "rst": "rst",
+        "html": "html",
+        "latex": "tex",
+        "csv": "csv",
+    }[args.format]
     path = args.out / f"report.{suffix}"
     path.write_text(text)
     print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
@@ -224,31 +285,41 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     doctor = commands.add_parser(
-        "doctor", help="show backends, versions and whether sandboxes can be mounted",
+        "doctor",
+        help="show backends, versions and whether sandboxes can be mounted",
         description="List every backend with availability, reason and versions; with "
         "--calibrate, check the measuring rig against known synthetic work.",
     )
     doctor.add_argument("--json", action="store_true", help="print as JSON")
-    doctor.add_argument("--calibrate", action="store_true",
-                        help="check timer, IO and footprint probes in each sandbox; "
-                        "exit 1 if any check fails")
-    doctor.add_argument("--fs", help="sandboxes to calibrate in (default: tmpfs,ext4,xfs,btrfs "
-                        "as root, else dir:$TMPDIR)")
+    doctor.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="check timer, IO and footprint probes in each sandbox; exit 1 if any check fails",
+    )
+    doctor.add_argument(
+        "--fs",
+        help="sandboxes to calibrate in (default: tmpfs,ext4,xfs,btrfs as root, else dir:$TMPDIR)",
+    )
     doctor.add_argument("--image-dir", type=Path, help="where loop images go (default: temp)")
     doctor.set_defaults(func=_doctor)
 
     run = commands.add_parser(
-        "run", help="run the benchmark suite (the same one pytest --benchmark-only runs)",
+        "run",
+        help="run the benchmark suite (the same one pytest --benchmark-only runs)",
         description="Run backend x operation x payload x filesystem benchmarks and write "
         "pytest-benchmark JSON with vcsbench's metrics. Arguments after -- go to pytest.",
     )
     _add_selection(run, defaults={})
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER,
-                     help="after --: extra pytest arguments, e.g. -- --benchmark-save=base")
+    run.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="after --: extra pytest arguments, e.g. -- --benchmark-save=base",
+    )
     run.set_defaults(func=_run)
 
     study = commands.add_parser(
-        "study", help="reproduce a published study (markus2013)",
+        "study",
+        help="reproduce a published study (markus2013)",
         description="markus2013: create N svn and git repositories, and N each with one commit "
         "of test.txt; print the 2013 blog's table with this run's figures beside it.",
     )
@@ -257,34 +328,42 @@ def build_parser() -> argparse.ArgumentParser:
     study.set_defaults(func=_study)
 
     report = commands.add_parser(
-        "report", help="tables (and plots) for RFCs from result files",
+        "report",
+        help="tables (and plots) for RFCs from result files",
         description="One table per (operation, payload, filesystem), a row per backend, "
         "with the environment and the command that reproduces the run. Several result "
         "files are merged into the same tables.",
     )
     report.add_argument("results", nargs="+", help="result JSON files")
-    report.add_argument("--format", default="md", choices=["md", "github", "rst", "html",
-                                                           "latex", "csv"])
-    report.add_argument("--out", type=Path, help="directory to write report.<ext> into "
-                        "(html: with plots embedded)")
+    report.add_argument(
+        "--format", default="md", choices=["md", "github", "rst", "html", "latex", "csv"]
+    )
+    report.add_argument(
+        "--out", type=Path, help="directory to write report.<ext> into (html: with plots embedded)"
+    )
     report.add_argument("--plots", type=Path, help="directory for PNG and SVG plots")
     report.add_argument("--baseline", help="backend to add a ratio column against")
     report.set_defaults(func=_report)
 
     compare = commands.add_parser(
-        "compare", help="compare two result files, with significance",
+        "compare",
+        help="compare two result files, with significance",
         description="Match benchmarks of BASE and OTHER; show medians, ratios and a "
         "Mann-Whitney U test per benchmark, and what differs between the environments.",
     )
     compare.add_argument("base", help="result JSON (vcsbench or pytest-benchmark --benchmark-save)")
     compare.add_argument("other", help="result JSON to compare against BASE")
-    compare.add_argument("--fail-on", metavar="SPEC",
-                         help="e.g. time:10%%,io_write_device:5%%: exit 1 on a significant "
-                         "regression beyond a threshold")
+    compare.add_argument(
+        "--fail-on",
+        metavar="SPEC",
+        help="e.g. time:10%%,io_write_device:5%%: exit 1 on a significant "
+        "regression beyond a threshold",
+    )
     compare.set_defaults(func=_compare)
 
     cleanup = commands.add_parser(
-        "cleanup", help="remove sandboxes left behind by killed runs",
+        "cleanup",
+        help="remove sandboxes left behind by killed runs",
         description="Unmount, detach and delete what killed vcsbench runs left behind; "
         "touches only what their state files record.",
     )

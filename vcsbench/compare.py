@@ -122,7 +122,9 @@ def _metric_change(name: str, base: BenchResult, other: BenchResult) -> Change:
     return Change(name, b, o, p)
 
 
-def match(base: list[BenchResult], other: list[BenchResult]) -> list[tuple[BenchResult, BenchResult]]:
+def match(
+    base: list[BenchResult], other: list[BenchResult]
+) -> list[tuple[BenchResult, BenchResult]]:
     """Pairs of the same benchmark: same (op, payload, fs, backend), or the same but for fs."""
     pairs = []
     by_key = {b.key: b for b in other}
@@ -143,8 +145,11 @@ def compare(base: ResultFile, other: ResultFile) -> list[Pair]:
     pairs = []
     for b, o in match(base.benchmarks, other.benchmarks):
         label = f"{b.backend} {b.op} {b.payload} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
-        changes = {"time": Change("time", b.median_ms, o.median_ms,
-                                  mann_whitney_p(b.samples_s, o.samples_s))}
+        changes = {
+            "time": Change(
+                "time", b.median_ms, o.median_ms, mann_whitney_p(b.samples_s, o.samples_s)
+            )
+        }
         for name in COMPARED_METRICS:
             changes[name] = _metric_change(name, b, o)
         pairs.append(Pair(label, b, o, changes))
@@ -173,12 +178,16 @@ def environment_differences(base: ResultFile, other: ResultFile) -> dict[str, tu
                 values.append(_describe_fs(bench))
             elif what == "backend versions":
                 versions = bench.backend_info.get("versions", {})
-                values.append(f"{bench.backend}: " + ", ".join(
-                    f"{k} {v}" for k, v in sorted(versions.items())))
+                values.append(
+                    f"{bench.backend}: "
+                    + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+                )
             elif what == "backend options":
                 options = bench.backend_info.get("options", {})
-                values.append(f"{bench.backend}: " + ", ".join(
-                    f"{k}={v}" for k, v in sorted(options.items()) if v))
+                values.append(
+                    f"{bench.backend}: "
+                    + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v)
+                )
             else:
                 values.append(str(bench.info.get(what)))
         return "; ".join(dict.fromkeys(values))
@@ -197,7 +206,8 @@ def parse_gate(text: str) -> dict[str, float]:
         match_ = re.fullmatch(r"\s*([\w]+):(\d+(?:\.\d+)?)%\s*", item)
         if not match_ or match_.group(1) not in GATE_NAMES:
             raise VcsbenchError(
-                f"--fail-on {item.strip()!r} is not NAME:N% with NAME one of {', '.join(GATE_NAMES)}"
+                f"--fail-on {item.strip()!r} is not NAME:N% with NAME one of "
+                + ", ".join(GATE_NAMES)
             )
         gate[match_.group(1)] = float(match_.group(2)) / 100
     return gate
@@ -222,30 +232,54 @@ def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "m
         for what, (b, o) in diffs.items():
             lines.append(f"  {what}: {b}  →  {o}")
         if len(diffs) > 1:
-            lines.append(f"warning: {len(diffs)} things changed at once ({', '.join(diffs)}); "
-                         "a difference below cannot be put down to one of them alone")
+            lines.append(
+                f"warning: {len(diffs)} things changed at once ({', '.join(diffs)}); "
+                "a difference below cannot be put down to one of them alone"
+            )
     else:
         lines.append("The two environments do not differ in what results record.")
     lines.append("")
     time_rows = []
     for pair in pairs:
         change = pair.changes["time"]
-        time_rows.append([pair.label, fmt_ms(change.base), fmt_ms(change.other), change.text(),
-                          f"{pair.base.errors}/{pair.other.errors}"])
-    lines.append(render_rows(["benchmark", "base median ms", "other median ms",
-                              "change (Mann-Whitney U)", "errors"], time_rows, fmt))
+        time_rows.append(
+            [
+                pair.label,
+                fmt_ms(change.base),
+                fmt_ms(change.other),
+                change.text(),
+                f"{pair.base.errors}/{pair.other.errors}",
+            ]
+        )
+    lines.append(
+        render_rows(
+            ["benchmark", "base median ms", "other median ms", "change (Mann-Whitney U)", "errors"],
+            time_rows,
+            fmt,
+        )
+    )
     lines.append("")
     metric_rows: list[list[Any]] = []
     for pair in pairs:
         row = [pair.label]
         for name, (_, scale, _) in COMPARED_METRICS.items():
             change = pair.changes[name]
-            row.append(f"{fmt_num(change.base, scale)} → {fmt_num(change.other, scale)}"
-                       + (f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
-                          if change.ratio is not None else ""))
+            row.append(
+                f"{fmt_num(change.base, scale)} → {fmt_num(change.other, scale)}"
+                + (
+                    f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
+                    if change.ratio is not None
+                    else ""
+                )
+            )
         metric_rows.append(row)
-    lines.append(render_rows(["per repository", *(label for label, _, _ in
-                                                  COMPARED_METRICS.values())], metric_rows, fmt))
+    lines.append(
+        render_rows(
+            ["per repository", *(label for label, _, _ in COMPARED_METRICS.values())],
+            metric_rows,
+            fmt,
+        )
+    )
     lines.append("")
     lines.append(f"~ : not significant (p >= {ALPHA}); ratios are other / base.")
     return "\n".join(lines) + "\n"

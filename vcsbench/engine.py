@@ -40,8 +40,10 @@ def run_suite(
         "--benchmark-only",
         f"--benchmark-json={json_out}",
         f"--benchmark-columns={COMPACT_COLUMNS}",
-        "-p", "no:cacheprovider",
-        "-o", "filterwarnings=default",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "filterwarnings=default",
         "-q",
     ]
     for key, value in options.items():

@@ -317,11 +317,21 @@ class Sandbox:
         self._save("mountpoint")
         if spec.kind == "tmpfs":
             options = ",".join(
-                o for o in (f"size={spec.size_bytes}" if spec.size_bytes else "",
-                            spec.mount_options) if o
+                o
+                for o in (f"size={spec.size_bytes}" if spec.size_bytes else "", spec.mount_options)
+                if o
             )
-            _run(["mount", "-t", "tmpfs", *(["-o", options] if options else []),
-                  "vcsbench-tmpfs", mountpoint], f"--fs {spec.text}")
+            _run(
+                [
+                    "mount",
+                    "-t",
+                    "tmpfs",
+                    *(["-o", options] if options else []),
+                    "vcsbench-tmpfs",
+                    mountpoint,
+                ],
+                f"--fs {spec.text}",
+            )
             self._save("mounted")
             self._describe(mount_entry(mountpoint), None, None)
         else:
@@ -359,15 +369,21 @@ class Sandbox:
         device = _run(["losetup", "--find", "--show", str(image)], where).strip()
         self._state.loop_device = device
         self._save("loop")
-        _run(["mount", "-t", spec.kind,
-              *(["-o", spec.mount_options] if spec.mount_options else []),
-              device, mountpoint], where)
+        _run(
+            [
+                "mount",
+                "-t",
+                spec.kind,
+                *(["-o", spec.mount_options] if spec.mount_options else []),
+                device,
+                mountpoint,
+            ],
+            where,
+        )
         self._save("mounted")
         self._describe(mount_entry(mountpoint), str(image), size)
 
-    def _describe(
-        self, entry: dict[str, str] | None, image: str | None, size: int | None
-    ) -> None:
+    def _describe(self, entry: dict[str, str] | None, image: str | None, size: int | None) -> None:
         if entry is None:
             raise VcsbenchError(f"--fs {self.spec.text}: the sandbox is not mounted")
         device, stat = block_device_stat(entry["source"])

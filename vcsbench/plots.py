@@ -18,11 +18,11 @@ import matplotlib.axis
 import matplotlib.ticker
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from vcsbench.report import groups  # noqa: E402
-from vcsbench.results import BenchResult, ResultFile  # noqa: E402
+from vcsbench.report import groups
+from vcsbench.results import BenchResult, ResultFile
 
 DPI = 110
 
@@ -51,8 +51,9 @@ def _save(fig: Figure, directory: Path, stem: str) -> list[Path]:
 def latency_boxplot(rows: list[BenchResult], title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
-    ax.boxplot(data, vert=False, whis=(1, 99), showfliers=True,
-               flierprops={"markersize": 2, "alpha": 0.4})
+    ax.boxplot(
+        data, vert=False, whis=(1, 99), showfliers=True, flierprops={"markersize": 2, "alpha": 0.4}
+    )
     ax.set_yticks(range(1, len(rows) + 1), [b.backend for b in rows])
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
@@ -64,8 +65,14 @@ def latency_boxplot(rows: list[BenchResult], title: str) -> Figure:
         text = f"{1000 / median:,.0f} ops/s" if median else "failed"
         if bench.errors:
             text += f"  ✗ {bench.errors} errors"
-        ax.annotate(text, xy=(1.01, i), xycoords=("axes fraction", "data"), va="center",
-                    color="red" if bench.errors else "black", fontsize=9)
+        ax.annotate(
+            text,
+            xy=(1.01, i),
+            xycoords=("axes fraction", "data"),
+            va="center",
+            color="red" if bench.errors else "black",
+            fontsize=9,
+        )
     ax.grid(axis="x", which="both", alpha=0.3)
     return fig
 
@@ -90,30 +97,58 @@ def latency_cdf(rows: list[BenchResult], title: str) -> Figure:
 
 
 def timeline(rows: list[BenchResult], title: str) -> Figure:
-    fig, (lat, cpu, mem) = plt.subplots(3, 1, figsize=(10, 8), sharex=True,
-                                        gridspec_kw={"height_ratios": [2, 1, 1]})
+    fig, (lat, cpu, mem) = plt.subplots(
+        3, 1, figsize=(10, 8), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]}
+    )
     starts = [t for b in rows for t in b.info.get("rounds", {}).get("t_start_s", []) if t]
     origin = min(starts) if starts else 0.0
     for bench in rows:
         rounds = bench.info.get("rounds", {})
-        points = [(t - origin, w / 1e6) for t, w, ok in zip(
-            rounds.get("t_start_s", []), rounds.get("wall_ns", []), rounds.get("ok", []),
-            strict=False) if ok and t]
+        points = [
+            (t - origin, w / 1e6)
+            for t, w, ok in zip(
+                rounds.get("t_start_s", []),
+                rounds.get("wall_ns", []),
+                rounds.get("ok", []),
+                strict=False,
+            )
+            if ok and t
+        ]
         if points:
             lat.scatter(*zip(*points, strict=True), s=4, label=bench.backend, alpha=0.6)
         samples = bench.info.get("sampler", {}).get("samples", [])
         if not samples:
             continue
         ts = [s["t_s"] - origin for s in samples]
-        cpu.plot(ts, [s["cpu_iowait_pct"] for s in samples], marker=".", color="tab:red",
-                 label="iowait %" if bench is rows[0] else None)
+        cpu.plot(
+            ts,
+            [s["cpu_iowait_pct"] for s in samples],
+            marker=".",
+            color="tab:red",
+            label="iowait %" if bench is rows[0] else None,
+        )
         if samples[0].get("device_busy_pct") is not None:
-            cpu.plot(ts, [s["device_busy_pct"] for s in samples], marker=".", color="tab:purple",
-                     label="device busy %" if bench is rows[0] else None)
-        mem.plot(ts, [s["dirty_bytes"] / 2**20 for s in samples], marker=".", color="tab:orange",
-                 label="Dirty" if bench is rows[0] else None)
-        mem.plot(ts, [s["writeback_bytes"] / 2**20 for s in samples], marker=".", color="tab:green",
-                 label="Writeback" if bench is rows[0] else None)
+            cpu.plot(
+                ts,
+                [s["device_busy_pct"] for s in samples],
+                marker=".",
+                color="tab:purple",
+                label="device busy %" if bench is rows[0] else None,
+            )
+        mem.plot(
+            ts,
+            [s["dirty_bytes"] / 2**20 for s in samples],
+            marker=".",
+            color="tab:orange",
+            label="Dirty" if bench is rows[0] else None,
+        )
+        mem.plot(
+            ts,
+            [s["writeback_bytes"] / 2**20 for s in samples],
+            marker=".",
+            color="tab:green",
+            label="Writeback" if bench is rows[0] else None,
+        )
     lat.set_yscale("log")
     _plain_log_ticks(lat.yaxis)
     lat.set_ylabel("latency (ms, log)")
@@ -153,8 +188,11 @@ def write_plots(files: list[ResultFile], directory: Path) -> list[tuple[str, Pat
     benches = [b for f in files for b in f.benchmarks]
     for (op, payload, fs), rows in groups(benches).items():
         what = f"{op}, payload {payload}, fs {fs}"
-        for kind, draw in (("latency", latency_boxplot), ("cdf", latency_cdf),
-                           ("timeline", timeline)):
+        for kind, draw in (
+            ("latency", latency_boxplot),
+            ("cdf", latency_cdf),
+            ("timeline", timeline),
+        ):
             title = f"{kind}: {what}"
             paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs))
             made.append((title, paths[0]))

@@ -135,32 +135,68 @@ class Selection:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("vcsbench", "vcsbench: version-control backend benchmarks")
-    group.addoption("--vcs-backends", default="all",
-                    help=f"comma-separated backends: {', '.join(REGISTRY)} (default: all)")
-    group.addoption("--vcs-ops", default="all",
-                    help=f"comma-separated operations: {', '.join(OPS)} (default: all)")
-    group.addoption("--vcs-payloads", default=",".join(DEFAULT_PAYLOADS),
-                    help="comma-separated payloads from fixtures/payloads.toml "
-                    f"(default: {','.join(DEFAULT_PAYLOADS)}; many-files and large on request)")
-    group.addoption("--vcs-fs", default=None,
-                    help="sandbox specs, comma-separated: tmpfs[:size=2G], "
-                    "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
-                    "(default: tmpfs as root, else dir:$TMPDIR)")
-    group.addoption("--vcs-fs-scope", default="benchmark", choices=FS_SCOPES,
-                    help="a fresh sandbox per benchmark (default) or one per session")
-    group.addoption("--vcs-repos", default=str(DEFAULT_REPOS),
-                    help=f"rounds per benchmark, one fresh repository each (default {DEFAULT_REPOS})")
-    group.addoption("--vcs-cache", default="warm",
-                    help="warm (default) or cold: sync + drop_caches before each round (root)")
-    group.addoption("--vcs-image-dir", default=None,
-                    help="directory for loop-mounted images (default: a temp directory)")
-    group.addoption("--vcs-backend-option", action="append", default=[],
-                    metavar="BACKEND:KEY=VALUE",
-                    help="backend option, repeatable, e.g. git-cli:core.fsync=all")
-    group.addoption("--vcs-verify", default="all",
-                    help="verify every repository (all, default) or K evenly spaced (sample:K)")
-    group.addoption("--vcs-progress", default="auto", choices=PROGRESS_MODES,
-                    help="progress per benchmark: a bar on a terminal, plain lines otherwise")
+    group.addoption(
+        "--vcs-backends",
+        default="all",
+        help=f"comma-separated backends: {', '.join(REGISTRY)} (default: all)",
+    )
+    group.addoption(
+        "--vcs-ops",
+        default="all",
+        help=f"comma-separated operations: {', '.join(OPS)} (default: all)",
+    )
+    group.addoption(
+        "--vcs-payloads",
+        default=",".join(DEFAULT_PAYLOADS),
+        help="comma-separated payloads from fixtures/payloads.toml "
+        f"(default: {','.join(DEFAULT_PAYLOADS)}; many-files and large on request)",
+    )
+    group.addoption(
+        "--vcs-fs",
+        default=None,
+        help="sandbox specs, comma-separated: tmpfs[:size=2G], "
+        "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
+        "(default: tmpfs as root, else dir:$TMPDIR)",
+    )
+    group.addoption(
+        "--vcs-fs-scope",
+        default="benchmark",
+        choices=FS_SCOPES,
+        help="a fresh sandbox per benchmark (default) or one per session",
+    )
+    group.addoption(
+        "--vcs-repos",
+        default=str(DEFAULT_REPOS),
+        help=f"rounds per benchmark, one fresh repository each (default {DEFAULT_REPOS})",
+    )
+    group.addoption(
+        "--vcs-cache",
+        default="warm",
+        help="warm (default) or cold: sync + drop_caches before each round (root)",
+    )
+    group.addoption(
+        "--vcs-image-dir",
+        default=None,
+        help="directory for loop-mounted images (default: a temp directory)",
+    )
+    group.addoption(
+        "--vcs-backend-option",
+        action="append",
+        default=[],
+        metavar="BACKEND:KEY=VALUE",
+        help="backend option, repeatable, e.g. git-cli:core.fsync=all",
+    )
+    group.addoption(
+        "--vcs-verify",
+        default="all",
+        help="verify every repository (all, default) or K evenly spaced (sample:K)",
+    )
+    group.addoption(
+        "--vcs-progress",
+        default="auto",
+        choices=PROGRESS_MODES,
+        help="progress per benchmark: a bar on a terminal, plain lines otherwise",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -194,9 +230,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "vcs_session" not in metafunc.fixturenames:
         return
     cases = metafunc.config.stash[SELECTION].cases()
-    metafunc.parametrize(
-        "backend,op,payload,fs", cases, ids=["-".join(case) for case in cases]
-    )
+    metafunc.parametrize("backend,op,payload,fs", cases, ids=["-".join(case) for case in cases])
 
 
 class ProgressDisplay:
@@ -297,8 +331,12 @@ class VcsSession:
                     progress=ProgressDisplay(self.config, label),
                 )
                 benchmark.pedantic(
-                    run.target, setup=run.setup, teardown=run.teardown,
-                    rounds=selection.repos, iterations=1, warmup_rounds=0,
+                    run.target,
+                    setup=run.setup,
+                    teardown=run.teardown,
+                    rounds=selection.repos,
+                    iterations=1,
+                    warmup_rounds=0,
                 )
                 info = run.finish()
         except VcsbenchError as exc:
@@ -326,7 +364,9 @@ def vcs_session(request: pytest.FixtureRequest) -> Iterator[VcsSession]:
     session.close()
 
 
-def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]) -> None:
+def pytest_benchmark_update_machine_info(
+    config: pytest.Config, machine_info: dict[str, Any]
+) -> None:
     from vcsbench.environment import machine_info as vcs_machine_info
 
     machine_info["vcsbench"] = vcs_machine_info()

@@ -19,15 +19,31 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.results import BenchResult, ResultFile
 
 FORMATS = ("md", "github", "rst", "html", "latex", "csv")
-TABULATE_FORMAT = {"md": "pipe", "github": "github", "rst": "rst", "latex": "latex",
-                   "html": "unsafehtml"}
+TABULATE_FORMAT = {
+    "md": "pipe",
+    "github": "github",
+    "rst": "rst",
+    "latex": "latex",
+    "html": "unsafehtml",
+}
 WIDE_SPREAD = 0.10
 KIB = 1024.0
 
 COLUMNS = [
-    "backend", "repos", "median ms", "p95 ms", "p99 ms", "vs fastest", "CPU ms",
-    "logical KiB written", "device KiB written", "apparent KiB", "allocated KiB", "inodes",
-    "x floor", "errors",
+    "backend",
+    "repos",
+    "median ms",
+    "p95 ms",
+    "p99 ms",
+    "vs fastest",
+    "CPU ms",
+    "logical KiB written",
+    "device KiB written",
+    "apparent KiB",
+    "allocated KiB",
+    "inodes",
+    "x floor",
+    "errors",
 ]
 
 
@@ -118,20 +134,30 @@ def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
 
     for result in files:
         machine = result.machine.get("vcsbench", {})
-        add("machine", f"{machine.get('cpu_model', '?')}, {machine.get('cpu_count', '?')} CPUs, "
-                       f"{fmt_num(machine.get('memory_bytes'), 1 << 30)} GiB memory")
-        add("system", f"{machine.get('distribution', '?')}, kernel {machine.get('kernel', '?')}, "
-                      f"Python {machine.get('python', '?')}")
+        add(
+            "machine",
+            f"{machine.get('cpu_model', '?')}, {machine.get('cpu_count', '?')} CPUs, "
+            f"{fmt_num(machine.get('memory_bytes'), 1 << 30)} GiB memory",
+        )
+        add(
+            "system",
+            f"{machine.get('distribution', '?')}, kernel {machine.get('kernel', '?')}, "
+            f"Python {machine.get('python', '?')}",
+        )
         for bench in result.benchmarks:
             fs = bench.fs_info
             device = fs.get("device") or "no block device"
-            add("filesystem", f"{fs.get('spec')}: {fs.get('fstype')} ({fs.get('mount_options')})"
-                              f" on {device}")
+            add(
+                "filesystem",
+                f"{fs.get('spec')}: {fs.get('fstype')} ({fs.get('mount_options')}) on {device}",
+            )
             backend = bench.backend_info
             versions = ", ".join(f"{k} {v}" for k, v in backend.get("versions", {}).items())
             options = ", ".join(f"{k}={v}" for k, v in backend.get("options", {}).items() if v)
-            add("backend", f"{bench.backend}: {versions}"
-                           + (f"; options {options}" if options else ""))
+            add(
+                "backend",
+                f"{bench.backend}: {versions}" + (f"; options {options}" if options else ""),
+            )
             add("cache", f"{bench.info.get('cache', '?')}; verify {bench.info.get('verify', '?')}")
         if result.command:
             add("command", result.command)
@@ -140,8 +166,12 @@ def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
     return sorted(lines, key=lambda line: order.index(line[0]))
 
 
-def render(files: list[ResultFile], fmt: str = "md", baseline: str | None = None,
-           plots: list[tuple[str, str]] | None = None) -> str:
+def render(
+    files: list[ResultFile],
+    fmt: str = "md",
+    baseline: str | None = None,
+    plots: list[tuple[str, str]] | None = None,
+) -> str:
     """The whole report in ``fmt``; ``plots`` are (title, data URI or path) for html."""
     if fmt not in FORMATS:
         raise VcsbenchError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -157,8 +187,10 @@ def render(files: list[ResultFile], fmt: str = "md", baseline: str | None = None
     env = environment(files)
     if fmt in ("md", "github"):
         parts.append("## Environment\n")
-        parts.extend(f"- **{label}**: `{value}`" if label == "command" else
-                     f"- **{label}**: {value}" for label, value in env)
+        parts.extend(
+            f"- **{label}**: `{value}`" if label == "command" else f"- **{label}**: {value}"
+            for label, value in env
+        )
     else:
         parts.append(tabulate(env, headers=["", "environment"], tablefmt=TABULATE_FORMAT[fmt]))
     for (op, payload, fs), rows in grouped.items():
@@ -170,19 +202,24 @@ def render(files: list[ResultFile], fmt: str = "md", baseline: str | None = None
             parts.append(f"\n{title}\n{'-' * len(title)}\n")
         else:
             parts.append(f"\n% {title}")
-        parts.append(tabulate(body, headers=header, tablefmt=TABULATE_FORMAT[fmt],
-                              disable_numparse=True))
+        parts.append(
+            tabulate(body, headers=header, tablefmt=TABULATE_FORMAT[fmt], disable_numparse=True)
+        )
     parts.append(_legend(fmt))
     return "\n".join(parts) + "\n"
 
 
 def _legend(fmt: str) -> str:
-    text = ("median/p95/p99: wall time of one operation (ms), failed rounds excluded; "
-            "vs fastest: median over the fastest row's; CPU: user+sys incl. child processes; "
-            "KiB columns are per repository; x floor: median over plain mkdir/write of the same "
-            "files in the same sandbox; wide: IQR over 10% of the median.")
-    return f"\n{'%' if fmt == 'latex' else ''}{'_' if fmt in ('md', 'github') else ''}" \
-           f"{text}{'_' if fmt in ('md', 'github') else ''}"
+    text = (
+        "median/p95/p99: wall time of one operation (ms), failed rounds excluded; "
+        "vs fastest: median over the fastest row's; CPU: user+sys incl. child processes; "
+        "KiB columns are per repository; x floor: median over plain mkdir/write of the same "
+        "files in the same sandbox; wide: IQR over 10% of the median."
+    )
+    return (
+        f"\n{'%' if fmt == 'latex' else ''}{'_' if fmt in ('md', 'github') else ''}"
+        f"{text}{'_' if fmt in ('md', 'github') else ''}"
+    )
 
 
 def _csv(grouped: dict[tuple[str, str, str], list[BenchResult]], baseline: str | None) -> str:
@@ -199,8 +236,12 @@ def _csv(grouped: dict[tuple[str, str, str], list[BenchResult]], baseline: str |
     return buffer.getvalue()
 
 
-def _html(files: list[ResultFile], grouped: dict[tuple[str, str, str], list[BenchResult]],
-          baseline: str | None, plots: list[tuple[str, str]]) -> str:
+def _html(
+    files: list[ResultFile],
+    grouped: dict[tuple[str, str, str], list[BenchResult]],
+    baseline: str | None,
+    plots: list[tuple[str, str]],
+) -> str:
     esc = html.escape
     body = ["<h1>vcsbench report</h1>", "<h2>Environment</h2>", "<dl>"]
     for label, value in environment(files):
@@ -209,21 +250,32 @@ def _html(files: list[ResultFile], grouped: dict[tuple[str, str, str], list[Benc
     for (op, payload, fs), rows in grouped.items():
         header, lines = table_rows(rows, baseline)
         body.append(f"<h2>{esc(op)} · payload {esc(payload)} · fs {esc(fs)}</h2>")
-        body.append(tabulate([[esc(c) for c in line] for line in lines],
-                             headers=[esc(h) for h in header], tablefmt="unsafehtml",
-                             disable_numparse=True))
+        body.append(
+            tabulate(
+                [[esc(c) for c in line] for line in lines],
+                headers=[esc(h) for h in header],
+                tablefmt="unsafehtml",
+                disable_numparse=True,
+            )
+        )
     body.append(f"<p><em>{esc(_legend('html').strip())}</em></p>")
     if plots:
         body.append("<h2>Plots</h2>")
         for title, src in plots:
-            body.append(f'<figure><img alt="{esc(title)}" src="{src}" style="max-width:100%">'
-                        f"<figcaption>{esc(title)}</figcaption></figure>")
-    style = ("body{font-family:sans-serif;max-width:1400px;margin:2em auto}"
-             "table{border-collapse:collapse;font-size:90%}"
-             "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-             "td:first-child,th:first-child{text-align:left}dt{font-weight:bold}")
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>vcsbench report</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+            body.append(
+                f'<figure><img alt="{esc(title)}" src="{src}" style="max-width:100%">'
+                f"<figcaption>{esc(title)}</figcaption></figure>"
+            )
+    style = (
+        "body{font-family:sans-serif;max-width:1400px;margin:2em auto}"
+        "table{border-collapse:collapse;font-size:90%}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}dt{font-weight:bold}"
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>vcsbench report</title>"
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+    )
 
 
 def summary(files: list[ResultFile]) -> str:
@@ -231,20 +283,41 @@ def summary(files: list[ResultFile]) -> str:
     lines = []
     for bench in sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key):
         median = bench.median_ms
-        lines.append([
-            bench.backend, bench.op, bench.payload, bench.fs, bench.repos,
-            fmt_ms(median) + spread_flag(bench),
-            f"{1000 / median:,.0f}" if median else "—",
-            fmt_num(bench.per_repo("io_write_device"), KIB),
-            fmt_num(bench.per_repo("footprint_allocated"), KIB),
-            fmt_ratio((bench.info.get("floor") or {}).get("ratio")),
-            bench.errors,
-        ])
-    return tabulate(lines, headers=["backend", "op", "payload", "fs", "repos", "median ms",
-                                    "ops/s", "device KiB/repo", "allocated KiB/repo",
-                                    "x floor", "errors"], disable_numparse=True)
+        lines.append(
+            [
+                bench.backend,
+                bench.op,
+                bench.payload,
+                bench.fs,
+                bench.repos,
+                fmt_ms(median) + spread_flag(bench),
+                f"{1000 / median:,.0f}" if median else "—",
+                fmt_num(bench.per_repo("io_write_device"), KIB),
+                fmt_num(bench.per_repo("footprint_allocated"), KIB),
+                fmt_ratio((bench.info.get("floor") or {}).get("ratio")),
+                bench.errors,
+            ]
+        )
+    return tabulate(
+        lines,
+        headers=[
+            "backend",
+            "op",
+            "payload",
+            "fs",
+            "repos",
+            "median ms",
+            "ops/s",
+            "device KiB/repo",
+            "allocated KiB/repo",
+            "x floor",
+            "errors",
+        ],
+        disable_numparse=True,
+    )
 
 
 def render_rows(header: list[str], rows: list[list[Any]], fmt: str = "md") -> str:
-    return tabulate(rows, headers=header, tablefmt=TABULATE_FORMAT.get(fmt, "pipe"),
-                    disable_numparse=True)
+    return tabulate(
+        rows, headers=header, tablefmt=TABULATE_FORMAT.get(fmt, "pipe"), disable_numparse=True
+    )

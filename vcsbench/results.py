@@ -65,8 +65,12 @@ class BenchResult:
 
     def metric(self, name: str) -> dict[str, Any]:
         metrics: dict[str, Any] = self.info.get("metrics", {})
-        return metrics.get(name) or {"unit": "", "total": None, "per_repo": None,
-                                     "reason": "not recorded"}
+        return metrics.get(name) or {
+            "unit": "",
+            "total": None,
+            "per_repo": None,
+            "reason": "not recorded",
+        }
 
     def per_repo(self, name: str) -> float | None:
         value = self.metric(name).get("per_repo")
@@ -106,9 +110,11 @@ def load(path: Path | str) -> ResultFile:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _fail(path, f"is not valid JSON (truncated or damaged? {exc.msg} at line "
-                          f"{exc.lineno}); expected a vcsbench/pytest-benchmark result file"
-                    ) from None
+        raise _fail(
+            path,
+            f"is not valid JSON (truncated or damaged? {exc.msg} at line "
+            f"{exc.lineno}); expected a vcsbench/pytest-benchmark result file",
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
         raise _fail(path, "is not a pytest-benchmark result file (no 'benchmarks' list)")
     machine = document.get("machine_info") or {}
@@ -118,29 +124,37 @@ def load(path: Path | str) -> ResultFile:
         if info is None:
             continue
         if info.get("schema_version") not in SUPPORTED_SCHEMAS:
-            raise _fail(path, f"vcsbench schema {info.get('schema_version')!r} is not one this "
-                              f"version reads ({', '.join(map(str, SUPPORTED_SCHEMAS))})")
+            raise _fail(
+                path,
+                f"vcsbench schema {info.get('schema_version')!r} is not one this "
+                f"version reads ({', '.join(map(str, SUPPORTED_SCHEMAS))})",
+            )
         try:
             stats = entry["stats"]
             samples = [float(x) for x in stats.get("data") or []]
-            benchmarks.append(BenchResult(
-                source=str(path),
-                name=entry["name"],
-                backend=info["backend"]["name"],
-                op=info["op"],
-                payload=info["payload"]["name"],
-                fs=info["filesystem"]["spec"],
-                repos=int(info["repos"]),
-                errors=int(info["errors"]),
-                samples_s=samples,
-                info=info,
-                machine=machine,
-            ))
+            benchmarks.append(
+                BenchResult(
+                    source=str(path),
+                    name=entry["name"],
+                    backend=info["backend"]["name"],
+                    op=info["op"],
+                    payload=info["payload"]["name"],
+                    fs=info["filesystem"]["spec"],
+                    repos=int(info["repos"]),
+                    errors=int(info["errors"]),
+                    samples_s=samples,
+                    info=info,
+                    machine=machine,
+                )
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise _fail(path, f"benchmark {entry.get('name', '?')!r} lacks field {exc}") from None
     if not benchmarks:
-        raise _fail(path, "holds no vcsbench benchmarks (was it written by vcsbench or "
-                          "'pytest benchmarks --benchmark-json'?)")
+        raise _fail(
+            path,
+            "holds no vcsbench benchmarks (was it written by vcsbench or "
+            "'pytest benchmarks --benchmark-json'?)",
+        )
     return ResultFile(
         path=str(path),
         benchmarks=benchmarks,

@@ -152,8 +152,10 @@ class BenchmarkRun:
             problems = self.operation.verify(repo, checkout)
             record.verified = True
             if problems:
-                record.error = "verify: " + "; ".join(problems[:3]) + (
-                    f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+                record.error = (
+                    "verify: "
+                    + "; ".join(problems[:3])
+                    + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
                 )
         if self.progress is not None:
             self.progress(len(self._records), self.rounds, time.perf_counter() - self._t0)
@@ -185,8 +187,9 @@ class BenchmarkRun:
         floor = self._floor()
         errors = [{"round": r.index, "error": r.error} for r in records if r.error]
         median_ms = statistics.median(r.wall_ns for r in ok) / 1e6 if ok else None
-        metrics = _metrics(records, self.sandbox, final, rss_peak,
-                           rss_end - getattr(self, "_rss_start", rss_end))
+        metrics = _metrics(
+            records, self.sandbox, final, rss_peak, rss_end - getattr(self, "_rss_start", rss_end)
+        )
         return {
             "schema_version": SCHEMA_VERSION,
             "op": self.operation.name,
@@ -204,11 +207,11 @@ class BenchmarkRun:
             "floor": {
                 **floor,
                 "ratio": (median_ms / floor["ms_per_repo"])
-                if median_ms and floor.get("ms_per_repo") else None,
+                if median_ms and floor.get("ms_per_repo")
+                else None,
             },
             "harness": {
-                "probe_overhead_us_per_round": self.overhead_ns / 1000
-                if self._started else None,
+                "probe_overhead_us_per_round": self.overhead_ns / 1000 if self._started else None,
                 "benchmark_wall_s": wall_s,
                 "ops_wall_s": ops_wall_s,
                 "harness_s_per_round": (wall_s - ops_wall_s) / len(records) if records else None,
@@ -216,19 +219,30 @@ class BenchmarkRun:
                 "loop around the timed operations; none of it is inside a timed region",
             },
             "rounds": {
-                "unit": {"t_start_s": "s (perf_counter)", "wall_ns": "ns", "cpu_s": "s",
-                         "io_write_logical": "B", "io_write_device": "B"},
+                "unit": {
+                    "t_start_s": "s (perf_counter)",
+                    "wall_ns": "ns",
+                    "cpu_s": "s",
+                    "io_write_logical": "B",
+                    "io_write_device": "B",
+                },
                 "t_start_s": [r.t_start_s for r in records],
                 "wall_ns": [r.wall_ns for r in records],
                 "cpu_s": [_cpu(r) for r in records],
-                "io_write_logical": [r.delta.process.write_bytes if r.delta else None
-                                     for r in records],
-                "io_write_device": [r.delta.device.write_bytes if r.delta and r.delta.device
-                                    else None for r in records],
+                "io_write_logical": [
+                    r.delta.process.write_bytes if r.delta else None for r in records
+                ],
+                "io_write_device": [
+                    r.delta.device.write_bytes if r.delta and r.delta.device else None
+                    for r in records
+                ],
                 "ok": [r.error is None for r in records],
             },
-            "sampler": {"interval_s": self._sampler.interval_s, "units": SAMPLE_UNITS,
-                        "samples": samples},
+            "sampler": {
+                "interval_s": self._sampler.interval_s,
+                "units": SAMPLE_UNITS,
+                "samples": samples,
+            },
         }
 
     def _floor(self) -> dict[str, Any]:
@@ -338,25 +352,35 @@ def _metrics(
         "cpu_user": _metric("s", total(lambda d: d.process.cpu_user_s), n),
         "cpu_sys": _metric("s", total(lambda d: d.process.cpu_sys_s), n),
         "io_read_logical": _metric("B", total(lambda d: d.process.read_bytes), n)
-        if storage else _metric("B", None, n, no_storage),
+        if storage
+        else _metric("B", None, n, no_storage),
         "io_write_logical": _metric("B", total(lambda d: d.process.write_bytes), n)
-        if storage else _metric("B", None, n, no_storage),
+        if storage
+        else _metric("B", None, n, no_storage),
         "io_read_syscall": _metric("B", total(lambda d: d.process.rchar), n),
         "io_write_syscall": _metric("B", total(lambda d: d.process.wchar), n),
         "io_read_device": _metric("B", sum(d.read_bytes for d in dev), n)
-        if device else _metric("B", None, n, no_device),
+        if device
+        else _metric("B", None, n, no_device),
         "io_write_device": _metric("B", sum(d.write_bytes for d in dev), n)
-        if device else _metric("B", None, n, no_device),
+        if device
+        else _metric("B", None, n, no_device),
         "io_read_requests_device": _metric("requests", sum(d.read_requests for d in dev), n)
-        if device else _metric("requests", None, n, no_device),
+        if device
+        else _metric("requests", None, n, no_device),
         "io_write_requests_device": _metric("requests", sum(d.write_requests for d in dev), n)
-        if device else _metric("requests", None, n, no_device),
+        if device
+        else _metric("requests", None, n, no_device),
         "footprint_apparent": _metric("B", final.apparent_bytes, n),
         "footprint_allocated": _metric("B", final.allocated_bytes, n),
         "footprint_inodes": _metric("inodes", final.inodes, n),
         "fs_used_delta": _metric("B", total(lambda d: d.fs.used_bytes), n),
         "fs_inodes_delta": _metric("inodes", total(lambda d: d.fs.used_inodes), n),
-        "rss_peak": {"unit": "B", "total": rss_peak, "per_repo": None,
-                     "reason": "a peak is not divided by repositories; see rss_growth"},
+        "rss_peak": {
+            "unit": "B",
+            "total": rss_peak,
+            "per_repo": None,
+            "reason": "a peak is not divided by repositories; see rss_growth",
+        },
         "rss_growth": _metric("B", rss_growth, n),
     }

@@ -73,20 +73,38 @@ def markus2013_tables(files: list[ResultFile]) -> dict[str, str]:
         rows = []
         for published in MARKUS2013:
             for backend in backends:
-                bench = index.get((backend, published.op))
-                if bench is None or vcs_of[backend] != published.vcs:
+                found = index.get((backend, published.op))
+                if found is None or vcs_of[backend] != published.vcs:
                     continue
+                bench = found
                 total = _total_ms(bench)
-                rows.append([
-                    published.label, backend, f"{bench.repos:,}",
-                    fmt_ms(total), fmt_ms(total / bench.repos if total is not None else None),
-                    fmt_ms(bench.median_ms),
-                    f"{published.total_ms:,.0f}", f"{published.per_repo_ms:.1f}",
-                    f"{bench.errors}",
-                ])
+                rows.append(
+                    [
+                        published.label,
+                        backend,
+                        f"{bench.repos:,}",
+                        fmt_ms(total),
+                        fmt_ms(total / bench.repos if total is not None else None),
+                        fmt_ms(bench.median_ms),
+                        f"{published.total_ms:,.0f}",
+                        f"{published.per_repo_ms:.1f}",
+                        f"{bench.errors}",
+                    ]
+                )
         table = render_rows(
-            ["operation", "backend", "N", "total ms for N", "ms/repo (mean)", "median ms",
-             "2013 total ms (N=10,000)", "2013 ms/repo", "errors"], rows)
+            [
+                "operation",
+                "backend",
+                "N",
+                "total ms for N",
+                "ms/repo (mean)",
+                "median ms",
+                "2013 total ms (N=10,000)",
+                "2013 ms/repo",
+                "errors",
+            ],
+            rows,
+        )
         ratio_rows = []
         for svn, git in _pairs(backends, vcs_of):
             for op, label in (("create", "create"), ("create+commit", "create + commit")):
@@ -96,25 +114,30 @@ def markus2013_tables(files: list[ResultFile]) -> dict[str, str]:
                 st, gt = _total_ms(s), _total_ms(g)
                 published_s = next(p for p in MARKUS2013 if p.op == op and p.vcs == "svn")
                 published_g = next(p for p in MARKUS2013 if p.op == op and p.vcs == "git")
-                ratio_rows.append([
-                    f"{label} time, {svn} / {git}",
-                    fmt_ratio(st / gt if st and gt else None),
-                    fmt_ratio(published_s.total_ms / published_g.total_ms),
-                ])
-            disk = {}
+                ratio_rows.append(
+                    [
+                        f"{label} time, {svn} / {git}",
+                        fmt_ratio(st / gt if st and gt else None),
+                        fmt_ratio(published_s.total_ms / published_g.total_ms),
+                    ]
+                )
+            disk: dict[str, float] = {}
             for backend in (svn, git):
                 parts = [index.get((backend, op)) for op in ("create", "create+commit")]
                 totals = [p.metric("footprint_allocated").get("total") for p in parts if p]
-                disk[backend] = sum(totals) if len(totals) == 2 and None not in totals else None
-            if disk[svn] is not None and disk[git] is not None:
+                if len(totals) == 2 and None not in totals:
+                    disk[backend] = float(sum(t for t in totals if t is not None))
+            if svn in disk and git in disk:
                 n = sum(index[(svn, op)].repos for op in ("create", "create+commit"))
-                ratio_rows.append([
-                    f"disk allocated for {n:,} repos (N created + N with a commit), "
-                    f"{svn} / {git}",
-                    f"{fmt_num(disk[svn], MB)} MB / {fmt_num(disk[git], MB)} MB = "
-                    f"{fmt_ratio(disk[svn] / disk[git])}",
-                    f"594 MB / 278 MB = {fmt_ratio(594 / 278)} (20,000 repos)",
-                ])
+                ratio_rows.append(
+                    [
+                        f"disk allocated for {n:,} repos (N created + N with a commit), "
+                        f"{svn} / {git}",
+                        f"{fmt_num(disk[svn], MB)} MB / {fmt_num(disk[git], MB)} MB = "
+                        f"{fmt_ratio(disk[svn] / disk[git])}",
+                        f"594 MB / 278 MB = {fmt_ratio(594 / 278)} (20,000 repos)",
+                    ]
+                )
         ratios = render_rows(["svn / git", "this run", "2013"], ratio_rows)
         out[fs] = f"### markus2013 on {fs}\n\n{table}\n\n{ratios}\n"
     return out

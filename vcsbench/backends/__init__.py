@@ -24,9 +24,7 @@ def backend_class(name: str) -> type[Backend]:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise VcsbenchError(
-            f"unknown backend {name!r}; known: {', '.join(REGISTRY)}"
-        ) from None
+        raise VcsbenchError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}") from None
 
 
 def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend:

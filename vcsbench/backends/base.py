@@ -159,8 +159,7 @@ def run_tool(
         cwd=cwd,
         env=dict(env) if env is not None else None,
         input=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         check=False,
     )
     if proc.returncode != 0:

@@ -6,7 +6,10 @@ user's and the system's git configuration shut out (see ``_git.git_env``).
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from vcsbench.backends._git import TemplateDir, git_env, read_with_pygit2
 from vcsbench.backends.base import (
@@ -24,7 +27,7 @@ from vcsbench.backends.base import (
 class GitCli(Backend):
     name = "git-cli"
     vcs = "git"
-    option_defaults = {"template": "", "core.fsync": ""}
+    option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "core.fsync": ""}
 
     def check_options(self) -> None:
         self._template = TemplateDir(self.options["template"])
@@ -38,11 +41,10 @@ class GitCli(Backend):
         return tool_availability("git")
 
     def versions(self) -> dict[str, str]:
-        import pygit2
 
         return {
             "git": tool_version(["git", "--version"]),
-            "pygit2 (verifier)": pygit2.__version__,
+            "pygit2 (verifier)": importlib.metadata.version("pygit2"),
         }
 
     def _git(self, *args: str) -> list[str]:

@@ -6,8 +6,10 @@ created in the object database and HEAD's branch is moved.
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from vcsbench.backends._git import TemplateDir, read_with_git_cli
 from vcsbench.backends.base import (
@@ -35,10 +37,11 @@ def _nest(files: Files) -> dict[str, Any]:
 class GitPygit2(Backend):
     name = "git-pygit2"
     vcs = "git"
-    option_defaults = {"template": "", "fsync": "false"}
+    option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
         import pygit2  # noqa: F401  (imported here, not inside a timed call)
+
         self._template = TemplateDir(self.options["template"])
         self._fsync = parse_bool("fsync", self.options["fsync"])
 
@@ -57,7 +60,7 @@ class GitPygit2(Backend):
         import pygit2
 
         return {
-            "pygit2": pygit2.__version__,
+            "pygit2": importlib.metadata.version("pygit2"),
             "libgit2": pygit2.LIBGIT2_VERSION,
             "git (verifier)": tool_version(["git", "--version"]),
         }
@@ -117,7 +120,7 @@ class GitPygit2(Backend):
         repo = pygit2.Repository(str(path))
         tree = repo.head.peel(pygit2.Tree)
         target.mkdir()
-        repo.checkout_tree(
+        repo.checkout_tree(  # type: ignore[no-untyped-call]
             tree,
             directory=str(target),
             strategy=pygit2.enums.CheckoutStrategy.FORCE

@@ -8,7 +8,9 @@ makes one revision with a single ``svnmucc`` of ``mkdir`` and ``put`` actions. T
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from vcsbench.backends._svn import (
     SVN_OPTION_DEFAULTS,
@@ -35,7 +37,7 @@ from vcsbench.backends.base import (
 class SvnCli(Backend):
     name = "svn-cli"
     vcs = "svn"
-    option_defaults = dict(SVN_OPTION_DEFAULTS)
+    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
 
     def check_options(self) -> None:
         check_svn_options(self.options)

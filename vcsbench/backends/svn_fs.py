@@ -6,8 +6,9 @@ files are made and their text applied, committed with ``svn.repos.fs_commit_txn`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from vcsbench.backends._svn import (
     SVN_OPTION_DEFAULTS,
@@ -22,18 +23,19 @@ from vcsbench.backends.base import Availability, Backend, Files, ToolError, veri
 class SvnFs(Backend):
     name = "svn-fs"
     vcs = "svn"
-    option_defaults = dict(SVN_OPTION_DEFAULTS)
+    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
 
     def check_options(self) -> None:
-        import svn.core  # noqa: F401  (imported here, not inside a timed call)
-        import svn.fs  # noqa: F401
+        import svn.core
+        import svn.fs
         import svn.repos  # noqa: F401
+
         check_svn_options(self.options)
 
     @classmethod
     def available(cls) -> Availability:
         try:
-            import svn.fs  # noqa: F401
+            import svn.fs
             import svn.repos  # noqa: F401
         except ImportError as exc:
             return Availability(

@@ -8,8 +8,9 @@ files there and check in, as a desktop client would.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from vcsbench.backends._svn import (
     SVN_OPTION_DEFAULTS,
@@ -38,10 +39,11 @@ def working_copy_of(path: Path) -> Path:
 class SvnPysvn(Backend):
     name = "svn-pysvn"
     vcs = "svn"
-    option_defaults = dict(SVN_OPTION_DEFAULTS)
+    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
 
     def check_options(self) -> None:
         import pysvn  # noqa: F401  (imported here, not inside a timed call)
+
         check_svn_options(self.options)
         self._client: Any = None
         self._config: ClientConfigDir | None = None
