@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +180,24 @@ def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
     assert "git-cli" in result.stdout and "x floor" in result.stdout
     command = json.loads(out.read_text())["vcsbench"]["command"]
     assert command.startswith("vcsbench run --backends git-cli")
+
+
+def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> None:
+    out = tmp_path / "interrupted.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "run", "--backends", "git-pygit2,svn-cli",
+         "--ops", "create", "--payloads", "hello", "--repos", "300", "--fs",
+         f"dir:{tmp_path}", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("svn-cli create hello"):
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert 0 != proc.returncode
+    (bench,) = json.loads(out.read_text())["benchmarks"]
+    assert "git-pygit2" == bench["extra_info"]["vcsbench"]["backend"]["name"]
+    assert 300 == len(bench["stats"]["data"])
+    assert ["interrupted.json"] == [p.name for p in tmp_path.iterdir()]

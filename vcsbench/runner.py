@@ -197,6 +197,9 @@ class BenchmarkRun:
             "payload": self.operation.payload.describe(),
             "filesystem": self.sandbox.as_dict(),
             "cache": self.cache,
+            "cache_note": "cold is meaningless on tmpfs: its page cache is the storage"
+            if self.cache == "cold" and self.sandbox.fstype == "tmpfs"
+            else "",
             "verify": str(self.verify),
             "repos": len(records),
             "verified": sum(r.verified for r in records),

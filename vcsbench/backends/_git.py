@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from vcsbench.backends.base import run_tool
+from vcsbench.backends.base import Backend, run_tool
 from vcsbench.errors import VcsbenchError
 
 IDENTITY = {
@@ -95,3 +95,15 @@ def read_with_pygit2(repo_path: Path, paths: list[str]) -> dict[str, bytes | Non
             continue
         contents[rel] = obj.data if isinstance(obj, pygit2.Blob) else None
     return contents
+
+
+class GitBackend(Backend):
+    """What both git access paths share: the ``template`` option and its cleanup."""
+
+    vcs = "git"
+
+    def check_options(self) -> None:
+        self.template = TemplateDir(self.options["template"])
+
+    def close(self) -> None:
+        self.template.close()

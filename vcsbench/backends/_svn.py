@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
-from vcsbench.backends.base import run_tool, tool_version
+from vcsbench.backends.base import Backend, Files, run_tool, tool_version, verify_with
 from vcsbench.errors import VcsbenchError
 
 SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": ""}
@@ -93,3 +95,34 @@ def parents_of(files: list[str]) -> list[str]:
         for depth in range(1, len(parts) + 1):
             dirs.add("/".join(parts[:depth]))
     return sorted(dirs, key=lambda d: (d.count("/"), d))
+
+
+class SvnBackend(Backend):
+    """What every Subversion access path shares: options, svnadmin create, the verifier.
+
+    ``create`` defaults to ``svnadmin create``; ``verify`` reads a full-text dump of HEAD.
+    """
+
+    vcs = "svn"
+    option_defaults: ClassVar[Mapping[str, str]] = SVN_OPTION_DEFAULTS
+
+    def check_options(self) -> None:
+        check_svn_options(self.options)
+        self._config: ClientConfigDir | None = None
+
+    def config_dir(self) -> str:
+        """An empty client configuration directory, made on first use."""
+        if self._config is None:
+            self._config = ClientConfigDir()
+        return self._config.path
+
+    def close(self) -> None:
+        if self._config is not None:
+            self._config.close()
+            self._config = None
+
+    def create(self, path: Path) -> None:
+        run_tool(svnadmin_create_argv(path, self.options))
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        return verify_with(read_with_svnadmin_dump, path, files)

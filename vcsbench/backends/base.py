@@ -24,6 +24,7 @@ write a module in this package with a subclass of :class:`Backend` and add it to
 from __future__ import annotations
 
 import abc
+import importlib
 import os
 import shutil
 import subprocess
@@ -62,6 +63,8 @@ class Backend(abc.ABC):
     vcs: ClassVar[str]
     option_defaults: ClassVar[Mapping[str, str]] = {}
     """Every option this backend accepts, with its default ("" = tool default)."""
+    libraries: ClassVar[tuple[str, ...]] = ()
+    """Python modules imported when the backend is made, so no timed call imports them."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         given = dict(options or {})
@@ -72,6 +75,8 @@ class Backend(abc.ABC):
                 f"unknown option {unknown[0]!r} for backend {self.name}; accepted: {accepted}"
             )
         self.options: dict[str, str] = {**self.option_defaults, **given}
+        for module in self.libraries:
+            importlib.import_module(module)
         self.check_options()
 
     def check_options(self) -> None:

@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from vcsbench.backends._git import TemplateDir, git_env, read_with_pygit2
+from vcsbench.backends._git import GitBackend, git_env, read_with_pygit2
 from vcsbench.backends.base import (
     Availability,
-    Backend,
     Files,
     run_tool,
     tool_availability,
@@ -24,17 +23,13 @@ from vcsbench.backends.base import (
 )
 
 
-class GitCli(Backend):
+class GitCli(GitBackend):
     name = "git-cli"
-    vcs = "git"
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "core.fsync": ""}
 
     def check_options(self) -> None:
-        self._template = TemplateDir(self.options["template"])
+        super().check_options()
         self._env = git_env()
-
-    def close(self) -> None:
-        self._template.close()
 
     @classmethod
     def available(cls) -> Availability:
@@ -54,7 +49,7 @@ class GitCli(Backend):
         return [*argv, *args]
 
     def create(self, path: Path) -> None:
-        template = self._template.path()
+        template = self.template.path()
         extra = [f"--template={template}"] if template is not None else []
         run_tool(self._git("init", "-q", *extra, str(path)), env=self._env)
 

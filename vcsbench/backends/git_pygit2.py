@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vcsbench.backends._git import TemplateDir, read_with_git_cli
+from vcsbench.backends._git import GitBackend, read_with_git_cli
 from vcsbench.backends.base import (
     Availability,
-    Backend,
     Files,
     parse_bool,
     tool_version,
@@ -34,19 +33,14 @@ def _nest(files: Files) -> dict[str, Any]:
     return root
 
 
-class GitPygit2(Backend):
+class GitPygit2(GitBackend):
     name = "git-pygit2"
-    vcs = "git"
+    libraries = ("pygit2",)
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
-        import pygit2  # noqa: F401  (imported here, not inside a timed call)
-
-        self._template = TemplateDir(self.options["template"])
+        super().check_options()
         self._fsync = parse_bool("fsync", self.options["fsync"])
-
-    def close(self) -> None:
-        self._template.close()
 
     @classmethod
     def available(cls) -> Availability:
@@ -75,7 +69,7 @@ class GitPygit2(Backend):
         import pygit2
 
         self._apply_global_options()
-        template = self._template.path()
+        template = self.template.path()
         flags = pygit2.enums.RepositoryInitFlag.MKPATH
         if template is not None:
             flags |= pygit2.enums.RepositoryInitFlag.EXTERNAL_TEMPLATE

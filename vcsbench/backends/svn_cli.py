@@ -8,63 +8,32 @@ makes one revision with a single ``svnmucc`` of ``mkdir`` and ``put`` actions. T
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
 
-from vcsbench.backends._svn import (
-    SVN_OPTION_DEFAULTS,
-    ClientConfigDir,
-    check_svn_options,
-    parents_of,
-    read_with_svnadmin_dump,
-    svn_tool_versions,
-    svnadmin_create_argv,
-)
+from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
 from vcsbench.backends.base import (
     Availability,
-    Backend,
     Files,
     file_url,
     run_tool,
     tool_availability,
     tool_version,
-    verify_with,
     write_tree,
 )
 
 
-class SvnCli(Backend):
+class SvnCli(SvnBackend):
     name = "svn-cli"
-    vcs = "svn"
-    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
-
-    def check_options(self) -> None:
-        check_svn_options(self.options)
-        self._config: ClientConfigDir | None = None
-
-    def close(self) -> None:
-        if self._config is not None:
-            self._config.close()
-            self._config = None
 
     @classmethod
     def available(cls) -> Availability:
         return tool_availability("svnadmin", "svnlook", "svnmucc", "svn")
 
     def versions(self) -> dict[str, str]:
-        return {
-            **svn_tool_versions(),
-            "svnmucc": tool_version(["svnmucc", "--version"]),
-        }
+        return {**svn_tool_versions(), "svnmucc": tool_version(["svnmucc", "--version"])}
 
     def _client_args(self) -> list[str]:
-        if self._config is None:
-            self._config = ClientConfigDir()
-        return ["--non-interactive", "--config-dir", self._config.path]
-
-    def create(self, path: Path) -> None:
-        run_tool(svnadmin_create_argv(path, self.options))
+        return ["--non-interactive", "--config-dir", self.config_dir()]
 
     def commit(self, path: Path, files: Files, message: str) -> None:
         listing = run_tool(["svnlook", "tree", "--full-paths", str(path)]).decode()
@@ -74,19 +43,15 @@ class SvnCli(Backend):
             if directory not in existing:
                 actions += ["mkdir", directory]
         staging = path.with_name(path.name + ".stage")
-        names = sorted(files)
         write_tree(staging, files)
         try:
-            for rel in names:
+            for rel in sorted(files):
                 actions += ["put", str(staging / rel), rel]
             run_tool(
                 ["svnmucc", *self._client_args(), "-m", message, "-U", file_url(path), *actions]
             )
         finally:
             shutil.rmtree(staging)
-
-    def verify(self, path: Path, files: Files) -> list[str]:
-        return verify_with(read_with_svnadmin_dump, path, files)
 
     def checkout(self, path: Path, target: Path) -> None:
         run_tool(["svn", "checkout", "-q", *self._client_args(), file_url(path), str(target)])

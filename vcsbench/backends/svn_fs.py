@@ -6,31 +6,16 @@ files are made and their text applied, committed with ``svn.repos.fs_commit_txn`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from vcsbench.backends._svn import (
-    SVN_OPTION_DEFAULTS,
-    check_svn_options,
-    parents_of,
-    read_with_svnadmin_dump,
-    svn_tool_versions,
-)
-from vcsbench.backends.base import Availability, Backend, Files, ToolError, verify_with
+from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
+from vcsbench.backends.base import Availability, Files, ToolError
 
 
-class SvnFs(Backend):
+class SvnFs(SvnBackend):
     name = "svn-fs"
-    vcs = "svn"
-    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
-
-    def check_options(self) -> None:
-        import svn.core
-        import svn.fs
-        import svn.repos  # noqa: F401
-
-        check_svn_options(self.options)
+    libraries = ("svn.core", "svn.fs", "svn.repos")
 
     @classmethod
     def available(cls) -> Availability:
@@ -103,9 +88,6 @@ class SvnFs(Backend):
                 raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
         finally:
             pool.destroy()
-
-    def verify(self, path: Path, files: Files) -> list[str]:
-        return verify_with(read_with_svnadmin_dump, path, files)
 
     def checkout(self, path: Path, target: Path) -> None:
         """Export the newest revision through the fs API (there is no working copy)."""

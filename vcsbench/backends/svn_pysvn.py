@@ -8,26 +8,15 @@ files there and check in, as a desktop client would.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from vcsbench.backends._svn import (
-    SVN_OPTION_DEFAULTS,
-    ClientConfigDir,
-    check_svn_options,
-    read_with_svnadmin_dump,
-    svn_tool_versions,
-    svnadmin_create_argv,
-)
+from vcsbench.backends._svn import SvnBackend, svn_tool_versions
 from vcsbench.backends.base import (
     Availability,
-    Backend,
     Files,
     file_url,
-    run_tool,
     tool_availability,
-    verify_with,
     write_tree,
 )
 
@@ -36,22 +25,16 @@ def working_copy_of(path: Path) -> Path:
     return path.with_name(path.name + ".wc")
 
 
-class SvnPysvn(Backend):
+class SvnPysvn(SvnBackend):
     name = "svn-pysvn"
-    vcs = "svn"
-    option_defaults: ClassVar[Mapping[str, str]] = dict(SVN_OPTION_DEFAULTS)
+    libraries = ("pysvn",)
 
     def check_options(self) -> None:
-        import pysvn  # noqa: F401  (imported here, not inside a timed call)
-
-        check_svn_options(self.options)
+        super().check_options()
         self._client: Any = None
-        self._config: ClientConfigDir | None = None
 
     def close(self) -> None:
-        if self._config is not None:
-            self._config.close()
-            self._config = None
+        super().close()
         self._client = None
 
     @classmethod
@@ -82,12 +65,8 @@ class SvnPysvn(Backend):
         import pysvn
 
         if self._client is None:
-            self._config = ClientConfigDir()
-            self._client = pysvn.Client(self._config.path)
+            self._client = pysvn.Client(self.config_dir())
         return self._client
-
-    def create(self, path: Path) -> None:
-        run_tool(svnadmin_create_argv(path, self.options))
 
     def commit(self, path: Path, files: Files, message: str) -> None:
         import pysvn
@@ -111,9 +90,6 @@ class SvnPysvn(Backend):
         write_tree(wc, files)
         client.add(str(wc), depth=pysvn.depth.infinity, force=True)
         client.checkin([str(wc)], message)
-
-    def verify(self, path: Path, files: Files) -> list[str]:
-        return verify_with(read_with_svnadmin_dump, path, files)
 
     def checkout(self, path: Path, target: Path) -> None:
         self._client_for().checkout(file_url(path), str(target))
