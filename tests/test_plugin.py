@@ -185,10 +185,27 @@ def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
 def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> None:
     out = tmp_path / "interrupted.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vcsbench.cli", "run", "--backends", "git-pygit2,svn-cli",
-         "--ops", "create", "--payloads", "hello", "--repos", "300", "--fs",
-         f"dir:{tmp_path}", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "vcsbench.cli",
+            "run",
+            "--backends",
+            "git-pygit2,svn-cli",
+            "--ops",
+            "create",
+            "--payloads",
+            "hello",
+            "--repos",
+            "300",
+            "--fs",
+            f"dir:{tmp_path}",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -18,6 +18,8 @@ from vcsbench.report import KIB, fmt_ms, fmt_num, render_rows
 from vcsbench.results import BenchResult, ResultFile
 
 ALPHA = 0.05
+STEADY = 0.01
+"""Metrics without per-round samples (footprint) count as changed beyond this ratio."""
 COMPARED_METRICS = {
     # name: (label, scale, per-round sample key or None)
     "cpu": ("CPU ms", 1e-3, "cpu_s"),
@@ -75,14 +77,16 @@ class Change:
     def significant(self) -> bool:
         if self.ratio is None:
             return False
-        return self.ratio != 1.0 if self.p is None else self.p < ALPHA
+        return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ALPHA
 
     def text(self) -> str:
         ratio = self.ratio
         if ratio is None:
             return "n/a"
         if not self.significant:
-            return f"~ ({ratio:.2f}x, p={self.p:.2f})" if self.p is not None else "= (1.00x)"
+            return (
+                f"~ ({ratio:.2f}x, p={self.p:.2f})" if self.p is not None else f"~ ({ratio:.2f}x)"
+            )
         word = "slower" if ratio > 1 else "faster"
         if self.name != "time":
             word = "more" if ratio > 1 else "less"
@@ -281,5 +285,8 @@ def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "m
         )
     )
     lines.append("")
-    lines.append(f"~ : not significant (p >= {ALPHA}); ratios are other / base.")
+    lines.append(
+        f"~ : not significant (p >= {ALPHA}; without per-round samples: within "
+        f"{STEADY:.0%}); ratios are other / base."
+    )
     return "\n".join(lines) + "\n"

@@ -330,14 +330,20 @@ class VcsSession:
                     verify=selection.verify,
                     progress=ProgressDisplay(self.config, label),
                 )
-                benchmark.pedantic(
-                    run.target,
-                    setup=run.setup,
-                    teardown=run.teardown,
-                    rounds=selection.repos,
-                    iterations=1,
-                    warmup_rounds=0,
-                )
+                try:
+                    benchmark.pedantic(
+                        run.target,
+                        setup=run.setup,
+                        teardown=run.teardown,
+                        rounds=selection.repos,
+                        iterations=1,
+                        warmup_rounds=0,
+                    )
+                except BaseException:
+                    # An interrupted benchmark is unfinished: keep it out of the results,
+                    # which keep every benchmark that did finish.
+                    benchmark.has_error = True
+                    raise
                 info = run.finish()
         except VcsbenchError as exc:
             pytest.fail(str(exc), pytrace=False)
@@ -379,5 +385,13 @@ def pytest_benchmark_update_json(
 
     output_json["vcsbench"] = {
         "version": __version__,
-        "command": os.environ.get("VCSBENCH_COMMAND") or shlex.join(sys.argv),
+        "command": os.environ.get("VCSBENCH_COMMAND") or _pytest_command(),
     }
+
+
+def _pytest_command() -> str:
+    """The command line that ran pytest, as a person would type it again."""
+    program = sys.argv[0]
+    if Path(program).name in ("pytest", "py.test", "__main__.py"):
+        program = "pytest"
+    return shlex.join([program, *sys.argv[1:]])
