@@ -39,3 +39,6 @@ reference: $(STAMP)
 	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4 --vcs-payloads many-files,large --vcs-repos 20 --benchmark-json $(REF)/large-payloads.json
 	$(VENV)/bin/vcsbench report $(REF)/matrix.json $(REF)/large-payloads.json --format md --plots $(REF)/plots > $(REF)/report.md
 	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json $(REF)/markus2013-ext4.json > $(REF)/compare-markus2013-tmpfs-ext4.txt
+	$(VENV)/bin/vcsbench run --backends git-cli --ops create+commit --payloads hello --repos 200 --fs tmpfs --backend-option git-cli:template=empty --out $(REF)/git-cli-empty-template.json
+	$(VENV)/bin/vcsbench run --backends git-cli --ops create+commit --payloads hello --repos 200 --fs tmpfs --out $(REF)/git-cli-default-template.json
+	$(VENV)/bin/vcsbench compare $(REF)/git-cli-default-template.json $(REF)/git-cli-empty-template.json > $(REF)/compare-git-cli-template.txt
