@@ -25,6 +25,13 @@ from vcsbench.report import groups
 from vcsbench.results import BenchResult, ResultFile
 
 DPI = 110
+SAMPLER_SERIES = (
+    # (memory axis?, sample key, legend, colour, divisor)
+    (False, "cpu_iowait_pct", "iowait %", "tab:red", 1),
+    (False, "device_busy_pct", "device busy %", "tab:purple", 1),
+    (True, "dirty_bytes", "Dirty", "tab:orange", 2**20),
+    (True, "writeback_bytes", "Writeback", "tab:green", 2**20),
+)
 
 
 def _plain_log_ticks(axis: matplotlib.axis.Axis) -> None:
@@ -120,35 +127,16 @@ def timeline(rows: list[BenchResult], title: str) -> Figure:
         if not samples:
             continue
         ts = [s["t_s"] - origin for s in samples]
-        cpu.plot(
-            ts,
-            [s["cpu_iowait_pct"] for s in samples],
-            marker=".",
-            color="tab:red",
-            label="iowait %" if bench is rows[0] else None,
-        )
-        if samples[0].get("device_busy_pct") is not None:
-            cpu.plot(
+        for on_memory, key, label, color, scale in SAMPLER_SERIES:
+            if samples[0].get(key) is None:
+                continue
+            (mem if on_memory else cpu).plot(
                 ts,
-                [s["device_busy_pct"] for s in samples],
+                [s[key] / scale for s in samples],
                 marker=".",
-                color="tab:purple",
-                label="device busy %" if bench is rows[0] else None,
+                color=color,
+                label=label if bench is rows[0] else None,
             )
-        mem.plot(
-            ts,
-            [s["dirty_bytes"] / 2**20 for s in samples],
-            marker=".",
-            color="tab:orange",
-            label="Dirty" if bench is rows[0] else None,
-        )
-        mem.plot(
-            ts,
-            [s["writeback_bytes"] / 2**20 for s in samples],
-            marker=".",
-            color="tab:green",
-            label="Writeback" if bench is rows[0] else None,
-        )
     lat.set_yscale("log")
     _plain_log_ticks(lat.yaxis)
     lat.set_ylabel("latency (ms, log)")

@@ -21,6 +21,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.filesystems import SandboxInfo
 from vcsbench.probes import (
     Delta,
+    DeviceCounters,
     Footprint,
     Probe,
     Snapshot,
@@ -348,32 +349,28 @@ def _metrics(
     storage = sandbox.fstype != "tmpfs"
     no_storage = f"{sandbox.fstype} has no backing store: the kernel accounts no storage IO"
     device = sandbox.device_stat_path is not None and all(d.device for d in deltas)
-    no_device = "no block device under this filesystem"
     dev = [d.device for d in deltas if d.device is not None]
+
+    def storage_io(pick: Callable[[Delta], float]) -> dict[str, Any]:
+        return _metric("B", total(pick), n) if storage else _metric("B", None, n, no_storage)
+
+    def device_io(unit: str, pick: Callable[[DeviceCounters], int]) -> dict[str, Any]:
+        if not device:
+            return _metric(unit, None, n, "no block device under this filesystem")
+        return _metric(unit, sum(pick(d) for d in dev), n)
+
     return {
         "wall": _metric("s", total(lambda d: d.wall_ns / 1e9), n),
         "cpu_user": _metric("s", total(lambda d: d.process.cpu_user_s), n),
         "cpu_sys": _metric("s", total(lambda d: d.process.cpu_sys_s), n),
-        "io_read_logical": _metric("B", total(lambda d: d.process.read_bytes), n)
-        if storage
-        else _metric("B", None, n, no_storage),
-        "io_write_logical": _metric("B", total(lambda d: d.process.write_bytes), n)
-        if storage
-        else _metric("B", None, n, no_storage),
+        "io_read_logical": storage_io(lambda d: d.process.read_bytes),
+        "io_write_logical": storage_io(lambda d: d.process.write_bytes),
         "io_read_syscall": _metric("B", total(lambda d: d.process.rchar), n),
         "io_write_syscall": _metric("B", total(lambda d: d.process.wchar), n),
-        "io_read_device": _metric("B", sum(d.read_bytes for d in dev), n)
-        if device
-        else _metric("B", None, n, no_device),
-        "io_write_device": _metric("B", sum(d.write_bytes for d in dev), n)
-        if device
-        else _metric("B", None, n, no_device),
-        "io_read_requests_device": _metric("requests", sum(d.read_requests for d in dev), n)
-        if device
-        else _metric("requests", None, n, no_device),
-        "io_write_requests_device": _metric("requests", sum(d.write_requests for d in dev), n)
-        if device
-        else _metric("requests", None, n, no_device),
+        "io_read_device": device_io("B", lambda d: d.read_bytes),
+        "io_write_device": device_io("B", lambda d: d.write_bytes),
+        "io_read_requests_device": device_io("requests", lambda d: d.read_requests),
+        "io_write_requests_device": device_io("requests", lambda d: d.write_requests),
         "footprint_apparent": _metric("B", final.apparent_bytes, n),
         "footprint_allocated": _metric("B", final.allocated_bytes, n),
         "footprint_inodes": _metric("inodes", final.inodes, n),
