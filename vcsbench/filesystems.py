@@ -125,6 +125,15 @@ def parse_fs_spec(text: str) -> FsSpec:
     )
 
 
+def require_root(spec: FsSpec) -> None:
+    """A managed sandbox needs root; say so in one line that names the way out."""
+    if spec.managed and os.geteuid() != 0:
+        raise VcsbenchError(
+            f"--fs {spec.text}: a {spec.kind} sandbox needs root (mount, losetup); "
+            "run as root, or use dir:PATH to benchmark in an existing directory"
+        )
+
+
 def parse_fs_list(text: str) -> list[FsSpec]:
     """Parse a comma-separated list of specs: ``tmpfs,ext4:size=4G,mount=noatime,xfs``.
 
@@ -287,11 +296,7 @@ class Sandbox:
 
     def _setup(self) -> None:
         spec = self.spec
-        if spec.managed and os.geteuid() != 0:
-            raise VcsbenchError(
-                f"--fs {spec.text}: a {spec.kind} sandbox needs root (mount, losetup); "
-                "run as root, or use dir:PATH to benchmark in an existing directory"
-            )
+        require_root(spec)
         pid = os.getpid()
         self._state = _State(pid, _process_starttime(pid) or "", _boot_id(), spec.kind)
         directory = state_dir()

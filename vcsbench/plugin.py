@@ -21,7 +21,7 @@ import pytest
 from vcsbench.backends import REGISTRY, Backend, make_backend
 from vcsbench.backends.base import parse_options
 from vcsbench.errors import VcsbenchError
-from vcsbench.filesystems import FsSpec, Sandbox, parse_fs_list
+from vcsbench.filesystems import FsSpec, Sandbox, parse_fs_list, require_root
 from vcsbench.runner import CACHE_STATES, BenchmarkRun, VerifyPolicy
 from vcsbench.workloads import DEFAULT_PAYLOADS, OPS, Operation, load_payload, payload_names
 
@@ -93,13 +93,8 @@ class Selection:
         if image is not None and not image.is_dir():
             raise VcsbenchError(f"image dir {image_dir!r} is not an existing directory")
         specs = parse_fs_list(fs or default_fs())
-        if os.geteuid() != 0:
-            for spec in specs:
-                if spec.managed:
-                    raise VcsbenchError(
-                        f"fs {spec.text}: a {spec.kind} sandbox needs root (mount, losetup); "
-                        "run as root, or use dir:PATH to benchmark in an existing directory"
-                    )
+        for spec in specs:
+            require_root(spec)
         selection = cls(
             backends=_names(backends, list(REGISTRY), "backend"),
             ops=_names(ops, OPS, "operation"),

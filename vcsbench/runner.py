@@ -71,6 +71,8 @@ class VerifyPolicy:
 @dataclass
 class _Round:
     index: int
+    repo: Path
+    checkout: Path
     t_start_s: float = 0.0
     wall_ns: int = 0
     delta: Delta | None = None
@@ -109,15 +111,19 @@ class BenchmarkRun:
         self._floor_tree: dict[str, _TreeEntry] = {}
         self._sampler = SystemSampler(self.sandbox.device_stat_path)
         self._started = False
+        self.overhead_ns = 0
+        self._rss_start = 0
+        self._t0 = 0.0
 
     # -- the three callbacks pedantic calls, per round ------------------------------
 
     def setup(self) -> None:
         if not self._started:
             self._start()
-        record = _Round(len(self._records))
+        index = len(self._records)
+        repo, checkout = self.operation.paths(self.workdir, index)
+        record = _Round(index, repo, checkout)
         self._records.append(record)
-        repo, _ = self.operation.paths(self.workdir, record.index)
         try:
             self.operation.prepare(repo)
         except Exception as exc:
@@ -132,11 +138,10 @@ class BenchmarkRun:
         record = self._records[-1]
         if record.error is not None:
             return
-        repo, checkout = self.operation.paths(self.workdir, record.index)
         record.t_start_s = time.perf_counter()
         start = time.perf_counter_ns()
         try:
-            self.operation.run(repo, checkout)
+            self.operation.run(record.repo, record.checkout)
         except Exception as exc:
             record.error = _describe(exc)
         record.wall_ns = time.perf_counter_ns() - start
@@ -146,11 +151,10 @@ class BenchmarkRun:
         record = self._records[-1]
         assert self._before is not None
         record.delta = Probe.delta(self._before, after, record.wall_ns)
-        repo, checkout = self.operation.paths(self.workdir, record.index)
         if record.index == self.floor_round and record.error is None:
-            self._floor_tree = _changed(self.workdir, repo.name, self._floor_before)
+            self._floor_tree = _changed(self.workdir, record.repo.name, self._floor_before)
         if record.error is None and record.index in self.verify_rounds:
-            problems = self.operation.verify(repo, checkout)
+            problems = self.operation.verify(record.repo, record.checkout)
             record.verified = True
             if problems:
                 record.error = (
@@ -189,7 +193,11 @@ class BenchmarkRun:
         errors = [{"round": r.index, "error": r.error} for r in records if r.error]
         median_ms = statistics.median(r.wall_ns for r in ok) / 1e6 if ok else None
         metrics = _metrics(
-            records, self.sandbox, final, rss_peak, rss_end - getattr(self, "_rss_start", rss_end)
+            records,
+            self.sandbox,
+            final,
+            rss_peak,
+            rss_end - self._rss_start if self._started else 0,
         )
         return {
             "schema_version": SCHEMA_VERSION,

@@ -40,7 +40,13 @@ class GitPygit2(GitBackend):
 
     def check_options(self) -> None:
         super().check_options()
-        self._fsync = parse_bool("fsync", self.options["fsync"])
+        import pygit2
+
+        # libgit2 ignores core.fsync; fsync is a process-wide library option, set here
+        # once rather than inside every timed call.
+        pygit2.option(
+            pygit2.enums.Option.ENABLE_FSYNC_GITDIR, parse_bool("fsync", self.options["fsync"])
+        )
 
     @classmethod
     def available(cls) -> Availability:
@@ -59,16 +65,9 @@ class GitPygit2(GitBackend):
             "git (verifier)": tool_version(["git", "--version"]),
         }
 
-    def _apply_global_options(self) -> None:
-        import pygit2
-
-        # libgit2 ignores core.fsync; fsync is a process-wide library option.
-        pygit2.option(pygit2.enums.Option.ENABLE_FSYNC_GITDIR, self._fsync)
-
     def create(self, path: Path) -> None:
         import pygit2
 
-        self._apply_global_options()
         template = self.template.path()
         flags = pygit2.enums.RepositoryInitFlag.MKPATH
         if template is not None:
@@ -78,7 +77,6 @@ class GitPygit2(GitBackend):
     def commit(self, path: Path, files: Files, message: str) -> None:
         import pygit2
 
-        self._apply_global_options()
         repo = pygit2.Repository(str(path))
         parents: list[pygit2.Oid] = []
         base = None
