@@ -1,15 +1,5 @@
-"""The vcsbench suite: backend x operation x payload x filesystem.
+"""The vcsbench suite for ``pytest benchmarks --benchmark-only`` (see vcsbench.bench.suite)."""
 
-Run with ``pytest benchmarks --benchmark-only`` (or ``vcsbench run``); the ``--vcs-*``
-options select the matrix, see ``pytest --help``.
-"""
+from vcsbench.bench.suite import test_vcs
 
-from typing import Any
-
-from vcsbench.plugin import VcsSession
-
-
-def test_vcs(
-    benchmark: Any, vcs_session: VcsSession, backend: str, op: str, payload: str, fs: str
-) -> None:
-    vcs_session.run(benchmark, backend=backend, op=op, payload=payload, fs=fs)
+__all__ = ["test_vcs"]

@@ -1,25 +1,14 @@
-"""Shared helpers: skips that become failures under CI=true, where the real path must run."""
+"""Fixtures: root-only tests, every registered backend, isolated sandbox state."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import skip_or_fail
 
 from vcsbench.backends import REGISTRY
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
-REPO = Path(__file__).resolve().parent.parent
-
-
-def skip_or_fail(reason: str) -> None:
-    """Skip with ``reason``; in CI a skip would hide an untested path, so fail instead."""
-    if IN_CI:
-        pytest.fail(f"not skipped in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture
@@ -45,30 +34,3 @@ def isolated_state(
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("VCSBENCH_STATE_DIR", str(state))
     return state
-
-
-def vcsbench(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the command line as a user would, in a child process."""
-    return subprocess.run(
-        [sys.executable, "-m", "vcsbench.cli", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=timeout,
-        check=False,
-        cwd=cwd,
-    )
-
-
-def vcsbench_mounts() -> str:
-    mounts = subprocess.run(
-        ["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True, text=True, check=False
-    ).stdout
-    return "\n".join(line for line in mounts.splitlines() if "vcsbench" in line)
-
-
-def vcsbench_loops() -> str:
-    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=False).stdout
-    return "\n".join(line for line in loops.splitlines() if "vcsbench" in line)

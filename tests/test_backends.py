@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from vcsbench.backends import REGISTRY, ToolError, make_backend
+from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
-from vcsbench.workloads import load_payload
 
 NESTED = {
     "README.txt": b"top\n",
@@ -22,11 +22,17 @@ ODD_NAMES = {
 }
 
 
+def scratch_of(tmp_path: Path) -> Path:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    return scratch
+
+
 def committed(backend_name: str, tmp_path: Path, files: dict[str, bytes]) -> Path:
     repo = tmp_path / "repo"
     with make_backend(backend_name) as backend:
         backend.create(repo)
-        backend.commit(repo, files, "first")
+        backend.commit(repo, files, "first", scratch_of(tmp_path))
     return repo
 
 
@@ -48,7 +54,7 @@ def test_second_commit_replaces_a_file_and_keeps_the_rest(
     repo = committed(backend_name, tmp_path, NESTED)
     change = {"src/main/app.py": b"print('changed')\n", "new/added.txt": b"added\n"}
     with make_backend(backend_name) as backend:
-        backend.commit(repo, change, "second")
+        backend.commit(repo, change, "second", scratch_of(tmp_path))
         assert backend.verify(repo, {**NESTED, **change}) == []
 
 
@@ -83,7 +89,7 @@ def test_checkout_materialises_the_newest_revision(backend_name: str, tmp_path: 
     repo = committed(backend_name, tmp_path, NESTED)
     target = tmp_path / "checkout"
     with make_backend(backend_name) as backend:
-        backend.checkout(repo, target)
+        backend.checkout(repo, target, scratch_of(tmp_path))
     for rel, data in NESTED.items():
         assert data == (target / rel).read_bytes()
 
@@ -110,7 +116,7 @@ def test_empty_template_drops_the_sample_hooks(name: str, tmp_path: Path) -> Non
 def test_git_cli_core_fsync_option_is_passed_to_git(tmp_path: Path) -> None:
     with make_backend("git-cli", {"core.fsync": "all"}) as backend:
         backend.create(tmp_path / "repo")
-        backend.commit(tmp_path / "repo", {"a.txt": b"a"}, "m")
+        backend.commit(tmp_path / "repo", {"a.txt": b"a"}, "m", scratch_of(tmp_path))
         assert backend.verify(tmp_path / "repo", {"a.txt": b"a"}) == []
         assert backend.describe()["options"] == {"template": "", "core.fsync": "all"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import vcsbench
 
-from tests.conftest import vcsbench
 from vcsbench import __version__
 from vcsbench.backends import REGISTRY
 

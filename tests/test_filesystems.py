@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import vcsbench, vcsbench_loops, vcsbench_mounts
 
-from tests.conftest import vcsbench, vcsbench_loops, vcsbench_mounts
 from vcsbench.errors import VcsbenchError
-from vcsbench.filesystems import Sandbox, parse_fs_list, parse_fs_spec
+from vcsbench.sandbox import Sandbox, parse_fs_list, parse_fs_spec
 
 
 def test_spec_with_options_containing_commas_is_read_whole() -> None:
@@ -97,7 +97,7 @@ RUNNER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from vcsbench.backends import make_backend
-    from vcsbench.filesystems import Sandbox, parse_fs_spec
+    from vcsbench.sandbox import Sandbox, parse_fs_spec
     backend = make_backend("svn-fs")
     with Sandbox(parse_fs_spec(sys.argv[1]), Path(sys.argv[2])) as sandbox:
         i = 0

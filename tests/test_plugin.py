@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import REPO, vcsbench
+from helpers import REPO, vcsbench
 
 pytest_plugins = ["pytester"]
 
@@ -39,11 +38,11 @@ class Broken(GitPygit2):
     name = "broken"
     calls = 0
 
-    def commit(self, path, files, message):
+    def commit(self, path, files, message, scratch):
         Broken.calls += 1
         if Broken.calls % 3 == 0:
             files = {rel: b"wrong" for rel in files}
-        super().commit(path, files, message)
+        super().commit(path, files, message, scratch)
 
 
 REGISTRY["broken"] = Broken
@@ -52,7 +51,7 @@ REGISTRY["broken"] = Broken
 
 @pytest.fixture
 def suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyfile(test_vcs=(REPO / "benchmarks" / "test_vcs.py").read_text())
+    pytester.makepyfile(test_vcs=(REPO / "vcsbench" / "bench" / "suite.py").read_text())
     pytester.makeini("[pytest]\nfilterwarnings = default\n")
     return pytester
 
@@ -197,7 +196,9 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
             "--payloads",
             "hello",
             "--repos",
-            "300",
+            "3000",
+            "--progress",
+            "lines",
             "--fs",
             f"dir:{tmp_path}",
             "--out",
@@ -216,5 +217,5 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     assert 0 != proc.returncode
     (bench,) = json.loads(out.read_text())["benchmarks"]
     assert "git-pygit2" == bench["extra_info"]["vcsbench"]["backend"]["name"]
-    assert 300 == len(bench["stats"]["data"])
+    assert 3000 == len(bench["stats"]["data"])
     assert ["interrupted.json"] == [p.name for p in tmp_path.iterdir()]

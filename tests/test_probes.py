@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import vcsbench
-from vcsbench.probes import Probe, footprint, read_process
+from helpers import vcsbench
+
+from vcsbench.measure.probes import Probe, footprint, read_process
 
 
 def du(args: str, path: Path) -> int:

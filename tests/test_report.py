@@ -8,12 +8,13 @@ import struct
 from pathlib import Path
 
 import pytest
+from helpers import REPO, vcsbench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REPO, vcsbench
-from vcsbench.compare import mann_whitney_p, parse_gate
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.compare import parse_gate
+from vcsbench.report.stats import mann_whitney_p
 from vcsbench.results import load
 
 DATA = REPO / "tests" / "data"
@@ -75,10 +76,36 @@ def test_written_result_reads_back_complete() -> None:
     assert len(document["benchmarks"]) == len(loaded.benchmarks)
     for raw, bench in zip(document["benchmarks"], loaded.benchmarks, strict=True):
         info = raw["extra_info"]["vcsbench"]
-        assert raw["stats"]["data"] == bench.samples_s
-        assert info == bench.info
-        assert (info["backend"]["name"], info["op"]) == (bench.backend, bench.op)
+        assert {k: v for k, v in info.items() if k not in ("clock", "repos_ok")} == {
+            k: v for k, v in bench.to_json().items() if k not in ("clock", "repos_ok")
+        }
+        assert (info["backend"]["name"], info["op"]) == (bench.backend.name, bench.op)
     assert loaded.command.startswith("vcsbench run")
+
+
+def test_one_clock_pytest_benchmarks_stats_are_the_runners_successful_rounds() -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    for raw in document["benchmarks"]:
+        rounds = raw["extra_info"]["vcsbench"]["rounds"]
+        ok_walls = [w / 1e9 for w, ok in zip(rounds["wall_ns"], rounds["ok"], strict=True) if ok]
+        assert ok_walls == raw["stats"]["data"]
+
+
+def test_schema_1_results_load_with_their_figures_migrated() -> None:
+    document = json.loads((DATA / "schema1-ext4.json").read_text())
+    run = load(DATA / "schema1-ext4.json")
+    for raw, bench in zip(document["benchmarks"], run.benchmarks, strict=True):
+        info = raw["extra_info"]["vcsbench"]
+        assert 1 == info["schema_version"]
+        assert info["rounds"]["wall_ns"] == bench.rounds.wall_ns
+        assert info["rounds"]["cpu_s"] == bench.rounds.values["cpu"]
+        user, sys_ = info["metrics"]["cpu_user"]["total"], info["metrics"]["cpu_sys"]["total"]
+        assert user + sys_ == bench.metric("cpu").total
+        assert (
+            info["metrics"]["footprint_allocated"] == bench.metric("footprint_allocated").to_json()
+        )
+        assert None is bench.metric("footprint_content").total
+        assert "schema 1" in bench.metric("footprint_content").reason
 
 
 @pytest.mark.parametrize(
@@ -90,6 +117,15 @@ def test_written_result_reads_back_complete() -> None:
         (
             '{"benchmarks": [{"name": "x", "extra_info": {"vcsbench": {"schema_version": 99}}}]}',
             "vcsbench schema 99 is not one this version reads",
+        ),
+        (
+            '{"benchmarks": [{"extra_info": {"vcsbench": {"schema_version": 2, "op": 5}}}]}',
+            "benchmarks[0] lacks 'metrics'",
+        ),
+        (
+            '{"benchmarks": [{"extra_info": {"vcsbench": {"schema_version": 2, "op": 5, '
+            '"metrics": {}, "backend": {"name": "git-cli"}}}}]}',
+            "benchmarks[0].op is int, expected str",
         ),
     ],
 )

@@ -2,6 +2,6 @@
 
 from vcsbench.errors import VcsbenchError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["VcsbenchError", "__version__"]

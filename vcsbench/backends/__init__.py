@@ -1,13 +1,15 @@
 """VCS access paths, all behind :class:`vcsbench.backends.base.Backend`.
 
-``REGISTRY`` is the one place a backend is registered.
+``REGISTRY`` is the one place a backend is registered; everything else -- the suite,
+the tests, ``vcsbench doctor``, the bootstrap and the README's table -- reads it.
+A *variant* is a backend with options, named ``NAME[key=value,...]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vcsbench.backends.base import Availability, Backend, Files, ToolError
+from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
 from vcsbench.backends.git_cli import GitCli
 from vcsbench.backends.git_pygit2 import GitPygit2
 from vcsbench.backends.svn_cli import SvnCli
@@ -28,12 +30,26 @@ def backend_class(name: str) -> type[Backend]:
 
 
 def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend:
-    """An instance of backend ``name`` with ``options``, or a one-line error."""
-    cls = backend_class(name)
+    """An instance of backend or variant ``name`` (plus ``options``), or a one-line error."""
+    base, variant_options = split_variant(name)
+    cls = backend_class(base)
     availability = cls.available()
     if not availability.ok:
-        raise VcsbenchError(f"backend {name} is not available here: {availability.reason}")
-    return cls(options)
+        raise VcsbenchError(f"backend {base} is not available here: {availability.reason}")
+    return cls({**variant_options, **(options or {})})
+
+
+def apt_packages() -> list[str]:
+    """Every Debian package a registered backend needs, once each."""
+    return sorted({pkg for cls in REGISTRY.values() for pkg in cls.apt_packages})
+
+
+def markdown_table() -> str:
+    """The README's backend table, from the registry."""
+    lines = ["| name | VCS | access path | verified by |", "|---|---|---|---|"]
+    for cls in REGISTRY.values():
+        lines.append(f"| `{cls.name}` | {cls.vcs} | {cls.description} | {cls.verifier} |")
+    return "\n".join(lines)
 
 
 __all__ = [
@@ -42,6 +58,9 @@ __all__ = [
     "Backend",
     "Files",
     "ToolError",
+    "apt_packages",
     "backend_class",
     "make_backend",
+    "markdown_table",
+    "split_variant",
 ]

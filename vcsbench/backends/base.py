@@ -19,6 +19,13 @@ write a module in this package with a subclass of :class:`Backend` and add it to
         def create(self, path: Path) -> None:
             run_tool(["hg", "init", str(path)])
         ...
+
+Nothing else changes: the suite, the tests, ``vcsbench doctor``, the bootstrap (through
+``apt_packages``) and the README's backend table all read ``REGISTRY``.
+
+Scratch space: anything a backend writes that is not the repository (a staged tree, a
+working copy, an import directory) goes below the ``scratch`` directory the caller
+passes; the caller measures the repository and the scratch space apart.
 """
 
 from __future__ import annotations
@@ -65,6 +72,14 @@ class Backend(abc.ABC):
     """Every option this backend accepts, with its default ("" = tool default)."""
     libraries: ClassVar[tuple[str, ...]] = ()
     """Python modules imported when the backend is made, so no timed call imports them."""
+    apt_packages: ClassVar[tuple[str, ...]] = ()
+    """Debian packages this access path needs (the bootstrap installs them)."""
+    capabilities: ClassVar[frozenset[str]] = frozenset({"create", "commit", "checkout"})
+    """Which of the primitive calls below this backend implements."""
+    description: ClassVar[str] = ""
+    """One line for the README's table: how this path writes."""
+    verifier: ClassVar[str] = ""
+    """One line: the independent path that reads its repositories back."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         given = dict(options or {})
@@ -100,10 +115,17 @@ class Backend(abc.ABC):
     def versions(self) -> dict[str, str]:
         """Library and tool versions this access path runs on."""
 
+    @property
+    def label(self) -> str:
+        """The variant's name: ``svn-fs[fs-type=fsx]``; the plain name with default options."""
+        changed = [f"{k}={v}" for k, v in self.options.items() if v != self.option_defaults[k]]
+        return f"{self.name}[{','.join(changed)}]" if changed else self.name
+
     def describe(self) -> dict[str, object]:
-        """What results record about this backend: name, VCS, options, versions."""
+        """What results record about this backend: name, variant, VCS, options, versions."""
         return {
             "name": self.name,
+            "variant": self.label,
             "vcs": self.vcs,
             "options": dict(self.options),
             "versions": self.versions(),
@@ -114,21 +136,40 @@ class Backend(abc.ABC):
         """Make a new, empty repository at ``path`` (which must not exist)."""
 
     @abc.abstractmethod
-    def commit(self, path: Path, files: Files, message: str) -> None:
-        """Make one new revision in which ``files`` are added or replaced."""
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        """Make one new revision in which ``files`` are added or replaced.
+
+        ``scratch`` is an existing directory of this repository's own for anything that
+        is not the repository (staging, a working copy); it may hold what an earlier
+        call left there.
+        """
 
     @abc.abstractmethod
     def verify(self, path: Path, files: Files) -> list[str]:
         """Differences between the newest revision and ``files`` (empty: all match)."""
 
     @abc.abstractmethod
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Materialise the newest revision of the repository into new directory ``target``."""
 
     @staticmethod
     def checkout_ignores() -> frozenset[str]:
         """Top-level names in a checkout that are VCS metadata, not content."""
         return frozenset({".git", ".svn"})
+
+
+def split_variant(text: str) -> tuple[str, dict[str, str]]:
+    """``svn-fs[fs-type=fsx,compatible-version=1.8]`` -> ("svn-fs", {...})."""
+    text = text.strip()
+    if "[" not in text:
+        return text, {}
+    name, _, rest = text.partition("[")
+    if not rest.endswith("]"):
+        raise VcsbenchError(
+            f"backend variant {text!r} does not end in ']'; write NAME[key=value,...]"
+        )
+    inner = rest[:-1]
+    return name.strip(), parse_options([p for p in inner.split(",") if p.strip()])
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:

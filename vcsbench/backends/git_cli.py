@@ -25,6 +25,9 @@ from vcsbench.backends.base import (
 
 class GitCli(GitBackend):
     name = "git-cli"
+    apt_packages = ("git",)
+    description = "`git init` / `git add` / `git commit` subprocesses with a work tree"
+    verifier = "libgit2 (pygit2)"
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "core.fsync": ""}
 
     def check_options(self) -> None:
@@ -53,7 +56,7 @@ class GitCli(GitBackend):
         extra = [f"--template={template}"] if template is not None else []
         run_tool(self._git("init", "-q", *extra, str(path)), env=self._env)
 
-    def commit(self, path: Path, files: Files, message: str) -> None:
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         write_tree(path, files)
         run_tool(self._git("-C", str(path), "add", "--", *files), env=self._env)
         run_tool(self._git("-C", str(path), "commit", "-q", "-m", message), env=self._env)
@@ -61,7 +64,7 @@ class GitCli(GitBackend):
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_pygit2, path, files)
 
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         run_tool(
             self._git("-C", str(path), "worktree", "add", "-q", "--detach", str(target)),
             env=self._env,

@@ -36,6 +36,9 @@ def _nest(files: Files) -> dict[str, Any]:
 class GitPygit2(GitBackend):
     name = "git-pygit2"
     libraries = ("pygit2",)
+    apt_packages = ("git",)
+    description = "libgit2 in-process (pygit2), bare repository, objects written directly"
+    verifier = "`git cat-file --batch`"
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
@@ -74,7 +77,7 @@ class GitPygit2(GitBackend):
             flags |= pygit2.enums.RepositoryInitFlag.EXTERNAL_TEMPLATE
         pygit2.init_repository(str(path), bare=True, flags=flags, template_path=template)
 
-    def commit(self, path: Path, files: Files, message: str) -> None:
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         import pygit2
 
         repo = pygit2.Repository(str(path))
@@ -106,7 +109,7 @@ class GitPygit2(GitBackend):
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_git_cli, path, files)
 
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         import pygit2
 
         repo = pygit2.Repository(str(path))

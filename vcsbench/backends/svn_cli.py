@@ -2,7 +2,7 @@
 
 A commit lists HEAD's tree with ``svnlook tree`` to know which directories exist, then
 makes one revision with a single ``svnmucc`` of ``mkdir`` and ``put`` actions. The files
-``put`` reads are staged beside the repository and removed afterwards.
+``put`` reads are staged in the scratch space and removed afterwards.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from vcsbench.backends.base import (
 
 class SvnCli(SvnBackend):
     name = "svn-cli"
+    apt_packages = ("subversion",)
+    description = "`svnadmin create`; `svnlook tree` + one `svnmucc` of mkdir/put actions"
+    verifier = "`svnadmin dump -r HEAD`"
 
     @classmethod
     def available(cls) -> Availability:
@@ -35,14 +38,14 @@ class SvnCli(SvnBackend):
     def _client_args(self) -> list[str]:
         return ["--non-interactive", "--config-dir", self.config_dir()]
 
-    def commit(self, path: Path, files: Files, message: str) -> None:
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         listing = run_tool(["svnlook", "tree", "--full-paths", str(path)]).decode()
         existing = {line.rstrip("/") for line in listing.splitlines()}
         actions: list[str] = []
         for directory in parents_of(list(files)):
             if directory not in existing:
                 actions += ["mkdir", directory]
-        staging = path.with_name(path.name + ".stage")
+        staging = scratch / "stage"
         write_tree(staging, files)
         try:
             for rel in sorted(files):
@@ -53,5 +56,5 @@ class SvnCli(SvnBackend):
         finally:
             shutil.rmtree(staging)
 
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         run_tool(["svn", "checkout", "-q", *self._client_args(), file_url(path), str(target)])

@@ -16,6 +16,9 @@ from vcsbench.backends.base import Availability, Files, ToolError
 class SvnFs(SvnBackend):
     name = "svn-fs"
     libraries = ("svn.core", "svn.fs", "svn.repos")
+    apt_packages = ("python3-subversion", "subversion")
+    description = "`svn.repos.create` + fs transaction through the SWIG bindings, no working copy"
+    verifier = "`svnadmin dump -r HEAD`"
 
     @classmethod
     def available(cls) -> Availability:
@@ -58,7 +61,7 @@ class SvnFs(SvnBackend):
         finally:
             pool.destroy()
 
-    def commit(self, path: Path, files: Files, message: str) -> None:
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         import svn.core
         import svn.fs
         import svn.repos
@@ -89,7 +92,7 @@ class SvnFs(SvnBackend):
         finally:
             pool.destroy()
 
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export the newest revision through the fs API (there is no working copy)."""
         import svn.core
         import svn.fs

@@ -1,8 +1,8 @@
 """Subversion through the pysvn client over ``file://``.
 
 The repository is made by ``svnadmin create``; the first commit imports into the empty
-repository, later ones check out (or update) a working copy beside it, add and modify
-files there and check in, as a desktop client would.
+repository, later ones check out (or update) a working copy in the scratch space, add
+and modify files there and check in, as a desktop client would.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from vcsbench.backends.base import (
 )
 
 
-def working_copy_of(path: Path) -> Path:
-    return path.with_name(path.name + ".wc")
-
-
 class SvnPysvn(SvnBackend):
     name = "svn-pysvn"
     libraries = ("pysvn",)
+    apt_packages = ("python3-svn", "subversion")
+    description = "`svnadmin create`; pysvn over `file://` (import, or checkout + add + checkin)"
+    verifier = "`svnadmin dump -r HEAD`"
 
     def check_options(self) -> None:
         super().check_options()
@@ -68,21 +67,21 @@ class SvnPysvn(SvnBackend):
             self._client = pysvn.Client(self.config_dir())
         return self._client
 
-    def commit(self, path: Path, files: Files, message: str) -> None:
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         import pysvn
 
         client = self._client_for()
         url = file_url(path)
         head = client.info2(url, recurse=False)[0][1].rev.number
         if head == 0:
-            staging = path.with_name(path.name + ".import")
+            staging = scratch / "import"
             write_tree(staging, files)
             try:
                 client.import_(str(staging), url, message)
             finally:
                 shutil.rmtree(staging)
             return
-        wc = working_copy_of(path)
+        wc = scratch / "wc"
         if wc.exists():
             client.update(str(wc))
         else:
@@ -91,5 +90,5 @@ class SvnPysvn(SvnBackend):
         client.add(str(wc), depth=pysvn.depth.infinity, force=True)
         client.checkin([str(wc)], message)
 
-    def checkout(self, path: Path, target: Path) -> None:
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         self._client_for().checkout(file_url(path), str(target))

@@ -9,27 +9,36 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcsbench import __version__
 from vcsbench.errors import VcsbenchError
 
+if TYPE_CHECKING:
+    from vcsbench.bench.options import Selection
+    from vcsbench.results import Run
+
 
 def _doctor(args: argparse.Namespace) -> int:
     from vcsbench.backends import REGISTRY
-    from vcsbench.environment import machine_info
+    from vcsbench.measure.machine import machine_info
 
     if args.calibrate:
         return _calibrate(args)
     rows = []
     for name, cls in REGISTRY.items():
         availability = cls.available()
+        versions: dict[str, str] = {}
+        if availability.ok:
+            with cls() as backend:
+                versions = backend.versions()
         rows.append(
             {
                 "name": name,
                 "vcs": cls.vcs,
                 "available": availability.ok,
                 "reason": availability.reason,
-                "versions": cls().versions() if availability.ok else {},
+                "versions": versions,
                 "options": dict(cls.option_defaults),
             }
         )
@@ -51,9 +60,9 @@ def _doctor(args: argparse.Namespace) -> int:
     for row in rows:
         state = "available" if row["available"] else f"UNAVAILABLE: {row['reason']}"
         print(f"  {row['name']:11} {row['vcs']:4} {state}")
-        versions = row["versions"]
-        assert isinstance(versions, dict)
-        for tool, version in versions.items():
+        versions_shown = row["versions"]
+        assert isinstance(versions_shown, dict)
+        for tool, version in versions_shown.items():
             print(f"      {tool}: {version}")
     print(
         "  mounting sandboxes (tmpfs, ext4, xfs, btrfs): "
@@ -63,8 +72,8 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from vcsbench.calibrate import calibrate
-    from vcsbench.filesystems import parse_fs_list
+    from vcsbench.measure.calibrate import calibrate
+    from vcsbench.sandbox import parse_fs_list
 
     if args.fs:
         specs = parse_fs_list(args.fs)
@@ -82,7 +91,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from vcsbench.filesystems import clean_stale
+    from vcsbench.sandbox import clean_stale
 
     cleaned = clean_stale()
     for item in cleaned:
@@ -91,92 +100,26 @@ def _cleanup(args: argparse.Namespace) -> int:
     return 0
 
 
-SELECTION_FLAGS = (
-    "backends",
-    "ops",
-    "payloads",
-    "fs",
-    "repos",
-    "cache",
-    "image-dir",
-    "verify",
-    "fs-scope",
-)
+def _add_selection(
+    parser: argparse.ArgumentParser,
+    *,
+    defaults: dict[str, str] | None = None,
+    exclude: tuple[str, ...] = (),
+) -> None:
+    from vcsbench.bench.options import add_options
 
-
-def _add_selection(parser: argparse.ArgumentParser, *, defaults: dict[str, str]) -> None:
-    from vcsbench.plugin import DEFAULT_REPOS
-    from vcsbench.workloads import DEFAULT_PAYLOADS
-
-    parser.add_argument(
-        "--backends",
-        default=defaults.get("backends", "all"),
-        help="comma-separated backends, or all (see vcsbench doctor)",
-    )
-    parser.add_argument(
-        "--ops",
-        default=defaults.get("ops", "all"),
-        help="comma-separated: create, create+commit, commit, checkout, or all",
-    )
-    parser.add_argument(
-        "--payloads",
-        default=defaults.get("payloads", ",".join(DEFAULT_PAYLOADS)),
-        help="comma-separated payloads: hello, submission, many-files, large",
-    )
-    parser.add_argument(
-        "--fs",
-        default=None,
-        help="sandboxes, comma-separated: tmpfs[:size=2G], "
-        "ext4|xfs|btrfs[:size=8G,mkfs=...,mount=...], dir:PATH "
-        "(default: tmpfs as root, else dir:$TMPDIR)",
-    )
-    parser.add_argument(
-        "--repos",
-        default=defaults.get("repos", str(DEFAULT_REPOS)),
-        help=f"rounds per benchmark, a fresh repository each "
-        f"(default {defaults.get('repos', DEFAULT_REPOS)})",
-    )
-    parser.add_argument("--cache", default="warm", help="warm (default) or cold (root)")
-    parser.add_argument("--image-dir", default=None, help="where loop images go (default: temp)")
-    parser.add_argument("--verify", default="all", help="all (default) or sample:K")
-    parser.add_argument(
-        "--fs-scope",
-        default="benchmark",
-        help="benchmark (a fresh sandbox each, default) or session",
-    )
-    parser.add_argument(
-        "--backend-option",
-        action="append",
-        default=[],
-        metavar="BACKEND:KEY=VALUE",
-        help="repeatable, e.g. git-cli:core.fsync=all or git-pygit2:template=empty",
-    )
+    add_options(parser.add_argument, defaults=defaults, exclude=exclude)
     parser.add_argument("--name", default=None, help="run name (default: <command>-<time>)")
     parser.add_argument(
         "--out", type=Path, default=None, help="results JSON path (default: results/<name>.json)"
     )
 
 
-def _selection_options(args: argparse.Namespace) -> dict[str, str | list[str] | None]:
-    from vcsbench.plugin import Selection
+def _selection(args: argparse.Namespace, **fixed: str) -> Selection:
+    from vcsbench.bench.options import Selection
 
-    Selection.parse(
-        backends=args.backends,
-        ops=args.ops,
-        payloads=args.payloads,
-        fs=args.fs,
-        repos=args.repos,
-        cache=args.cache,
-        image_dir=args.image_dir,
-        verify=args.verify,
-        fs_scope=args.fs_scope,
-        backend_options=args.backend_option,
-    )
-    options: dict[str, str | list[str] | None] = {
-        flag: getattr(args, flag.replace("-", "_")) for flag in SELECTION_FLAGS
-    }
-    options["backend-option"] = list(args.backend_option)
-    return options
+    values = vars(args)
+    return Selection.from_getter(lambda dest: fixed.get(dest, values.get(dest)))
 
 
 def _out_path(args: argparse.Namespace, prefix: str) -> Path:
@@ -186,34 +129,43 @@ def _out_path(args: argparse.Namespace, prefix: str) -> Path:
     return Path(args.out) if args.out else Path("results") / f"{name}.json"
 
 
-def _run(args: argparse.Namespace) -> int:
-    from vcsbench.engine import run_suite
-    from vcsbench.report import summary
+def _this_run(out: Path, run_id: str) -> Run | None:
+    """The results this run wrote, or None (it wrote none; an older file is not ours)."""
     from vcsbench.results import load
 
-    options = _selection_options(args)
+    if not out.exists():
+        return None
+    run = load(out)
+    return run if run.run_id == run_id else None
+
+
+def _run(args: argparse.Namespace) -> int:
+    from vcsbench.bench.engine import run_suite
+    from vcsbench.report.tables import summary
+
+    selection = _selection(args)
     out = _out_path(args, "run")
     extra = [a for a in args.pytest_args if a != "--"]
-    code = run_suite(options, out, extra, command=["vcsbench", *sys.argv[1:]])
-    if out.exists():
+    code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
+    run = _this_run(out, run_id)
+    if run is not None:
         print()
-        print(summary([load(out)]))
+        print(summary([run]))
         print(f"\nresults: {out}")
     return code
 
 
 def _study(args: argparse.Namespace) -> int:
-    from vcsbench.engine import run_suite
-    from vcsbench.results import load
-    from vcsbench.study import MARKUS2013_OPS, MARKUS2013_PAYLOAD, markus2013_tables
+    from vcsbench.bench.engine import run_suite
+    from vcsbench.report.study import MARKUS2013_OPS, MARKUS2013_PAYLOAD, markus2013_tables
 
-    args.ops, args.payloads = MARKUS2013_OPS, MARKUS2013_PAYLOAD
-    options = _selection_options(args)
+    selection = _selection(args, ops=MARKUS2013_OPS, payloads=MARKUS2013_PAYLOAD)
     out = _out_path(args, args.study)
-    code = run_suite(options, out, [], command=["vcsbench", *sys.argv[1:]])
-    if not out.exists():
+    code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])
+    run = _this_run(out, run_id)
+    if run is None:
         return code or 1
-    tables = markus2013_tables([load(out)])
+    tables = markus2013_tables([run])
     header = (
         f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
         f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n"
@@ -230,14 +182,14 @@ def _study(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     import base64
 
-    from vcsbench.report import render
+    from vcsbench.report.tables import render
     from vcsbench.results import load_many
 
     files = load_many(args.results)
     plots: list[tuple[str, str]] = []
     plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
     if plot_dir is not None:
-        from vcsbench.plots import write_plots
+        from vcsbench.report.plots import write_plots
 
         for title, png in write_plots(files, plot_dir):
             data = base64.b64encode(png.read_bytes()).decode()
@@ -262,7 +214,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from vcsbench.compare import compare, parse_gate, regressions, render
+    from vcsbench.report.compare import compare, parse_gate, regressions, render
     from vcsbench.results import load
 
     gate = parse_gate(args.fail_on) if args.fail_on else {}
@@ -309,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run backend x operation x payload x filesystem benchmarks and write "
         "pytest-benchmark JSON with vcsbench's metrics. Arguments after -- go to pytest.",
     )
-    _add_selection(run, defaults={})
+    _add_selection(run)
     run.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
@@ -324,7 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
         "of test.txt; print the 2013 blog's table with this run's figures beside it.",
     )
     study.add_argument("study", choices=["markus2013"], help="which study")
-    _add_selection(study, defaults={"backends": "git-pygit2,svn-fs", "repos": "10000"})
+    # The study fixes its operations and payload; --ops and --payloads are not offered.
+    _add_selection(
+        study,
+        defaults={"backends": "git-pygit2,svn-fs", "repos": "10000"},
+        exclude=("ops", "payloads"),
+    )
     study.set_defaults(func=_study)
 
     report = commands.add_parser(
@@ -342,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", type=Path, help="directory to write report.<ext> into (html: with plots embedded)"
     )
     report.add_argument("--plots", type=Path, help="directory for PNG and SVG plots")
-    report.add_argument("--baseline", help="backend to add a ratio column against")
+    report.add_argument("--baseline", help="backend variant to add a ratio column against")
     report.set_defaults(func=_report)
 
     compare = commands.add_parser(

@@ -1,7 +1,12 @@
 """Sandboxes: the filesystems benchmarks run in, made and thrown away by vcsbench.
 
 A spec names one (``tmpfs[:size=2G]``, ``ext4:size=8G,mkfs=-N 2000000,mount=noatime``,
-``xfs``, ``btrfs``, ``dir:PATH``); :func:`parse_fs_spec` is the one place specs are read.
+``xfs``, ``btrfs``, ``dir:PATH[,device=shared]``); :func:`parse_fs_spec` is the one place
+specs are read.
+
+A ``dir:`` sandbox sits on a filesystem others use: its block device counts their IO
+too, so device metrics are left out there unless the user opts in with
+``device=shared``, and the results then say that the device was shared.
 
 A managed sandbox (tmpfs, or a fresh sparse image loop-mounted) is torn down by unmount,
 loop detach and image removal: constant time however many repositories it holds. Every
@@ -20,6 +25,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
@@ -46,6 +52,11 @@ BASE_MKFS_ARGS = {
 MKFS_PACKAGE = {"ext4": "e2fsprogs", "xfs": "xfsprogs", "btrfs": "btrfs-progs"}
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 STATE_DIR_ENV = "VCSBENCH_STATE_DIR"
+DIR_DEVICE_OPTION = ",device=shared"
+SHARED_DEVICE_NOTE = (
+    "a dir: sandbox shares its block device with everything else on it; device IO is "
+    "left out (add ,device=shared to the spec to count it anyway)"
+)
 NAME_PREFIX = "vcsbench-"
 
 
@@ -59,6 +70,7 @@ class FsSpec:
     mkfs_args: tuple[str, ...] = ()
     mount_options: str = ""
     path: Path | None = None
+    device_shared: bool = False
 
     @property
     def managed(self) -> bool:
@@ -83,12 +95,15 @@ def parse_fs_spec(text: str) -> FsSpec:
             "(with options, e.g. ext4:size=8G,mount=noatime) or dir:PATH"
         )
     if kind == "dir":
+        shared = rest.endswith(DIR_DEVICE_OPTION)
+        if shared:
+            rest = rest[: -len(DIR_DEVICE_OPTION)]
         if not rest:
             raise VcsbenchError(f"{where}: dir needs a path, e.g. dir:/srv/bench")
         path = Path(rest).expanduser()
         if not path.is_dir():
             raise VcsbenchError(f"{where}: {rest} is not an existing directory")
-        return FsSpec(text=text, kind=kind, path=path.resolve())
+        return FsSpec(text=text, kind=kind, path=path.resolve(), device_shared=shared)
     if sep and not rest:
         raise VcsbenchError(f"{where}: nothing after ':'; give options like size=2G or none")
     values: dict[str, str] = {}
@@ -167,6 +182,9 @@ class SandboxInfo:
     image_path: str | None
     image_size_bytes: int | None
     kernel: str
+    device_shared: bool = False
+    device_note: str = ""
+    """Why there are no device counters, where there are none."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -392,6 +410,9 @@ class Sandbox:
         if entry is None:
             raise VcsbenchError(f"--fs {self.spec.text}: the sandbox is not mounted")
         device, stat = block_device_stat(entry["source"])
+        note = "" if stat else "no block device under this filesystem"
+        if self.spec.kind == "dir" and not self.spec.device_shared:
+            device, stat, note = None, None, SHARED_DEVICE_NOTE
         self.info = SandboxInfo(
             spec=self.spec.text,
             kind=self.spec.kind,
@@ -403,38 +424,78 @@ class Sandbox:
             image_path=image,
             image_size_bytes=size,
             kernel=os.uname().release,
+            device_shared=self.spec.device_shared,
+            device_note=note,
         )
 
     # -- teardown ---------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Remove everything this sandbox made. Safe to call more than once."""
+    def close(self) -> list[str]:
+        """Remove everything this sandbox made; return the steps that failed.
+
+        Safe to call more than once. When a step fails, the state file stays, so that
+        ``vcsbench cleanup`` can finish the job, and one line on stderr says which step.
+        """
+        failures: list[str] = []
         if self._state is not None:
-            _teardown(self._state)
+            failures = _teardown(self._state)
             if self._state_path is not None:
-                self._state_path.unlink(missing_ok=True)
+                if failures:
+                    print(
+                        f"vcsbench: teardown of {self.spec.text} sandbox failed: "
+                        f"{failures[0]}; its state is kept in {self._state_path}, "
+                        "run 'vcsbench cleanup' to finish",
+                        file=sys.stderr,
+                    )
+                else:
+                    self._state_path.unlink(missing_ok=True)
             self._state = None
         _ACTIVE.discard(self)
+        return failures
 
 
-def _teardown(state: _State) -> None:
-    """Undo what ``state`` records, newest first; never touch anything else."""
+def _step(argv: list[str]) -> str | None:
+    """Run one teardown command; its failure as text, or None."""
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        return f"{' '.join(argv)}: {exc}"
+    if proc.returncode != 0:
+        return f"{' '.join(argv)}: {(proc.stderr or proc.stdout).strip() or proc.returncode}"
+    return None
+
+
+def _teardown(state: _State) -> list[str]:
+    """Undo what ``state`` records, newest first; never touch anything else.
+
+    Returns the steps that failed (empty: everything recorded is gone).
+    """
+    failures: list[str] = []
     if state.mountpoint and mount_entry(state.mountpoint) is not None:
-        proc = subprocess.run(["umount", state.mountpoint], capture_output=True, check=False)
-        if proc.returncode != 0:
-            subprocess.run(["umount", "-l", state.mountpoint], capture_output=True, check=False)
+        failed = _step(["umount", state.mountpoint])
+        if failed is not None and _step(["umount", "-l", state.mountpoint]) is not None:
+            failures.append(f"unmount {failed}")
     if state.image:
         for device in _loops_of(state.image, state.loop_device):
-            subprocess.run(["losetup", "-d", device], capture_output=True, check=False)
-        Path(state.image).unlink(missing_ok=True)
-    if state.image_dir:
-        with contextlib.suppress(OSError):
-            os.rmdir(state.image_dir)
-    if state.mountpoint:
-        with contextlib.suppress(OSError):
-            os.rmdir(state.mountpoint)
-    if state.workdir:
-        shutil.rmtree(state.workdir, ignore_errors=True)
+            failed = _step(["losetup", "-d", device])
+            if failed is not None:
+                failures.append(f"loop detach {failed}")
+        try:
+            Path(state.image).unlink(missing_ok=True)
+        except OSError as exc:
+            failures.append(f"remove image {state.image}: {exc.strerror}")
+    for directory in (state.image_dir, state.mountpoint):
+        if directory and os.path.lexists(directory):
+            try:
+                os.rmdir(directory)
+            except OSError as exc:
+                failures.append(f"remove directory {directory}: {exc.strerror}")
+    if state.workdir and os.path.lexists(state.workdir):
+        errors: list[str] = []
+        shutil.rmtree(state.workdir, onerror=lambda _f, p, e: errors.append(f"{p}: {e[1]}"))
+        if errors:
+            failures.append(f"remove {state.workdir}: {errors[0]}")
+    return failures
 
 
 def _loops_of(image: str, recorded: str | None) -> list[str]:
@@ -459,9 +520,16 @@ def clean_stale() -> list[str]:
             continue
         if _owner_alive(state):
             continue
-        _teardown(state)
+        failures = _teardown(state)
+        what = state.mountpoint or state.workdir or path.name
+        if failures:
+            print(
+                f"vcsbench: could not remove {what}: {failures[0]}; state kept in {path}",
+                file=sys.stderr,
+            )
+            continue
         path.unlink(missing_ok=True)
-        cleaned.append(state.mountpoint or state.workdir or path.name)
+        cleaned.append(what)
     return cleaned
 
 

@@ -1,4 +1,4 @@
-"""Facts about the machine a run is on, recorded with every result."""
+"""Facts about the machine a run is on, recorded with every result. Knows the OS only."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import os
 import platform
 from pathlib import Path
 from typing import Any
-
-from vcsbench.backends import REGISTRY
 
 
 def _first(path: str, key: str) -> str:
@@ -21,15 +19,6 @@ def _first(path: str, key: str) -> str:
     return ""
 
 
-def backend_versions() -> dict[str, dict[str, str]]:
-    """Each available backend's library and tool versions (default options)."""
-    versions: dict[str, dict[str, str]] = {}
-    for name, cls in REGISTRY.items():
-        if cls.available().ok:
-            versions[name] = cls().versions()
-    return versions
-
-
 def machine_info() -> dict[str, Any]:
     mem_kib = _first("/proc/meminfo", "MemTotal").split()[0] or "0"
     return {
@@ -40,5 +29,4 @@ def machine_info() -> dict[str, Any]:
         "distribution": _first("/etc/os-release", "PRETTY_NAME"),
         "python": platform.python_version(),
         "is_root": os.geteuid() == 0,
-        "backend_versions": backend_versions(),
     }

@@ -1,63 +1,33 @@
 """``vcsbench compare BASE OTHER``: what changed between two runs, and is it real.
 
 Reads result files only. Time is compared on per-round samples with a two-sided
-Mann-Whitney U test (normal approximation with tie correction); a change that is not
-significant at ``ALPHA`` is shown as ``~``, never as a regression.
+Mann-Whitney U test (``report.stats``); a change that is not significant at ``ALPHA``
+is shown as ``~``, never as a regression. Metrics come from the registry.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.report import KIB, fmt_ms, fmt_num, render_rows
-from vcsbench.results import BenchResult, ResultFile
+from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.report.stats import mann_whitney_p
+from vcsbench.results.metrics import METRICS
+from vcsbench.results.model import Benchmark, Run
 
 ALPHA = 0.05
 STEADY = 0.01
 """Metrics without per-round samples (footprint) count as changed beyond this ratio."""
-COMPARED_METRICS = {
-    # name: (label, scale, per-round sample key or None)
-    "cpu": ("CPU ms", 1e-3, "cpu_s"),
-    "io_write_logical": ("logical KiB w", KIB, "io_write_logical"),
-    "io_write_device": ("device KiB w", KIB, "io_write_device"),
-    "footprint_allocated": ("allocated KiB", KIB, None),
-    "footprint_inodes": ("inodes", 1.0, None),
-}
+COMPARED_METRICS = (
+    "cpu",
+    "io_write_logical",
+    "io_write_device",
+    "footprint_allocated",
+    "footprint_inodes",
+)
 GATE_NAMES = ("time", *COMPARED_METRICS)
-
-
-def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Two-sided p-value of the Mann-Whitney U test (normal approximation)."""
-    n1, n2 = len(a), len(b)
-    if n1 < 2 or n2 < 2:
-        return 1.0
-    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
-    n = n1 + n2
-    ranks = [0.0] * n
-    ties = 0.0
-    i = 0
-    while i < n:
-        j = i
-        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        t = j - i + 1
-        ties += t**3 - t
-        i = j + 1
-    r1 = sum(rank for rank, (_, group) in zip(ranks, pooled, strict=True) if group == 0)
-    u1 = r1 - n1 * (n1 + 1) / 2
-    mu = n1 * n2 / 2
-    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
-    if sigma == 0:
-        return 1.0
-    z = (abs(u1 - mu) - 0.5) / sigma
-    return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
 
 
 @dataclass
@@ -98,57 +68,41 @@ class Change:
 @dataclass
 class Pair:
     label: str
-    base: BenchResult
-    other: BenchResult
+    base: Benchmark
+    other: Benchmark
     changes: dict[str, Change]
 
 
-def _round_values(bench: BenchResult, key: str) -> list[float]:
-    rounds = bench.info.get("rounds", {})
-    values, ok = rounds.get(key) or [], rounds.get("ok") or []
-    return [float(v) for v, good in zip(values, ok, strict=False) if good and v is not None]
-
-
-def _metric_change(name: str, base: BenchResult, other: BenchResult) -> Change:
-    if name == "cpu":
-        values = []
-        for bench in (base, other):
-            user, sys_ = bench.per_repo("cpu_user"), bench.per_repo("cpu_sys")
-            values.append(None if user is None or sys_ is None else user + sys_)
-        b, o = values
-    else:
-        b, o = base.per_repo(name), other.per_repo(name)
-    key = COMPARED_METRICS[name][2]
+def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
+    key = METRICS[name].round_key
     p = None
     if key is not None:
-        sb, so = _round_values(base, key), _round_values(other, key)
+        sb, so = base.rounds.series(key), other.rounds.series(key)
         p = mann_whitney_p(sb, so) if sb and so else None
-    return Change(name, b, o, p)
+    return Change(name, base.per_repo(name), other.per_repo(name), p)
 
 
-def match(
-    base: list[BenchResult], other: list[BenchResult]
-) -> list[tuple[BenchResult, BenchResult]]:
-    """Pairs of the same benchmark: same (op, payload, fs, backend), or the same but for fs."""
+def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
+    """Pairs of the same benchmark: same (op, payload, fs, variant), or the same but for fs."""
     pairs = []
     by_key = {b.key: b for b in other}
-    loose: dict[tuple[str, str, str], list[BenchResult]] = {}
+    loose: dict[tuple[str, str, str], list[Benchmark]] = {}
     for bench in other:
-        loose.setdefault((bench.op, bench.payload, bench.backend), []).append(bench)
+        loose.setdefault((bench.op, bench.payload.name, bench.label), []).append(bench)
     for bench in base:
         if bench.key in by_key:
             pairs.append((bench, by_key[bench.key]))
             continue
-        candidates = loose.get((bench.op, bench.payload, bench.backend), [])
+        candidates = loose.get((bench.op, bench.payload.name, bench.label), [])
         if len(candidates) == 1:
             pairs.append((bench, candidates[0]))
     return pairs
 
 
-def compare(base: ResultFile, other: ResultFile) -> list[Pair]:
+def compare(base: Run, other: Run) -> list[Pair]:
     pairs = []
     for b, o in match(base.benchmarks, other.benchmarks):
-        label = f"{b.backend} {b.op} {b.payload} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
+        label = f"{b.label} {b.op} {b.payload.name} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
         changes = {
             "time": Change(
                 "time", b.median_ms, o.median_ms, mann_whitney_p(b.samples_s, o.samples_s)
@@ -162,38 +116,36 @@ def compare(base: ResultFile, other: ResultFile) -> list[Pair]:
     return pairs
 
 
-def _describe_fs(bench: BenchResult) -> str:
-    fs = bench.fs_info
-    return f"{fs.get('fstype')} ({fs.get('mount_options')})"
+def _describe_fs(bench: Benchmark) -> str:
+    return f"{bench.filesystem.fstype} ({bench.filesystem.mount_options})"
 
 
-def environment_differences(base: ResultFile, other: ResultFile) -> dict[str, tuple[str, str]]:
+def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]:
     """What differs between the two runs' environments, by category."""
     diffs: dict[str, tuple[str, str]] = {}
-    mb, mo = base.machine.get("vcsbench", {}), other.machine.get("vcsbench", {})
+    mb, mo = base.machine, other.machine
     for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
-        if mb.get(key) != mo.get(key):
-            diffs[key] = (str(mb.get(key)), str(mo.get(key)))
+        if getattr(mb, key) != getattr(mo, key):
+            diffs[key] = (str(getattr(mb, key)), str(getattr(mo, key)))
 
-    def collect(result: ResultFile, what: str) -> str:
+    def collect(result: Run, what: str) -> str:
         values: list[str] = []
         for bench in result.benchmarks:
             if what == "filesystem":
                 values.append(_describe_fs(bench))
             elif what == "backend versions":
-                versions = bench.backend_info.get("versions", {})
+                versions = bench.backend.versions
                 values.append(
-                    f"{bench.backend}: "
-                    + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+                    f"{bench.label}: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
                 )
             elif what == "backend options":
-                options = bench.backend_info.get("options", {})
+                options = bench.backend.options
                 values.append(
-                    f"{bench.backend}: "
+                    f"{bench.label}: "
                     + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v)
                 )
             else:
-                values.append(str(bench.info.get(what)))
+                values.append(bench.cache)
         return "; ".join(dict.fromkeys(values))
 
     for what in ("filesystem", "backend versions", "backend options", "cache"):
@@ -228,7 +180,7 @@ def regressions(pairs: list[Pair], gate: dict[str, float]) -> list[str]:
     return found
 
 
-def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "md") -> str:
+def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
     lines = [f"base:  {base.path} ({base.datetime})", f"other: {other.path} ({other.datetime})", ""]
     diffs = environment_differences(base, other)
     if diffs:
@@ -266,10 +218,10 @@ def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "m
     metric_rows: list[list[Any]] = []
     for pair in pairs:
         row = [pair.label]
-        for name, (_, scale, _) in COMPARED_METRICS.items():
+        for name in COMPARED_METRICS:
             change = pair.changes[name]
             row.append(
-                f"{fmt_num(change.base, scale)} → {fmt_num(change.other, scale)}"
+                f"{fmt_metric(name, change.base)} → {fmt_metric(name, change.other)}"
                 + (
                     f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
                     if change.ratio is not None
@@ -279,7 +231,7 @@ def render(base: ResultFile, other: ResultFile, pairs: list[Pair], fmt: str = "m
         metric_rows.append(row)
     lines.append(
         render_rows(
-            ["per repository", *(label for label, _, _ in COMPARED_METRICS.values())],
+            ["per repository", *(METRICS[name].label for name in COMPARED_METRICS)],
             metric_rows,
             fmt,
         )

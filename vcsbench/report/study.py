@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcsbench.report import fmt_ms, fmt_num, fmt_ratio, render_rows
-from vcsbench.results import BenchResult, ResultFile
+from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.results.model import Benchmark, Run
 
 MB = 1e6
 
@@ -40,8 +40,8 @@ MARKUS2013_OPS = "create,create+commit"
 MARKUS2013_PAYLOAD = "hello"
 
 
-def _total_ms(bench: BenchResult) -> float | None:
-    return None if bench.failed else sum(bench.samples_s) * 1000
+def _total_ms(bench: Benchmark) -> float | None:
+    return bench.total_ms
 
 
 def _pairs(backends: list[str], vcs_of: dict[str, str]) -> list[tuple[str, str]]:
@@ -59,17 +59,17 @@ def _pairs(backends: list[str], vcs_of: dict[str, str]) -> list[tuple[str, str]]
     return pairs
 
 
-def markus2013_tables(files: list[ResultFile]) -> dict[str, str]:
+def markus2013_tables(files: list[Run]) -> dict[str, str]:
     """Markdown per filesystem: the blog's table with ours beside it, and svn/git ratios."""
     benches = [b for f in files for b in f.benchmarks]
-    by_fs: dict[str, list[BenchResult]] = {}
+    by_fs: dict[str, list[Benchmark]] = {}
     for bench in benches:
         by_fs.setdefault(bench.fs, []).append(bench)
     out: dict[str, str] = {}
     for fs, group in by_fs.items():
-        vcs_of = {b.backend: b.backend_info.get("vcs", "") for b in group}
-        index = {(b.backend, b.op): b for b in group}
-        backends = list(dict.fromkeys(b.backend for b in group))
+        vcs_of = {b.label: b.backend.vcs for b in group}
+        index = {(b.label, b.op): b for b in group}
+        backends = list(dict.fromkeys(b.label for b in group))
         rows = []
         for published in MARKUS2013:
             for backend in backends:
@@ -82,9 +82,9 @@ def markus2013_tables(files: list[ResultFile]) -> dict[str, str]:
                     [
                         published.label,
                         backend,
-                        f"{bench.repos:,}",
+                        f"{bench.repos_ok:,}",
                         fmt_ms(total),
-                        fmt_ms(total / bench.repos if total is not None else None),
+                        fmt_ms(total / bench.repos_ok if total is not None else None),
                         fmt_ms(bench.median_ms),
                         f"{published.total_ms:,.0f}",
                         f"{published.per_repo_ms:.1f}",
@@ -124,7 +124,7 @@ def markus2013_tables(files: list[ResultFile]) -> dict[str, str]:
             disk: dict[str, float] = {}
             for backend in (svn, git):
                 parts = [index.get((backend, op)) for op in ("create", "create+commit")]
-                totals = [p.metric("footprint_allocated").get("total") for p in parts if p]
+                totals = [p.metric("footprint_allocated").total for p in parts if p]
                 if len(totals) == 2 and None not in totals:
                     disk[backend] = float(sum(t for t in totals if t is not None))
             if svn in disk and git in disk:

@@ -1,6 +1,7 @@
-"""Tables for people: one per (operation, payload, filesystem), a row per backend.
+"""Tables for people: one per (operation, payload, filesystem), a row per backend variant.
 
-Reads result files only (``vcsbench.results``); never imports measuring code.
+Reads results only (``vcsbench.results``); never imports measuring code. Metric columns
+come from the registry (``TABLE_METRICS``).
 """
 
 from __future__ import annotations
@@ -11,120 +12,91 @@ import io
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results import BenchResult, ResultFile
+from vcsbench.report.format import (
+    TABULATE_FORMAT,
+    fmt_metric,
+    fmt_ms,
+    fmt_ratio,
+    render_rows,
+)
+from vcsbench.results.metrics import METRICS
+from vcsbench.results.model import Benchmark, Run
 
 FORMATS = ("md", "github", "rst", "html", "latex", "csv")
-TABULATE_FORMAT = {
-    "md": "pipe",
-    "github": "github",
-    "rst": "rst",
-    "latex": "latex",
-    "html": "unsafehtml",
-}
 WIDE_SPREAD = 0.10
-KIB = 1024.0
+TABLE_METRICS = (
+    "cpu",
+    "io_write_logical",
+    "io_write_device",
+    "footprint_content",
+    "footprint_allocated",
+    "footprint_inodes",
+)
+SCRATCH_METRIC = "scratch_allocated"
+"""Shown, in a column of its own, only where some backend of the table used scratch."""
 
-COLUMNS = [
-    "backend",
-    "repos",
-    "median ms",
-    "p95 ms",
-    "p99 ms",
-    "vs fastest",
-    "CPU ms",
-    "logical KiB written",
-    "device KiB written",
-    "apparent KiB",
-    "allocated KiB",
-    "inodes",
-    "x floor",
-    "errors",
-]
+__all__ = ["FORMATS", "render", "render_rows", "summary", "table_rows"]
 
 
-def fmt_ms(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if value >= 1 else f"{value:.3f}"
-
-
-def fmt_num(value: float | None, scale: float = 1.0, digits: int = 1) -> str:
-    if value is None:
-        return "n/a"
-    scaled = value / scale
-    return f"{scaled:,.0f}" if abs(scaled) >= 1000 else f"{scaled:,.{digits}f}"
-
-
-def fmt_ratio(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}x"
-
-
-def groups(results: Iterable[BenchResult]) -> dict[tuple[str, str, str], list[BenchResult]]:
-    grouped: dict[tuple[str, str, str], list[BenchResult]] = defaultdict(list)
+def groups(results: Iterable[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
+    grouped: dict[tuple[str, str, str], list[Benchmark]] = defaultdict(list)
     for bench in results:
-        grouped[(bench.op, bench.payload, bench.fs)].append(bench)
+        grouped[(bench.op, bench.payload.name, bench.fs)].append(bench)
     for rows in grouped.values():
         rows.sort(key=lambda b: (b.median_ms is None, b.median_ms or 0.0))
     return dict(grouped)
 
 
-def spread_flag(bench: BenchResult) -> str:
+def spread_flag(bench: Benchmark) -> str:
     median, iqr = bench.median_ms, bench.iqr_ms
     if median and iqr is not None and iqr > WIDE_SPREAD * median:
         return f" (wide: IQR {100 * iqr / median:.0f}%)"
     return ""
 
 
+def _uses_scratch(rows: list[Benchmark]) -> bool:
+    return any((b.per_repo(SCRATCH_METRIC) or 0) > 0 for b in rows)
+
+
 def table_rows(
-    rows: list[BenchResult], baseline: str | None = None
+    rows: list[Benchmark], baseline: str | None = None
 ) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of one group's table."""
     fastest = min((b.median_ms for b in rows if b.median_ms), default=None)
-    base = next((b for b in rows if b.backend == baseline), None)
-    header = list(COLUMNS)
+    base = next((b for b in rows if b.label == baseline), None)
+    metrics = [*TABLE_METRICS, *([SCRATCH_METRIC] if _uses_scratch(rows) else [])]
+    header = ["backend", "repos", "median ms", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
-        header.insert(6, f"vs {baseline}")
+        header.append(f"vs {baseline}")
+    header += [METRICS[m].label for m in metrics] + ["x floor", "errors"]
     out: list[list[str]] = []
     for bench in rows:
         median = bench.median_ms
-        cpu = None
-        user, sys_ = bench.per_repo("cpu_user"), bench.per_repo("cpu_sys")
-        if user is not None and sys_ is not None:
-            cpu = (user + sys_) * 1000
-        floor_ratio = (bench.info.get("floor") or {}).get("ratio")
         line = [
-            bench.backend,
+            bench.label,
             str(bench.repos),
             fmt_ms(median) + spread_flag(bench),
             fmt_ms(bench.quantile_ms(0.95)),
             fmt_ms(bench.quantile_ms(0.99)),
             fmt_ratio(median / fastest if median and fastest else None),
-            fmt_num(cpu, digits=2),
-            fmt_num(bench.per_repo("io_write_logical"), KIB),
-            fmt_num(bench.per_repo("io_write_device"), KIB),
-            fmt_num(bench.per_repo("footprint_apparent"), KIB),
-            fmt_num(bench.per_repo("footprint_allocated"), KIB),
-            fmt_num(bench.per_repo("footprint_inodes"), digits=0),
-            fmt_ratio(floor_ratio),
-            f"{bench.errors}/{bench.repos}" if bench.errors else "0",
         ]
         if baseline:
             base_median = base.median_ms if base else None
-            line.insert(6, fmt_ratio(median / base_median if median and base_median else None))
+            line.append(fmt_ratio(median / base_median if median and base_median else None))
+        line += [fmt_metric(m, bench.per_repo(m)) for m in metrics]
+        line += [
+            fmt_ratio(bench.floor_ratio),
+            f"{bench.errors}/{bench.repos}" if bench.errors else "0",
+        ]
         out.append(line)
     return header, out
 
 
-def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
+def environment(files: list[Run]) -> list[tuple[str, str]]:
     """(label, value) lines describing where and how the results were obtained."""
     lines: list[tuple[str, str]] = []
 
@@ -133,32 +105,27 @@ def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
             lines.append((label, value))
 
     for result in files:
-        machine = result.machine.get("vcsbench", {})
-        add(
-            "machine",
-            f"{machine.get('cpu_model', '?')}, {machine.get('cpu_count', '?')} CPUs, "
-            f"{fmt_num(machine.get('memory_bytes'), 1 << 30)} GiB memory",
-        )
+        machine = result.machine
+        add("machine", machine.description)
         add(
             "system",
-            f"{machine.get('distribution', '?')}, kernel {machine.get('kernel', '?')}, "
-            f"Python {machine.get('python', '?')}",
+            f"{machine.distribution or '?'}, kernel {machine.kernel or '?'}, "
+            f"Python {machine.python or '?'}",
         )
         for bench in result.benchmarks:
-            fs = bench.fs_info
-            device = fs.get("device") or "no block device"
-            add(
-                "filesystem",
-                f"{fs.get('spec')}: {fs.get('fstype')} ({fs.get('mount_options')}) on {device}",
-            )
-            backend = bench.backend_info
-            versions = ", ".join(f"{k} {v}" for k, v in backend.get("versions", {}).items())
-            options = ", ".join(f"{k}={v}" for k, v in backend.get("options", {}).items() if v)
+            fs = bench.filesystem
+            device = fs.device or "no device counters"
+            if fs.device_shared:
+                device += " (shared with everything else on it)"
+            add("filesystem", f"{fs.spec}: {fs.fstype} ({fs.mount_options}) on {device}")
+            backend = bench.backend
+            versions = ", ".join(f"{k} {v}" for k, v in backend.versions.items())
+            options = ", ".join(f"{k}={v}" for k, v in backend.options.items() if v)
             add(
                 "backend",
-                f"{bench.backend}: {versions}" + (f"; options {options}" if options else ""),
+                f"{bench.label}: {versions}" + (f"; options {options}" if options else ""),
             )
-            add("cache", f"{bench.info.get('cache', '?')}; verify {bench.info.get('verify', '?')}")
+            add("cache", f"{bench.cache}; verify {bench.verify}")
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
@@ -167,7 +134,7 @@ def environment(files: list[ResultFile]) -> list[tuple[str, str]]:
 
 
 def render(
-    files: list[ResultFile],
+    files: list[Run],
     fmt: str = "md",
     baseline: str | None = None,
     plots: list[tuple[str, str]] | None = None,
@@ -177,7 +144,7 @@ def render(
         raise VcsbenchError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     benches = [b for f in files for b in f.benchmarks]
     grouped = groups(benches)
-    if baseline and baseline not in {b.backend for b in benches}:
+    if baseline and baseline not in {b.label for b in benches}:
         raise VcsbenchError(f"baseline {baseline!r} is not a backend in these results")
     if fmt == "csv":
         return _csv(grouped, baseline)
@@ -222,7 +189,7 @@ def _legend(fmt: str) -> str:
     )
 
 
-def _csv(grouped: dict[tuple[str, str, str], list[BenchResult]], baseline: str | None) -> str:
+def _csv(grouped: dict[tuple[str, str, str], list[Benchmark]], baseline: str | None) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     wrote_header = False
@@ -237,8 +204,8 @@ def _csv(grouped: dict[tuple[str, str, str], list[BenchResult]], baseline: str |
 
 
 def _html(
-    files: list[ResultFile],
-    grouped: dict[tuple[str, str, str], list[BenchResult]],
+    files: list[Run],
+    grouped: dict[tuple[str, str, str], list[Benchmark]],
     baseline: str | None,
     plots: list[tuple[str, str]],
 ) -> str:
@@ -278,23 +245,23 @@ def _html(
     )
 
 
-def summary(files: list[ResultFile]) -> str:
+def summary(files: list[Run]) -> str:
     """A compact plain-text table of every benchmark, for the end of a run."""
     lines = []
     for bench in sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key):
         median = bench.median_ms
         lines.append(
             [
-                bench.backend,
+                bench.label,
                 bench.op,
-                bench.payload,
+                bench.payload.name,
                 bench.fs,
                 bench.repos,
                 fmt_ms(median) + spread_flag(bench),
                 f"{1000 / median:,.0f}" if median else "—",
-                fmt_num(bench.per_repo("io_write_device"), KIB),
-                fmt_num(bench.per_repo("footprint_allocated"), KIB),
-                fmt_ratio((bench.info.get("floor") or {}).get("ratio")),
+                fmt_metric("io_write_device", bench.per_repo("io_write_device")),
+                fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
+                fmt_ratio(bench.floor_ratio),
                 bench.errors,
             ]
         )
@@ -314,10 +281,4 @@ def summary(files: list[ResultFile]) -> str:
             "errors",
         ],
         disable_numparse=True,
-    )
-
-
-def render_rows(header: list[str], rows: list[list[Any]], fmt: str = "md") -> str:
-    return tabulate(
-        rows, headers=header, tablefmt=TABULATE_FORMAT.get(fmt, "pipe"), disable_numparse=True
     )

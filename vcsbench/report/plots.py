@@ -4,7 +4,7 @@
 - cdf: share of operations finished within t, per backend;
 - timeline: per-operation latency over the run, with the system sampler's iowait,
   Dirty/Writeback and device busy on the same time axis;
-- footprint: apparent vs allocated bytes per repository, per backend and filesystem.
+- footprint: content vs allocated bytes per repository, per backend and filesystem.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from vcsbench.report import groups
-from vcsbench.results import BenchResult, ResultFile
+from vcsbench.report.tables import groups
+from vcsbench.results.model import Benchmark, Run
 
 DPI = 110
 SAMPLER_SERIES = (
@@ -55,13 +55,13 @@ def _save(fig: Figure, directory: Path, stem: str) -> list[Path]:
     return written
 
 
-def latency_boxplot(rows: list[BenchResult], title: str) -> Figure:
+def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
     ax.boxplot(
         data, vert=False, whis=(1, 99), showfliers=True, flierprops={"markersize": 2, "alpha": 0.4}
     )
-    ax.set_yticks(range(1, len(rows) + 1), [b.backend for b in rows])
+    ax.set_yticks(range(1, len(rows) + 1), [b.label for b in rows])
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("latency per operation (ms, log scale); whiskers p1-p99")
@@ -84,14 +84,14 @@ def latency_boxplot(rows: list[BenchResult], title: str) -> Figure:
     return fig
 
 
-def latency_cdf(rows: list[BenchResult], title: str) -> Figure:
+def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for bench in rows:
         if bench.failed or not bench.samples_s:
             continue
         ordered = sorted(s * 1000 for s in bench.samples_s)
         shares = [100 * (i + 1) / len(ordered) for i in range(len(ordered))]
-        ax.step(ordered, shares, where="post", label=bench.backend)
+        ax.step(ordered, shares, where="post", label=bench.label)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("latency per operation (ms, log scale)")
@@ -103,27 +103,22 @@ def latency_cdf(rows: list[BenchResult], title: str) -> Figure:
     return fig
 
 
-def timeline(rows: list[BenchResult], title: str) -> Figure:
+def timeline(rows: list[Benchmark], title: str) -> Figure:
     fig, (lat, cpu, mem) = plt.subplots(
         3, 1, figsize=(10, 8), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]}
     )
-    starts = [t for b in rows for t in b.info.get("rounds", {}).get("t_start_s", []) if t]
+    starts = [t for b in rows for t in b.rounds.t_start_s if t]
     origin = min(starts) if starts else 0.0
     for bench in rows:
-        rounds = bench.info.get("rounds", {})
+        rounds = bench.rounds
         points = [
             (t - origin, w / 1e6)
-            for t, w, ok in zip(
-                rounds.get("t_start_s", []),
-                rounds.get("wall_ns", []),
-                rounds.get("ok", []),
-                strict=False,
-            )
+            for t, w, ok in zip(rounds.t_start_s, rounds.wall_ns, rounds.ok, strict=False)
             if ok and t
         ]
         if points:
-            lat.scatter(*zip(*points, strict=True), s=4, label=bench.backend, alpha=0.6)
-        samples = bench.info.get("sampler", {}).get("samples", [])
+            lat.scatter(*zip(*points, strict=True), s=4, label=bench.label, alpha=0.6)
+        samples = bench.sampler.get("samples", [])
         if not samples:
             continue
         ts = [s["t_s"] - origin for s in samples]
@@ -153,13 +148,13 @@ def timeline(rows: list[BenchResult], title: str) -> Figure:
     return fig
 
 
-def footprint(benches: list[BenchResult], title: str) -> Figure:
-    labels = [f"{b.backend}\n{b.fs}" for b in benches]
-    apparent = [(b.per_repo("footprint_apparent") or 0) / 1024 for b in benches]
+def footprint(benches: list[Benchmark], title: str) -> Figure:
+    labels = [f"{b.label}\n{b.fs}" for b in benches]
+    content = [(b.per_repo("footprint_content") or 0) / 1024 for b in benches]
     allocated = [(b.per_repo("footprint_allocated") or 0) / 1024 for b in benches]
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(benches)), 4.5))
     xs = range(len(benches))
-    ax.bar([x - 0.2 for x in xs], apparent, width=0.4, label="apparent (st_size)")
+    ax.bar([x - 0.2 for x in xs], content, width=0.4, label="content (file bytes)")
     ax.bar([x + 0.2 for x in xs], allocated, width=0.4, label="allocated (st_blocks)")
     ax.set_xticks(list(xs), labels, fontsize=8)
     ax.set_ylabel("KiB per repository")
@@ -169,7 +164,7 @@ def footprint(benches: list[BenchResult], title: str) -> Figure:
     return fig
 
 
-def write_plots(files: list[ResultFile], directory: Path) -> list[tuple[str, Path]]:
+def write_plots(files: list[Run], directory: Path) -> list[tuple[str, Path]]:
     """Write every plot as PNG and SVG; return (title, PNG path) for each."""
     directory.mkdir(parents=True, exist_ok=True)
     made: list[tuple[str, Path]] = []
@@ -184,9 +179,9 @@ def write_plots(files: list[ResultFile], directory: Path) -> list[tuple[str, Pat
             title = f"{kind}: {what}"
             paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs))
             made.append((title, paths[0]))
-    by_op: dict[tuple[str, str], list[BenchResult]] = defaultdict(list)
+    by_op: dict[tuple[str, str], list[Benchmark]] = defaultdict(list)
     for bench in benches:
-        by_op[(bench.op, bench.payload)].append(bench)
+        by_op[(bench.op, bench.payload.name)].append(bench)
     for (op, payload), rows in by_op.items():
         title = f"footprint per repository after {op}, payload {payload}"
         paths = _save(footprint(rows, title), directory, _slug("footprint", op, payload))

@@ -1,7 +1,7 @@
-"""Payloads (what is committed) and operations (what is timed).
+"""Payloads: what benchmarks commit, generated from ``payloads.toml`` (shipped in the package).
 
-Knows backends and payloads; nothing about measuring. Each operation is split into an
-untimed ``prepare``, the timed ``run``, and an untimed ``verify``.
+Content is generated from a seed, so every run commits the same bytes; results record
+each payload's SHA-256.
 """
 
 from __future__ import annotations
@@ -12,18 +12,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
-from vcsbench.backends import Backend
-from vcsbench.backends.base import compare_files
 from vcsbench.errors import VcsbenchError
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-PAYLOAD_FILE = FIXTURES / "payloads.toml"
-OPS = ("create", "create+commit", "commit", "checkout")
 DEFAULT_PAYLOADS = ("hello", "submission")
-COMMIT_MESSAGE = "vcsbench commit"
 WORDS = (
     "def return self value result index count items node tree path name data "
     "if else for while in not and or import from class None True False print len "
@@ -109,8 +103,8 @@ def _generate(name: str, spec: Mapping[str, Any]) -> Payload:
 
 @cache
 def _definitions() -> dict[str, Any]:
-    with open(PAYLOAD_FILE, "rb") as handle:
-        return tomllib.load(handle)
+    text = resources.files("vcsbench.bench").joinpath("payloads.toml").read_text()
+    return tomllib.loads(text)
 
 
 def payload_names() -> list[str]:
@@ -123,67 +117,3 @@ def load_payload(name: str) -> Payload:
     if name not in definitions:
         raise VcsbenchError(f"unknown payload {name!r}; known: {', '.join(definitions)}")
     return _generate(name, definitions[name])
-
-
-def read_tree(root: Path, ignore: frozenset[str] = frozenset()) -> dict[str, bytes]:
-    """Every file below ``root`` as relative path -> content, skipping top-level ``ignore``."""
-    files: dict[str, bytes] = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if rel.parts[0] in ignore or not path.is_file():
-            continue
-        files[rel.as_posix()] = path.read_bytes()
-    return files
-
-
-class Operation:
-    """One of ``OPS`` for one backend and payload."""
-
-    def __init__(self, name: str, backend: Backend, payload: Payload) -> None:
-        if name not in OPS:
-            raise VcsbenchError(f"unknown operation {name!r}; known: {', '.join(OPS)}")
-        self.name = name
-        self.backend = backend
-        self.payload = payload
-        self.change = payload.change()
-
-    def paths(self, workdir: Path, index: int) -> tuple[Path, Path]:
-        """Repository and checkout target of round ``index``; siblings in ``workdir``."""
-        repo = workdir / f"r{index:06d}"
-        return repo, repo.with_name(repo.name + ".co")
-
-    def prepare(self, repo: Path) -> None:
-        """Untimed: what must exist before the timed part."""
-        if self.name in ("commit", "checkout"):
-            self.backend.create(repo)
-            self.backend.commit(repo, self.payload.files, COMMIT_MESSAGE)
-
-    def run(self, repo: Path, target: Path) -> None:
-        """Timed: the VCS work only."""
-        name, backend = self.name, self.backend
-        if name == "create":
-            backend.create(repo)
-        elif name == "create+commit":
-            backend.create(repo)
-            backend.commit(repo, self.payload.files, COMMIT_MESSAGE)
-        elif name == "commit":
-            backend.commit(repo, self.change, COMMIT_MESSAGE + " 2")
-        else:
-            backend.checkout(repo, target)
-
-    def expected(self) -> dict[str, bytes]:
-        """The newest revision's files after ``run``."""
-        if self.name == "create":
-            return {}
-        if self.name == "commit":
-            return {**self.payload.files, **self.change}
-        return dict(self.payload.files)
-
-    def verify(self, repo: Path, target: Path) -> list[str]:
-        """Untimed: differences between what ``run`` should have made and what it made."""
-        if self.name != "checkout":
-            return self.backend.verify(repo, self.expected())
-        actual = read_tree(target, self.backend.checkout_ignores())
-        problems = compare_files(self.payload.files, dict(actual))
-        extra = sorted(set(actual) - set(self.payload.files))
-        return problems + [f"{rel}: not in the revision" for rel in extra]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,9 @@ class ProcessCounters:
     write_bytes: int
     rchar: int
     wchar: int
+    probe_bytes: int = 0
+    """Bytes this reading itself read from /proc/self/io: they land in the next
+    reading's rchar, and are the probe's, not the measured region's."""
 
     def __sub__(self, other: ProcessCounters) -> ProcessCounters:
         return ProcessCounters(
@@ -43,7 +47,7 @@ class ProcessCounters:
             self.cpu_sys_s - other.cpu_sys_s,
             self.read_bytes - other.read_bytes,
             self.write_bytes - other.write_bytes,
-            self.rchar - other.rchar,
+            self.rchar - other.rchar - other.probe_bytes,
             self.wchar - other.wchar,
         )
 
@@ -79,9 +83,21 @@ class FsUsage:
 
 @dataclass(frozen=True)
 class Footprint:
-    apparent_bytes: int
+    """What a tree takes on disk, counted the way ``du`` counts (each inode once).
+
+    File content (regular files and symlinks) and directory sizes are apart: directory
+    ``st_size`` is the filesystem's (4 KiB per directory on ext4, 0 or entry-sized on
+    tmpfs), so only ``content_bytes`` compares across filesystems.
+    """
+
+    content_bytes: int
+    dir_bytes: int
     allocated_bytes: int
     inodes: int
+
+    @property
+    def apparent_bytes(self) -> int:
+        return self.content_bytes + self.dir_bytes
 
 
 def read_process() -> ProcessCounters:
@@ -90,9 +106,10 @@ def read_process() -> ProcessCounters:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     io: dict[str, int] = {}
     with open("/proc/self/io", "rb") as handle:
-        for line in handle.read().splitlines():
-            key, _, value = line.partition(b": ")
-            io[key.decode()] = int(value)
+        text = handle.read()
+    for line in text.splitlines():
+        key, _, value = line.partition(b": ")
+        io[key.decode()] = int(value)
     return ProcessCounters(
         cpu_user_s=own.ru_utime + children.ru_utime,
         cpu_sys_s=own.ru_stime + children.ru_stime,
@@ -100,6 +117,7 @@ def read_process() -> ProcessCounters:
         write_bytes=io["write_bytes"],
         rchar=io["rchar"],
         wchar=io["wchar"],
+        probe_bytes=len(text),
     )
 
 
@@ -142,30 +160,45 @@ def drop_caches() -> None:
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
-def footprint(path: Path) -> Footprint:
-    """Apparent and allocated bytes and inodes below ``path``, itself included.
+def footprint(*paths: Path, roots: bool = True) -> Footprint:
+    """Content, directory and allocated bytes and inodes below ``paths``.
 
-    Counts each inode once, as ``du`` does, so hard-linked objects are not doubled.
+    ``paths`` themselves are counted too unless ``roots`` is false (a container whose
+    entries are what is measured). Counts each inode once, as ``du`` does, so
+    hard-linked objects are not doubled. A path that does not exist counts nothing.
     """
     seen: set[int] = set()
-    apparent = allocated = 0
-    stack = [path]
-    root = os.lstat(path)
-    seen.add(root.st_ino)
-    apparent += root.st_size
-    allocated += root.st_blocks * 512
+    content = dirs = allocated = 0
+    stack: list[str] = []
+
+    def count(st: os.stat_result) -> None:
+        nonlocal content, dirs, allocated
+        seen.add(st.st_ino)
+        if stat.S_ISDIR(st.st_mode):
+            dirs += st.st_size
+        else:
+            content += st.st_size
+        allocated += st.st_blocks * 512
+
+    for path in paths:
+        try:
+            top = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if roots and top.st_ino not in seen:
+            count(top)
+        if stat.S_ISDIR(top.st_mode):
+            stack.append(str(path))
     while stack:
         with os.scandir(stack.pop()) as entries:
             for entry in entries:
                 st = entry.stat(follow_symlinks=False)
                 if st.st_ino in seen:
                     continue
-                seen.add(st.st_ino)
-                apparent += st.st_size
-                allocated += st.st_blocks * 512
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-    return Footprint(apparent, allocated, len(seen))
+                count(st)
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(entry.path)
+    return Footprint(content, dirs, allocated, len(seen))
 
 
 def peak_rss_reset() -> bool:

@@ -1,0 +1,48 @@
+"""Helpers the tests share (imported as ``helpers``: pytest puts tests/ on the path)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip with ``reason``; in CI a skip would hide an untested path, so fail instead."""
+    if IN_CI:
+        pytest.fail(f"not skipped in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def vcsbench(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the command line as a user would, in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "vcsbench.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def vcsbench_mounts() -> str:
+    mounts = subprocess.run(
+        ["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True, text=True, check=False
+    ).stdout
+    return "\n".join(line for line in mounts.splitlines() if "vcsbench" in line)
+
+
+def vcsbench_loops() -> str:
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=False).stdout
+    return "\n".join(line for line in loops.splitlines() if "vcsbench" in line)

@@ -1,0 +1,52 @@
+"""``vcsbench run``'s engine: the same pytest-benchmark suite ``pytest benchmarks`` runs.
+
+One engine, two doors: the selection the command line parsed is handed to the pytest
+session as a plugin (no strings, no environment variables), and pytest runs the suite
+shipped in the package, in this process, so both doors write the same JSON.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from vcsbench.bench import suite
+from vcsbench.bench.options import Selection
+from vcsbench.bench.plugin import Preset
+
+COMPACT_COLUMNS = "min,median,iqr,ops,rounds"
+
+
+def run_suite(
+    selection: Selection,
+    json_out: Path,
+    extra_args: Sequence[str] = (),
+    command: Sequence[str] = (),
+) -> tuple[int, str]:
+    """Run the suite for ``selection``, writing ``json_out``.
+
+    Returns pytest's exit code and this run's id: the file holds this run's results
+    only if its run id is that one (a failed run leaves an older file as it was).
+    """
+    argv = [
+        str(Path(suite.__file__)),
+        "--benchmark-only",
+        f"--benchmark-json={json_out}",
+        f"--benchmark-columns={COMPACT_COLUMNS}",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "filterwarnings=default",
+        "-o",
+        "python_files=*.py",
+        "--rootdir",
+        str(Path(suite.__file__).parent),
+        "-q",
+        *extra_args,
+    ]
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    preset = Preset(selection, shlex.join(command))
+    return int(pytest.main(argv, plugins=[preset])), preset.run_id

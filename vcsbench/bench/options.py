@@ -1,0 +1,284 @@
+"""The selection options, defined once for both doors.
+
+``pytest --vcs-backends ...`` and ``vcsbench run --backends ...`` are the same option:
+:data:`OPTIONS` is the one table, :func:`add_options` adds it to pytest's parser (with
+the ``--vcs-`` prefix) or to an argparse parser (without), and :meth:`Selection.parse`
+reads either into one checked :class:`Selection`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Container
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends import REGISTRY, make_backend, split_variant
+from vcsbench.backends.base import parse_options
+from vcsbench.bench.operations import OPS, supports
+from vcsbench.bench.payloads import DEFAULT_PAYLOADS, payload_names
+from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
+from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
+
+FS_SCOPES = ("benchmark", "session")
+PROGRESS_MODES = ("auto", "bar", "lines", "none")
+DEFAULT_REPOS = 100
+
+
+@dataclass(frozen=True)
+class OptionDef:
+    name: str
+    """Without prefix: ``backends`` is ``--backends`` and ``--vcs-backends``."""
+    default: str | None
+    help: str
+    metavar: str | None = None
+    repeat: bool = False
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+OPTIONS: tuple[OptionDef, ...] = (
+    OptionDef(
+        "backends",
+        "all",
+        "comma-separated backends or variants, e.g. git-pygit2,svn-fs[fs-type=fsx] "
+        f"({', '.join(REGISTRY)}; default: all)",
+        "LIST",
+    ),
+    OptionDef("ops", "all", f"comma-separated operations: {', '.join(OPS)} (default: all)", "LIST"),
+    OptionDef(
+        "payloads",
+        ",".join(DEFAULT_PAYLOADS),
+        "comma-separated payloads: hello, submission, many-files, large "
+        f"(default: {','.join(DEFAULT_PAYLOADS)})",
+        "LIST",
+    ),
+    OptionDef(
+        "fs",
+        None,
+        "sandboxes, comma-separated: tmpfs[:size=2G], ext4|xfs|btrfs[:size=8G,mkfs=...,"
+        "mount=...], dir:PATH[,device=shared] (default: tmpfs as root, else dir:$TMPDIR)",
+        "SPECS",
+    ),
+    OptionDef(
+        "repos",
+        str(DEFAULT_REPOS),
+        f"rounds per benchmark, a fresh repository each (default {DEFAULT_REPOS})",
+        "N",
+    ),
+    OptionDef(
+        "cache", "warm", "warm (default) or cold: sync + drop_caches before each round (root)"
+    ),
+    OptionDef(
+        "verify", "all", "verify every repository (all, default) or K evenly spaced (sample:K)"
+    ),
+    OptionDef("image-dir", None, "where loop images go (default: a temporary directory)", "DIR"),
+    OptionDef(
+        "fs-scope",
+        "benchmark",
+        "benchmark (a fresh sandbox each, default) or session (one per filesystem)",
+    ),
+    OptionDef(
+        "backend-option",
+        None,
+        "option for every variant of a backend, repeatable, e.g. git-cli:core.fsync=all",
+        "BACKEND:KEY=VALUE",
+        repeat=True,
+    ),
+    OptionDef(
+        "progress",
+        "auto",
+        "auto (a bar on a terminal, plain lines otherwise), bar, lines or none",
+    ),
+)
+
+
+def add_options(
+    add: Callable[..., Any],
+    prefix: str = "",
+    *,
+    defaults: dict[str, str] | None = None,
+    exclude: Container[str] = (),
+) -> None:
+    """Add every selection option through ``add`` (pytest's ``addoption`` or argparse's
+    ``add_argument``), named ``--{prefix}{name}``."""
+    for option in OPTIONS:
+        if option.name in exclude:
+            continue
+        default = (defaults or {}).get(option.name, option.default)
+        help_text = option.help
+        if defaults and option.name in defaults:
+            help_text = f"{help_text.split(' (default')[0]} (default here: {default})"
+        kwargs: dict[str, Any] = {"dest": f"{prefix.replace('-', '_')}{option.dest}"}
+        if option.repeat:
+            kwargs.update(action="append", default=[])
+        else:
+            kwargs["default"] = default
+        if option.metavar:
+            kwargs["metavar"] = option.metavar
+        add(f"--{prefix}{option.name}", help=help_text.replace("%", "%%"), **kwargs)
+
+
+def default_fs() -> str:
+    """tmpfs as root; otherwise a directory under the temp dir (sandboxes need root)."""
+    return "tmpfs" if os.geteuid() == 0 else f"dir:{tempfile.gettempdir()}"
+
+
+def split_list(text: str) -> list[str]:
+    """Split on commas outside brackets: ``a,b[x=1,y=2]`` -> ["a", "b[x=1,y=2]"]."""
+    items: list[str] = []
+    depth = 0
+    current = ""
+    for char in text:
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
+def _names(text: str, known: list[str] | tuple[str, ...], what: str) -> list[str]:
+    names = split_list(text)
+    if names == ["all"]:
+        return list(known)
+    for name in names:
+        if name not in known:
+            raise VcsbenchError(f"unknown {what} {name!r}; known: {', '.join(known)} (or all)")
+    if not names:
+        raise VcsbenchError(f"no {what} given; known: {', '.join(known)}")
+    return names
+
+
+def _variants(text: str) -> list[str]:
+    names = split_list(text)
+    if names == ["all"]:
+        return list(REGISTRY)
+    if not names:
+        raise VcsbenchError(f"no backend given; known: {', '.join(REGISTRY)}")
+    for name in names:
+        base, _ = split_variant(name)
+        if base not in REGISTRY:
+            raise VcsbenchError(
+                f"unknown backend {base!r}; known: {', '.join(REGISTRY)} (or all); "
+                "a variant is NAME[key=value,...]"
+            )
+    if len(set(names)) != len(names):
+        raise VcsbenchError(f"backends {text!r} name a variant twice")
+    return names
+
+
+@dataclass
+class Selection:
+    """What to run, parsed and checked once, for both doors (pytest and ``vcsbench run``)."""
+
+    backends: list[str]
+    """Backends and variants as given: ``svn-fs``, ``svn-fs[fs-type=fsx]``."""
+    ops: list[str]
+    payloads: list[str]
+    fs: list[FsSpec]
+    repos: int
+    cache: str = "warm"
+    image_dir: Path | None = None
+    verify: VerifyPolicy = field(default_factory=VerifyPolicy)
+    fs_scope: str = "benchmark"
+    backend_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    progress: str = "auto"
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        backends: str = "all",
+        ops: str = "all",
+        payloads: str = ",".join(DEFAULT_PAYLOADS),
+        fs: str | None = None,
+        repos: str | int = DEFAULT_REPOS,
+        cache: str = "warm",
+        image_dir: str | Path | None = None,
+        verify: str = "all",
+        fs_scope: str = "benchmark",
+        backend_option: list[str] | None = None,
+        progress: str = "auto",
+    ) -> Selection:
+        try:
+            repo_count = int(repos)
+        except ValueError:
+            raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1") from None
+        if repo_count < 1:
+            raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1")
+        if cache not in CACHE_STATES:
+            raise VcsbenchError(f"cache {cache!r} is not one of {', '.join(CACHE_STATES)}")
+        if cache == "cold" and os.geteuid() != 0:
+            raise VcsbenchError("cache cold drops the page cache, which needs root; use warm")
+        if fs_scope not in FS_SCOPES:
+            raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
+        if progress not in PROGRESS_MODES:
+            raise VcsbenchError(f"progress {progress!r} is not one of {', '.join(PROGRESS_MODES)}")
+        image = Path(image_dir) if image_dir else None
+        if image is not None and not image.is_dir():
+            raise VcsbenchError(f"image dir {str(image_dir)!r} is not an existing directory")
+        specs = parse_fs_list(fs or default_fs())
+        for spec in specs:
+            require_root(spec)
+        selection = cls(
+            backends=_variants(backends),
+            ops=_names(ops, OPS, "operation"),
+            payloads=_names(payloads, payload_names(), "payload"),
+            fs=specs,
+            repos=repo_count,
+            cache=cache,
+            image_dir=image,
+            verify=VerifyPolicy.parse(verify),
+            fs_scope=fs_scope,
+            progress=progress,
+        )
+        for item in backend_option or []:
+            name, sep, pair = item.partition(":")
+            if not sep or name not in REGISTRY:
+                raise VcsbenchError(
+                    f"backend option {item!r} is not BACKEND:key=value with BACKEND one of "
+                    + ", ".join(REGISTRY)
+                )
+            selection.backend_options.setdefault(name, {}).update(parse_options([pair]))
+        labels: dict[str, str] = {}
+        for variant in selection.backends:
+            # Every option of every variant is checked here, before anything runs; an
+            # unavailable backend is skipped when its benchmarks come, with the reason.
+            if not REGISTRY[split_variant(variant)[0]].available().ok:
+                continue
+            with selection.make_backend(variant) as backend:
+                if backend.label in labels:
+                    raise VcsbenchError(
+                        f"backends {labels[backend.label]!r} and {variant!r} are the same "
+                        f"variant ({backend.label})"
+                    )
+                labels[backend.label] = variant
+        return selection
+
+    @classmethod
+    def from_getter(cls, get: Callable[[str], Any]) -> Selection:
+        """Parse from ``get(dest)`` (pytest's ``getoption`` or an argparse namespace)."""
+        return cls.parse(**{o.dest: get(o.dest) for o in OPTIONS})
+
+    def make_backend(self, variant: str) -> Any:
+        base, _ = split_variant(variant)
+        return make_backend(variant, self.backend_options.get(base))
+
+    def cases(self) -> list[tuple[str, str, str, str]]:
+        """(backend variant, op, payload, fs) for every benchmark the backend can run."""
+        return [
+            (backend, op, payload, spec.text)
+            for spec in self.fs
+            for payload in self.payloads
+            for op in self.ops
+            for backend in self.backends
+            if supports(REGISTRY[split_variant(backend)[0]], op)
+        ]

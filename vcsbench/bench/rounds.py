@@ -1,0 +1,332 @@
+"""One benchmark: N rounds of one operation, each measured, verified and recorded.
+
+vcsbench owns the round loop and the one clock: ``perf_counter_ns`` around the
+operation's ``run`` alone. Everything else -- preparing, dropping caches, reading the
+counters, syncing, verifying -- sits outside that region. A round that raises or fails
+verification is an error and never a sample.
+
+The parts are apart so each can be tested with a fake operation that does known work:
+:class:`BenchmarkRun` drives the rounds and records them (``RoundLog``); footprint and
+scratch attribution, the floor (``floor``) and the metrics (``_metrics``) are computed
+in ``finish`` from what was recorded.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vcsbench.bench import floor
+from vcsbench.bench.operations import Operation, RoundPaths
+from vcsbench.errors import VcsbenchError
+from vcsbench.measure.probes import (
+    Delta,
+    Footprint,
+    Probe,
+    Snapshot,
+    current_rss_bytes,
+    drop_caches,
+    footprint,
+    peak_rss_bytes,
+    peak_rss_reset,
+)
+from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
+from vcsbench.results.metrics import METRICS
+from vcsbench.results.model import (
+    BackendInfo,
+    Benchmark,
+    FilesystemInfo,
+    Metric,
+    PayloadInfo,
+    RoundError,
+    Rounds,
+)
+from vcsbench.sandbox import SandboxInfo
+
+CACHE_STATES = ("warm", "cold")
+MAX_ERROR_SAMPLES = 20
+
+Progress = Callable[[int, int, float], None]
+"""Called after each round with (rounds done, rounds in all, seconds since start)."""
+
+
+@dataclass(frozen=True)
+class VerifyPolicy:
+    """Which rounds are verified: all, or ``sample`` evenly spaced ones."""
+
+    sample: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> VerifyPolicy:
+        if text == "all":
+            return cls()
+        kind, _, count = text.partition(":")
+        if kind == "sample" and count.isdigit() and int(count) > 0:
+            return cls(int(count))
+        raise VcsbenchError(f"verify {text!r} is not 'all' or 'sample:K' with K > 0")
+
+    def verifies(self, index: int, total: int) -> bool:
+        """Whether round ``index`` of ``total`` is verified; no set of rounds is built."""
+        k = self.sample
+        if k is None or k >= total:
+            return True
+        if k == 1:
+            return index == total - 1
+        nearest = round(index * (k - 1) / (total - 1))
+        return round(nearest * (total - 1) / (k - 1)) == index
+
+    def __str__(self) -> str:
+        return "all" if self.sample is None else f"sample:{self.sample}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    origin = f" [{Path(where.filename).name}:{where.lineno}]" if where else ""
+    return f"{type(exc).__name__}: {text}{origin}"
+
+
+def round_values(delta: Delta) -> dict[str, float | None]:
+    """What one round cost, by registry metric name (device ones None without a device)."""
+    process, device = delta.process, delta.device
+    values: dict[str, float | None] = {
+        "cpu": process.cpu_user_s + process.cpu_sys_s,
+        "cpu_user": process.cpu_user_s,
+        "cpu_sys": process.cpu_sys_s,
+        "io_read_logical": process.read_bytes,
+        "io_write_logical": process.write_bytes,
+        "io_read_syscall": process.rchar,
+        "io_write_syscall": process.wchar,
+        "io_read_device": device.read_bytes if device else None,
+        "io_write_device": device.write_bytes if device else None,
+        "io_read_requests_device": device.read_requests if device else None,
+        "io_write_requests_device": device.write_requests if device else None,
+        "fs_used_delta": delta.fs.used_bytes,
+        "fs_inodes_delta": delta.fs.used_inodes,
+    }
+    return values
+
+
+SUMMED = tuple(name for name, d in METRICS.items() if d.totalled == "sum" and name != "wall")
+KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and name != "wall")
+
+
+@dataclass
+class RoundLog:
+    """Every round's record, as parallel arrays; running totals over successful rounds."""
+
+    rounds: Rounds = field(default_factory=Rounds)
+    totals: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SUMMED, 0.0))
+    errors: list[RoundError] = field(default_factory=list)
+    error_count: int = 0
+    verified: int = 0
+    ops_wall_ns: int = 0
+
+    def add(
+        self, t_start_s: float, wall_ns: int, values: dict[str, float | None], error: str | None
+    ) -> None:
+        index = len(self.rounds)
+        ok = error is None
+        self.rounds.t_start_s.append(t_start_s)
+        self.rounds.wall_ns.append(wall_ns)
+        self.rounds.ok.append(ok)
+        for name in KEPT_PER_ROUND:
+            self.rounds.values.setdefault(name, []).append(values.get(name))
+        self.ops_wall_ns += wall_ns
+        if ok:
+            for name in SUMMED:
+                value = values.get(name)
+                if value is not None:
+                    self.totals[name] += value
+        else:
+            self.error_count += 1
+            if len(self.errors) < MAX_ERROR_SAMPLES:
+                self.errors.append(RoundError(index, error or ""))
+
+
+@dataclass
+class BenchmarkRun:
+    """Drives and records the rounds of one (backend, op, payload, sandbox) benchmark."""
+
+    operation: Operation
+    sandbox: SandboxInfo
+    workdir: Path
+    rounds: int
+    cache: str = "warm"
+    verify: VerifyPolicy = field(default_factory=VerifyPolicy)
+    progress: Progress | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.cache not in CACHE_STATES:
+            raise VcsbenchError(f"cache {self.cache!r} is not one of {', '.join(CACHE_STATES)}")
+        self.workdir.mkdir(parents=True, exist_ok=False)
+        for container in ("repos", "checkouts", "scratch"):
+            (self.workdir / container).mkdir()
+        self.probe = Probe(self.workdir, self.sandbox.device_stat_path)
+        self.log = RoundLog()
+        self._sampler = SystemSampler(self.sandbox.device_stat_path)
+        self._floor_tree: dict[str, floor.TreeEntry] = {}
+        self._started = False
+        self._overhead_ns = 0
+        self._rss_start = 0
+        self._t0 = 0.0
+
+    # -- the rounds ---------------------------------------------------------------------
+
+    def run_all(self) -> None:
+        for _ in range(self.rounds - len(self.log.rounds)):
+            self.run_round()
+
+    def run_round(self) -> None:
+        """One round: prepare, time the operation alone, read counters, verify."""
+        if not self._started:
+            self._start()
+        index = len(self.log.rounds)
+        paths = RoundPaths.of(self.workdir, index)
+        paths.scratch.mkdir()
+        error: str | None = None
+        try:
+            self.operation.prepare(paths)
+        except Exception as exc:
+            error = f"prepare: {_describe(exc)}"
+        is_floor_round = index == self.rounds - 1
+        roots = self.operation.measured(paths)
+        floor_before = floor.snapshot(roots, self.workdir) if is_floor_round else {}
+        if self.cache == "cold":
+            drop_caches()
+        before: Snapshot = self.probe.before()
+        t_start_s = time.perf_counter()
+        wall_ns = 0
+        if error is None:
+            start = time.perf_counter_ns()
+            try:
+                self.operation.run(paths)
+            except Exception as exc:
+                error = _describe(exc)
+            wall_ns = time.perf_counter_ns() - start
+        delta = Probe.delta(before, self.probe.after(), wall_ns)
+        if is_floor_round and error is None:
+            self._floor_tree = floor.changed(roots, self.workdir, floor_before)
+        if error is None and self.verify.verifies(index, self.rounds):
+            self.log.verified += 1
+            problems = self.operation.verify(paths)
+            if problems:
+                more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+                error = "verify: " + "; ".join(problems[:3]) + more
+        self.log.add(t_start_s, wall_ns, round_values(delta), error)
+        if not any(paths.scratch.iterdir()):
+            paths.scratch.rmdir()
+        if self.progress is not None:
+            self.progress(index + 1, self.rounds, time.perf_counter() - self._t0)
+
+    def _start(self) -> None:
+        self._started = True
+        self._overhead_ns = self.probe.overhead_ns(pairs=10)
+        peak_rss_reset()
+        self._rss_start = current_rss_bytes()
+        self._sampler.start()
+        self._t0 = time.perf_counter()
+
+    @property
+    def failed_rounds(self) -> int:
+        return self.log.error_count
+
+    def ok_wall_s(self) -> list[float]:
+        return self.log.rounds.series("wall")
+
+    # -- after the last round -----------------------------------------------------------
+
+    def finish(self, describe_backend: dict[str, object]) -> Benchmark:
+        """Stop sampling; measure footprint, scratch and floor; return the benchmark."""
+        wall_s = time.perf_counter() - self._t0 if self._started else 0.0
+        samples = self._sampler.stop() if self._started else []
+        rss_end = current_rss_bytes()
+        rss_peak = peak_rss_bytes()
+        result = footprint(*(self.workdir / c for c in self.operation.containers), roots=False)
+        scratch = footprint(self.workdir / "scratch", roots=False)
+        log = self.log
+        ok_walls = log.rounds.series("wall")
+        median_ms = statistics.median(ok_walls) * 1000 if ok_walls else None
+        n_rounds = len(log.rounds)
+        return Benchmark(
+            name=self.name,
+            backend=BackendInfo.from_json(describe_backend, "backend"),
+            op=self.operation.name,
+            payload=PayloadInfo.from_json(self.operation.payload.describe(), "payload"),
+            filesystem=FilesystemInfo.from_json(self.sandbox.as_dict(), "filesystem"),
+            repos=n_rounds,
+            errors=log.error_count,
+            verified=log.verified,
+            metrics=self._metrics(result, scratch, rss_peak, rss_end - self._rss_start),
+            rounds=log.rounds,
+            cache=self.cache,
+            cache_note="cold is meaningless on tmpfs: its page cache is the storage"
+            if self.cache == "cold" and self.sandbox.fstype == "tmpfs"
+            else "",
+            verify=str(self.verify),
+            error_samples=list(log.errors),
+            floor=floor.measure(self._floor_tree, self.workdir, median_ms),
+            harness={
+                "probe_overhead_us_per_round": self._overhead_ns / 1000 if self._started else None,
+                "benchmark_wall_s": wall_s,
+                "ops_wall_s": log.ops_wall_ns / 1e9,
+                "harness_s_per_round": (wall_s - log.ops_wall_ns / 1e9) / n_rounds
+                if n_rounds
+                else None,
+                "sampler": "a separate process (python -m vcsbench.measure.sampler)",
+                "note": "harness = prepare, probes, syncfs and verification around the timed "
+                "operations; none of it is inside a timed region",
+            },
+            sampler={
+                "interval_s": self._sampler.interval_s,
+                "units": SAMPLE_UNITS,
+                "samples": samples,
+            },
+        )
+
+    def _metrics(
+        self, result: Footprint, scratch: Footprint, rss_peak: int, rss_growth: int
+    ) -> dict[str, Metric]:
+        log, info = self.log, self.sandbox
+        ok = sum(log.rounds.ok)
+        storage = info.fstype != "tmpfs"
+        no_storage = f"{info.fstype} has no backing store: the kernel accounts no storage IO"
+        no_device = info.device_note or "no block device under this filesystem"
+        out: dict[str, Metric] = {}
+
+        def put(name: str, total: float | None, reason: str = "") -> None:
+            d = METRICS[name]
+            if total is None:
+                out[name] = Metric(d.unit, None, None, reason)
+                return
+            per_repo = total / ok if ok and d.per_repo else None
+            out[name] = Metric(d.unit, total, per_repo, "" if d.per_repo else reason)
+
+        if not ok:
+            for name in METRICS:
+                out[name] = Metric.missing(name, "every round failed")
+            return out
+        put("wall", sum(log.rounds.series("wall")))
+        for name in SUMMED:
+            total: float | None = log.totals[name]
+            reason = ""
+            if name in ("io_read_logical", "io_write_logical") and not storage:
+                total, reason = None, no_storage
+            elif name.endswith("_device") and info.device_stat_path is None:
+                total, reason = None, no_device
+            put(name, total, reason)
+        put("footprint_content", result.content_bytes)
+        put("footprint_dirs", result.dir_bytes)
+        put("footprint_apparent", result.apparent_bytes)
+        put("footprint_allocated", result.allocated_bytes)
+        put("footprint_inodes", result.inodes)
+        put("scratch_allocated", scratch.allocated_bytes)
+        put("scratch_inodes", scratch.inodes)
+        put("rss_peak", rss_peak, "a peak is not divided by repositories; see rss_growth")
+        put("rss_growth", rss_growth)
+        return out

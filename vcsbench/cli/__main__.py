@@ -1,0 +1,5 @@
+import sys
+
+from vcsbench.cli import main
+
+sys.exit(main())

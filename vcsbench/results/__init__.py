@@ -1,0 +1,40 @@
+"""Results: the model every benchmark is stored as, the metric registry, and the reader.
+
+Knows nothing about how numbers were taken; report and compare read only this.
+"""
+
+from vcsbench.results.io import load, load_many, parse
+from vcsbench.results.metrics import METRICS, MetricDef, metric
+from vcsbench.results.model import (
+    SCHEMA_VERSION,
+    BackendInfo,
+    Benchmark,
+    FilesystemInfo,
+    Machine,
+    Metric,
+    PayloadInfo,
+    RoundError,
+    Rounds,
+    Run,
+    SchemaError,
+)
+
+__all__ = [
+    "METRICS",
+    "SCHEMA_VERSION",
+    "BackendInfo",
+    "Benchmark",
+    "FilesystemInfo",
+    "Machine",
+    "Metric",
+    "MetricDef",
+    "PayloadInfo",
+    "RoundError",
+    "Rounds",
+    "Run",
+    "SchemaError",
+    "load",
+    "load_many",
+    "metric",
+    "parse",
+]

@@ -1,0 +1,85 @@
+"""Reading result files. The only reader: report, compare, plots and studies come here.
+
+A malformed, truncated, foreign or wrong-typed file is one line naming the file and what
+is wrong with it, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.model import Benchmark, Machine, Run, SchemaError
+
+
+def _fail(path: Path, why: str) -> VcsbenchError:
+    return VcsbenchError(f"{path}: {why}")
+
+
+def parse(document: object, path: Path) -> Run:
+    """A :class:`Run` from a decoded result document."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        raise _fail(path, "is not a pytest-benchmark result file (no 'benchmarks' list)")
+    facts: dict[str, Any] = document.get("vcsbench") or {}
+    if not isinstance(facts, dict):
+        raise _fail(path, "its 'vcsbench' section is not an object")
+    try:
+        machine_info = document.get("machine_info") or {}
+        machine = Machine.from_json(
+            machine_info.get("vcsbench") if isinstance(machine_info, dict) else None,
+            "machine_info.vcsbench",
+        )
+        entries: list[tuple[str, object]] = []
+        for i, entry in enumerate(document["benchmarks"]):
+            info = (
+                (entry.get("extra_info") or {}).get("vcsbench") if isinstance(entry, dict) else None
+            )
+            if info is not None:
+                entries.append((f"benchmarks[{i}]", info))
+        for i, info in enumerate(facts.get("failed_benchmarks") or []):
+            entries.append((f"vcsbench.failed_benchmarks[{i}]", info))
+        benchmarks = [Benchmark.from_json(info, where, str(path)) for where, info in entries]
+    except SchemaError as exc:
+        raise _fail(path, str(exc)) from None
+    if not benchmarks:
+        raise _fail(
+            path,
+            "holds no vcsbench benchmarks (was it written by vcsbench or "
+            "'pytest benchmarks --benchmark-json'?)",
+        )
+    return Run(
+        path=str(path),
+        benchmarks=benchmarks,
+        machine=machine,
+        command=str(facts.get("command", "")),
+        datetime=str(document.get("datetime", "")),
+        version=str(facts.get("version", "")),
+        run_id=str(facts.get("run_id", "")),
+    )
+
+
+def load(path: Path | str) -> Run:
+    """Read one result file; a bad file is one clear :class:`VcsbenchError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise _fail(path, f"cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise _fail(path, "is not text; expected a vcsbench result file (JSON)") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(
+            path,
+            f"is not valid JSON (truncated or damaged? {exc.msg} at line "
+            f"{exc.lineno}); expected a vcsbench/pytest-benchmark result file",
+        ) from None
+    return parse(document, path)
+
+
+def load_many(paths: Iterable[Path | str]) -> list[Run]:
+    return [load(p) for p in paths]

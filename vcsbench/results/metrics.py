@@ -1,0 +1,229 @@
+"""The one registry of what vcsbench measures: every metric's unit, label and meaning.
+
+Runner, report, compare, plots and studies ask this module; none of them spells a
+metric name it does not define. Adding a metric is one entry here plus the probe that
+measures it.
+
+``totalled`` says how a benchmark's total is formed: ``sum`` over its successful rounds,
+``final`` a state measured once after the last round (footprint), ``peak`` a high-water
+mark. ``round_key`` names the per-round array a metric keeps (``Rounds.values``), which
+compare tests for significance; ``None`` for metrics measured once per benchmark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024.0
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    name: str
+    unit: str
+    label: str
+    """Column label, in the display unit (``scale`` converts to it)."""
+    scale: float
+    """Divide a value in ``unit`` by this to show it in the label's unit."""
+    description: str
+    totalled: str = "sum"
+    round_key: str | None = None
+    per_repo: bool = True
+    better: str = "lower"
+    digits: int = 1
+    """Decimals when shown."""
+
+    def display(self, value: float | None) -> float | None:
+        return None if value is None else value / self.scale
+
+
+def _defs(*defs: MetricDef) -> dict[str, MetricDef]:
+    return {d.name: d for d in defs}
+
+
+METRICS: dict[str, MetricDef] = _defs(
+    MetricDef(
+        "wall",
+        "s",
+        "wall ms",
+        1e-3,
+        "wall time of the operation alone (perf_counter_ns around the call)",
+        round_key="wall",
+        digits=2,
+    ),
+    MetricDef(
+        "cpu",
+        "s",
+        "CPU ms",
+        1e-3,
+        "user + system CPU, this process and its waited children (getrusage)",
+        round_key="cpu",
+        digits=2,
+    ),
+    MetricDef("cpu_user", "s", "user CPU ms", 1e-3, "user CPU (getrusage, children incl.)"),
+    MetricDef("cpu_sys", "s", "system CPU ms", 1e-3, "system CPU (getrusage, children incl.)"),
+    MetricDef(
+        "io_read_logical",
+        "B",
+        "logical KiB read",
+        KIB,
+        "bytes fetched from storage for this process (/proc/self/io read_bytes)",
+        round_key="io_read_logical",
+    ),
+    MetricDef(
+        "io_write_logical",
+        "B",
+        "logical KiB written",
+        KIB,
+        "bytes this process sent towards storage (/proc/self/io write_bytes)",
+        round_key="io_write_logical",
+    ),
+    MetricDef(
+        "io_read_syscall",
+        "B",
+        "syscall KiB read",
+        KIB,
+        "bytes through read calls, whatever they reach (rchar)",
+    ),
+    MetricDef(
+        "io_write_syscall",
+        "B",
+        "syscall KiB written",
+        KIB,
+        "bytes through write calls, whatever they reach (wchar)",
+        round_key="io_write_syscall",
+    ),
+    MetricDef(
+        "io_read_device",
+        "B",
+        "device KiB read",
+        KIB,
+        "bytes the sandbox's block device read (/sys/block/*/stat)",
+        round_key="io_read_device",
+    ),
+    MetricDef(
+        "io_write_device",
+        "B",
+        "device KiB written",
+        KIB,
+        "bytes the sandbox's block device wrote after syncfs: journal, metadata, writeback",
+        round_key="io_write_device",
+    ),
+    MetricDef(
+        "io_read_requests_device",
+        "requests",
+        "device read requests",
+        1.0,
+        "read requests the sandbox's block device completed",
+    ),
+    MetricDef(
+        "io_write_requests_device",
+        "requests",
+        "device write requests",
+        1.0,
+        "write requests the sandbox's block device completed",
+        round_key="io_write_requests_device",
+    ),
+    MetricDef(
+        "footprint_content",
+        "B",
+        "content KiB",
+        KIB,
+        "bytes of regular files and symlinks in the repository (st_size); the same on "
+        "every filesystem",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_dirs",
+        "B",
+        "directory KiB",
+        KIB,
+        "st_size of the repository's directories: a property of the filesystem",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_apparent",
+        "B",
+        "apparent KiB",
+        KIB,
+        "content + directory bytes (du -b)",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_allocated",
+        "B",
+        "allocated KiB",
+        KIB,
+        "blocks allocated to the repository (st_blocks x 512, du -B1)",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_inodes",
+        "inodes",
+        "inodes",
+        1.0,
+        "files, directories and links of the repository",
+        totalled="final",
+        digits=0,
+    ),
+    MetricDef(
+        "scratch_allocated",
+        "B",
+        "scratch KiB",
+        KIB,
+        "blocks allocated to the backend's scratch space (staging, working copies); "
+        "not part of the repository",
+        totalled="final",
+    ),
+    MetricDef(
+        "scratch_inodes",
+        "inodes",
+        "scratch inodes",
+        1.0,
+        "inodes of the backend's scratch space",
+        totalled="final",
+        digits=0,
+    ),
+    MetricDef(
+        "fs_used_delta",
+        "B",
+        "fs used KiB",
+        KIB,
+        "growth of the sandbox's used blocks (statvfs) across the operation",
+    ),
+    MetricDef(
+        "fs_inodes_delta",
+        "inodes",
+        "fs inodes used",
+        1.0,
+        "growth of the sandbox's used inodes (statvfs) across the operation",
+        digits=0,
+    ),
+    MetricDef(
+        "rss_peak",
+        "B",
+        "peak RSS MiB",
+        float(1 << 20),
+        "peak resident memory of the process that ran the operations (VmHWM)",
+        totalled="peak",
+        per_repo=False,
+    ),
+    MetricDef(
+        "rss_growth",
+        "B",
+        "RSS growth KiB",
+        KIB,
+        "resident memory after the last round minus before the first",
+        totalled="final",
+    ),
+)
+
+ROUND_KEYS: tuple[str, ...] = tuple(d.round_key for d in METRICS.values() if d.round_key)
+
+
+def metric(name: str) -> MetricDef:
+    """The definition of ``name``; a name the registry does not know is a programming error."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise KeyError(f"metric {name!r} is not in the registry ({', '.join(METRICS)})") from None
