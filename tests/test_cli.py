@@ -66,3 +66,17 @@ def test_bad_input_gives_one_line_and_exit_2(args: list[str], message: str) -> N
     assert len(lines) == 1, result.stderr
     assert message in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def test_readme_backend_table_is_the_registrys() -> None:
+    from helpers import REPO
+
+    from vcsbench.backends import markdown_table
+
+    assert markdown_table() in (REPO / "README.md").read_text()
+
+
+def test_study_refuses_options_it_fixes_itself() -> None:
+    result = vcsbench("study", "markus2013", "--ops", "create")
+    assert 2 == result.returncode
+    assert "unrecognized arguments: --ops create" in result.stderr

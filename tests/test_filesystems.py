@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -217,3 +218,35 @@ def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(root: None, tmp_pa
     assert vcsbench_mounts() == ""
     assert vcsbench_loops() == ""
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
+    root: None,
+    isolated_state: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from vcsbench.sandbox import sandbox as sandbox_module
+
+    real_step = sandbox_module._step
+
+    def busy(argv: list[str]) -> str | None:
+        if argv[0] == "umount":
+            return f"{' '.join(argv)}: target is busy"
+        return real_step(argv)
+
+    sandbox = Sandbox(parse_fs_spec("tmpfs"))
+    sandbox.__enter__()
+    mountpoint = sandbox.root.as_posix()
+    monkeypatch.setattr(sandbox_module, "_step", busy)
+    failures = sandbox.close()
+    assert failures and failures[0].startswith(f"unmount umount {mountpoint}: target is busy")
+    (state_file,) = isolated_state.glob("*.json")
+    line = capsys.readouterr().err.strip()
+    assert 1 == len(line.splitlines())
+    assert "teardown of tmpfs sandbox failed: unmount" in line and str(state_file) in line
+    assert mountpoint in vcsbench_mounts()
+    monkeypatch.setattr(sandbox_module, "_step", real_step)
+    state = sandbox_module._State(**json.loads(state_file.read_text()))
+    assert [] == sandbox_module._teardown(state)
+    assert "" == vcsbench_mounts()

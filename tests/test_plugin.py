@@ -219,3 +219,154 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     assert "git-pygit2" == bench["extra_info"]["vcsbench"]["backend"]["name"]
     assert 3000 == len(bench["stats"]["data"])
     assert ["interrupted.json"] == [p.name for p in tmp_path.iterdir()]
+
+
+ALL_FAILING_BACKEND = '''
+from vcsbench.backends import REGISTRY
+from vcsbench.backends.git_pygit2 import GitPygit2
+
+
+class AlwaysWrong(GitPygit2):
+    name = "always-wrong"
+
+    def commit(self, path, files, message, scratch):
+        super().commit(path, {rel: b"wrong" for rel in files}, message, scratch)
+
+
+REGISTRY["always-wrong"] = AlwaysWrong
+'''
+
+
+def test_pytest_benchmarks_samples_are_the_runners_successful_rounds(
+    suite: pytest.Pytester,
+) -> None:
+    suite.makeconftest(BROKEN_BACKEND)
+    _, document = run_json(
+        suite,
+        "--vcs-backends=broken,git-pygit2",
+        "--vcs-ops=create+commit",
+        "--vcs-payloads=hello",
+        "--vcs-repos=9",
+        f"--vcs-fs=dir:{suite.path}",
+    )
+    for bench in document["benchmarks"]:
+        rounds = bench["extra_info"]["vcsbench"]["rounds"]
+        ok = [w / 1e9 for w, good in zip(rounds["wall_ns"], rounds["ok"], strict=True) if good]
+        assert ok == bench["stats"]["data"]
+    assert [6, 9] == sorted(len(b["stats"]["data"]) for b in document["benchmarks"])
+
+
+def test_a_benchmark_whose_every_round_failed_is_kept_without_samples(
+    suite: pytest.Pytester,
+) -> None:
+    suite.makeconftest(ALL_FAILING_BACKEND)
+    result, document = run_json(
+        suite,
+        "--vcs-backends=always-wrong",
+        "--vcs-ops=create+commit",
+        "--vcs-payloads=hello",
+        "--vcs-repos=3",
+        f"--vcs-fs=dir:{suite.path}",
+    )
+    result.assert_outcomes(failed=1)
+    assert [] == document["benchmarks"]
+    (kept,) = document["vcsbench"]["failed_benchmarks"]
+    assert (3, 3, [False] * 3) == (kept["repos"], kept["errors"], kept["rounds"]["ok"])
+    out = suite.path / "out.json"
+    report = vcsbench("report", str(out))
+    assert 0 == report.returncode, report.stderr
+    assert "3/3" in report.stdout
+
+
+def test_variants_of_one_backend_run_side_by_side_with_their_own_rows(tmp_path: Path) -> None:
+    out = tmp_path / "variants.json"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "svn-fs,svn-fs[compatible-version=1.8]",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "3",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(out),
+    )
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    report = vcsbench("report", str(out)).stdout
+    assert "| svn-fs[compatible-version=1.8] |" in report
+    assert "| svn-fs " in report
+
+
+@pytest.mark.parametrize(
+    ("backends", "message"),
+    [
+        ("svn-fs[fs-type=ntfs]", "fs-type='ntfs' is not known; use one of fsfs"),
+        ("svn-fs[fs-type=fsx", "does not end in ']'"),
+        ("svn-fs,svn-fs[fs-type=fsfs]", "are the same variant (svn-fs)"),
+    ],
+)
+def test_bad_variant_is_refused_before_anything_runs(backends: str, message: str) -> None:
+    result = vcsbench("run", "--backends", backends, "--repos", "1")
+    assert 2 == result.returncode
+    assert [message] == [message for line in result.stderr.splitlines() if message in line]
+
+
+def test_benchmark_disable_runs_each_benchmark_once_as_a_check(suite: pytest.Pytester) -> None:
+    result = suite.runpytest_subprocess(
+        "--benchmark-disable",
+        "--vcs-backends=git-pygit2",
+        "--vcs-ops=create,commit",
+        "--vcs-payloads=hello",
+        "--vcs-repos=50",
+        f"--vcs-fs=dir:{suite.path}",
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_benchmark_skip_skips_the_suite(suite: pytest.Pytester) -> None:
+    result = suite.runpytest_subprocess(
+        "--benchmark-skip", "--vcs-backends=git-pygit2", f"--vcs-fs=dir:{suite.path}"
+    )
+    result.assert_outcomes(skipped=8)
+
+
+def test_benchmark_timer_is_refused_in_one_line(suite: pytest.Pytester) -> None:
+    result = suite.runpytest_subprocess(
+        "--benchmark-only", "--benchmark-timer=time.process_time", f"--vcs-fs=dir:{suite.path}"
+    )
+    assert pytest.ExitCode.USAGE_ERROR == result.ret or "--benchmark-timer" in str(result.stdout)
+    assert any("is not used by vcsbench" in line for line in result.stderr.lines + result.stdout.lines)
+
+
+def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path) -> None:
+    out = tmp_path / "svn.json"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "svn-fs,svn-pysvn,svn-cli",
+        "--ops",
+        "commit",
+        "--payloads",
+        "submission",
+        "--repos",
+        "4",
+        "--fs",
+        "ext4:size=512M",
+        "--image-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+    )
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    from vcsbench.results import load
+
+    benches = {b.label: b for b in load(out).benchmarks}
+    allocated = {name: b.per_repo("footprint_allocated") or 0 for name, b in benches.items()}
+    reference = allocated["svn-fs"]
+    for name, value in allocated.items():
+        assert abs(value - reference) <= 0.05 * reference, allocated
+    assert 0 < (benches["svn-pysvn"].per_repo("scratch_allocated") or 0)

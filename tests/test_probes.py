@@ -6,9 +6,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from helpers import vcsbench
 
+from vcsbench.measure import calibrate
 from vcsbench.measure.probes import Probe, footprint, read_process
 
 
@@ -58,3 +62,56 @@ def test_calibration_passes_in_every_sandbox_kind(root: None) -> None:
         assert len(lines) == 7, lines
         assert all(line.startswith(("[PASS]", "[n/a ]")) for line in lines)
     assert "all checks passed" in result.stdout
+
+
+def test_footprint_splits_file_content_from_directory_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f").write_bytes(b"x" * 1000)
+    (tmp_path / "g").write_bytes(b"y" * 24)
+    os.symlink("a/f", tmp_path / "link")
+    result = footprint(tmp_path)
+    dirs = os.lstat(tmp_path).st_size + os.lstat(tmp_path / "a").st_size
+    assert 1000 + 24 + len("a/f") == result.content_bytes
+    assert dirs == result.dir_bytes
+    assert du("-b", tmp_path) == result.apparent_bytes
+    assert 5 == result.inodes
+
+
+def test_footprint_of_a_container_can_leave_the_container_out(tmp_path: Path) -> None:
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "f").write_bytes(b"z" * 10)
+    assert 2 == footprint(tmp_path, roots=False).inodes
+    assert 3 == footprint(tmp_path).inodes
+
+
+def test_the_probes_own_read_of_proc_is_not_charged_to_the_region(tmp_path: Path) -> None:
+    probe = Probe(tmp_path, None, sync=False)
+    before = probe.before()
+    delta = Probe.delta(before, probe.after(), 0)
+    assert (0, 0) == (delta.process.rchar, delta.process.wchar)
+
+
+@pytest.mark.parametrize(
+    ("check", "args"),
+    [
+        (calibrate.check_syscall_bytes, ("ext4", 16 << 20, (16 << 20) + 300_000)),
+        (calibrate.check_logical_write, ("ext4", 16 << 20, 0)),
+        (calibrate.check_device_write, ("ext4", "loop0", 16 << 20, 4096, 3)),
+        (calibrate.check_device_write, ("ext4", "loop0", 16 << 20, 64 << 20, 300)),
+        (calibrate.check_waited_child, ("ext4", 4 << 20, 0, "write_bytes")),
+        (calibrate.check_footprint_allocated, ("ext4", 4096, 8192)),
+        (calibrate.check_footprint_apparent, ("ext4", 100, 101, 3)),
+        (calibrate.check_probe_overhead, ("ext4", 50_000, 9_000_000)),
+        (calibrate.check_timer, ("clock_gettime", 1e-9, [5_000] * 100)),
+    ],
+)
+def test_every_calibration_check_can_fail(check: Any, args: tuple[Any, ...]) -> None:
+    result = check(*args)
+    assert False is result.ok
+    assert result.line().startswith("[FAIL]")
+
+
+def test_calibration_checks_pass_on_what_the_rig_should_see() -> None:
+    assert calibrate.check_probe_overhead("ext4", 76_000, 374_000).ok
+    assert calibrate.check_device_write("ext4", "loop0", 16 << 20, 16838656, 23).ok
+    assert calibrate.check_timer("clock_gettime", 1e-9, [40, 50, 60]).ok

@@ -290,6 +290,33 @@ def pytest_benchmark_update_json(
     }
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the result file when every benchmark failed in every round.
+
+    pytest-benchmark writes nothing when it holds no benchmark with samples; the failed
+    benchmarks and their errors are results all the same.
+    """
+    config = session.config
+    bench_session = getattr(config, "_benchmarksession", None)
+    if not config.stash.get(FAILED, []) or bench_session is None:
+        return
+    if bench_session.benchmarks or not bench_session.json:
+        return
+    machine_info = bench_session.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    output_json = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=[],
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(
+        config=config, benchmarks=[], output_json=output_json
+    )
+    bench_session.save_json(output_json)
+
+
 def _pytest_command() -> str:
     """The command line that ran pytest, as a person would type it again."""
     program = sys.argv[0]

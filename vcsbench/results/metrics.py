@@ -84,6 +84,7 @@ METRICS: dict[str, MetricDef] = _defs(
         "syscall KiB read",
         KIB,
         "bytes through read calls, whatever they reach (rchar)",
+        round_key="io_read_syscall",
     ),
     MetricDef(
         "io_write_syscall",

@@ -1,0 +1,74 @@
+"""A normal (non-editable) install: the suite's data ships in the package, and the
+pytest plugin stays out of the way of unrelated pytest runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
+
+
+def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with ``pip install .`` of a copy of this source tree."""
+    base = tmp_path_factory.mktemp("install")
+    source = base / "source"
+    skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", ".*_cache")
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        top_level = {"results"} if Path(directory) == REPO else set()
+        return set(skip(directory, names)) | (top_level & set(names))
+
+    shutil.copytree(REPO, source, ignore=ignore)
+    venv = base / "venv"
+    made = run(["/usr/bin/python3", "-m", "venv", str(venv)], base)
+    assert 0 == made.returncode, made.stderr
+    pip = run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "."],
+        source,
+    )
+    assert 0 == pip.returncode, pip.stderr[-3000:]
+    return venv
+
+
+def test_an_unrelated_pytest_project_passes_beside_the_plugin(
+    installed: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "test_other.py").write_text(UNRELATED_TEST)
+    result = run([str(installed / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], tmp_path)
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "1 passed" in result.stdout
+
+
+def test_the_installed_command_runs_the_shipped_suite(installed: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = run(
+        [
+            str(installed / "bin/vcsbench"),
+            "run",
+            "--backends",
+            "git-pygit2",
+            "--ops",
+            "create+commit",
+            "--payloads",
+            "submission",
+            "--repos",
+            "2",
+            "--fs",
+            f"dir:{tmp_path}",
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "git-pygit2" in result.stdout and out.exists()

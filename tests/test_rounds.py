@@ -1,0 +1,157 @@
+"""The round loop and attribution, proved with an operation that does known work."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrite
+
+from vcsbench.bench import rounds as rounds_module
+from vcsbench.bench.rounds import BenchmarkRun, VerifyPolicy
+from vcsbench.measure import sampler as sampler_module
+from vcsbench.results.model import Benchmark
+from vcsbench.sandbox import Sandbox, parse_fs_spec
+
+ROUNDS = 6
+WRITTEN = FILES * FILE_BYTES + SCRATCH_BYTES
+
+
+@contextmanager
+def sandbox_for(spec: str, tmp_path: Path) -> Iterator[Sandbox]:
+    with Sandbox(parse_fs_spec(spec), image_dir=tmp_path) as sandbox:
+        yield sandbox
+
+
+def run_known(sandbox: Sandbox, rounds: int = ROUNDS, **kwargs: object) -> Benchmark:
+    assert sandbox.info is not None
+    backend = FakeBackend()
+    run = BenchmarkRun(
+        operation=KnownWrite(backend, **kwargs),  # type: ignore[arg-type]
+        sandbox=sandbox.info,
+        workdir=sandbox.root / "bench",
+        rounds=rounds,
+    )
+    run.run_all()
+    return run.finish(backend.describe())
+
+
+def test_known_work_on_ext4_is_attributed_to_the_byte(root: None, tmp_path: Path) -> None:
+    with sandbox_for("ext4:size=256M", tmp_path) as sandbox:
+        bench = run_known(sandbox)
+    assert [WRITTEN] * ROUNDS == bench.rounds.values["io_write_syscall"]
+    assert [WRITTEN] * ROUNDS == bench.rounds.values["io_write_logical"]
+    assert WRITTEN == bench.per_repo("io_write_logical")
+    assert 0 == bench.per_repo("io_read_syscall")
+    assert FILES * FILE_BYTES == bench.per_repo("footprint_content")
+    assert FILES + DIRS + 1 == bench.per_repo("footprint_inodes")
+    assert FILES * FILE_BYTES <= bench.per_repo("footprint_allocated")
+    assert SCRATCH_BYTES + 1024 == bench.per_repo("scratch_allocated")  # + its directory
+    assert 2 == bench.per_repo("scratch_inodes")
+    # The device wrote at least the data, after syncfs, in each round.
+    assert all(v is not None and v >= WRITTEN for v in bench.rounds.values["io_write_device"])
+
+
+def test_content_bytes_compare_across_filesystems_and_directory_bytes_do_not(
+    root: None, tmp_path: Path
+) -> None:
+    found = {}
+    for spec in ("tmpfs", "ext4:size=256M"):
+        with sandbox_for(spec, tmp_path) as sandbox:
+            found[spec] = run_known(sandbox, rounds=2)
+    tmpfs, ext4 = found["tmpfs"], found["ext4:size=256M"]
+    assert tmpfs.per_repo("footprint_content") == ext4.per_repo("footprint_content")
+    assert (DIRS + 1) * 1024 == ext4.per_repo("footprint_dirs")  # 1 KiB blocks at 256M
+    assert tmpfs.per_repo("footprint_dirs") != ext4.per_repo("footprint_dirs")
+
+
+def test_failed_rounds_are_no_samples_and_per_repo_counts_successes(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        bench = run_known(sandbox, fail_rounds=frozenset({1, 4}))
+    assert 2 == bench.errors
+    assert [True, False, True, True, False, True] == bench.rounds.ok
+    assert 4 == len(bench.samples_s)
+    assert WRITTEN == bench.per_repo("io_write_syscall")
+    assert "RuntimeError: planted failure" in bench.error_samples[0].error
+    assert 1 == bench.error_samples[0].round
+
+
+def test_every_round_failing_leaves_no_figure(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        bench = run_known(sandbox, rounds=3, fail_rounds=frozenset({0, 1, 2}))
+    assert bench.failed and [] == bench.samples_s
+    assert None is bench.median_ms
+    assert "every round failed" == bench.metric("io_write_syscall").reason
+
+
+def test_a_verification_failure_is_an_error_not_a_sample(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend({"corrupt": "true"})
+        run = BenchmarkRun(KnownWrite(backend), sandbox.info, sandbox.root / "b", rounds=3)
+        run.run_all()
+        bench = run.finish(backend.describe())
+    assert 3 == bench.errors and [] == bench.samples_s
+    assert bench.error_samples[0].error.startswith("verify: d0/f00.bin: content differs")
+
+
+def test_dir_sandbox_leaves_device_io_out_unless_asked(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        bench = run_known(sandbox, rounds=2)
+    assert None is bench.metric("io_write_device").total
+    assert "device=shared" in bench.metric("io_write_device").reason
+    assert not bench.filesystem.device_shared
+    with sandbox_for(f"dir:{tmp_path},device=shared", tmp_path) as sandbox:
+        shared = run_known(sandbox, rounds=2)
+    assert shared.filesystem.device_shared
+    if shared.filesystem.device is not None:
+        assert shared.metric("io_write_device").total is not None
+
+
+def test_round_counters_are_the_same_with_the_sampler_on_and_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    busy = type(
+        "BusySampler",
+        (sampler_module.SystemSampler,),
+        {"__init__": lambda self, dev: sampler_module.SystemSampler.__init__(self, dev, 0.001)},
+    )
+    off = type(
+        "NoSampler",
+        (sampler_module.SystemSampler,),
+        {"start": lambda self: None, "stop": lambda self: []},
+    )
+    found = {}
+    for name, cls in (("on", busy), ("off", off)):
+        monkeypatch.setattr(rounds_module, "SystemSampler", cls)
+        with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+            found[name] = run_known(sandbox, rounds=40)
+    assert found["on"].sampler["samples"], "the sampler ran alongside the rounds"
+    for key, each_round in (("io_write_syscall", WRITTEN), ("io_read_syscall", 0)):
+        assert [each_round] * 40 == found["off"].rounds.values[key]
+        assert [each_round] * 40 == found["on"].rounds.values[key]
+
+
+@pytest.mark.parametrize(
+    ("sample", "total"), [(None, 7), (1, 7), (2, 7), (3, 7), (5, 101), (100, 100_000)]
+)
+def test_verify_sample_picks_evenly_spaced_rounds_without_a_set(
+    sample: int | None, total: int
+) -> None:
+    policy = VerifyPolicy(sample)
+    if sample is None or sample >= total:
+        expected = set(range(total))
+    elif sample == 1:
+        expected = {total - 1}
+    else:
+        expected = {round(i * (total - 1) / (sample - 1)) for i in range(sample)}
+    assert expected == {i for i in range(total) if policy.verifies(i, total)}
+
+
+def test_scratch_directories_that_stay_empty_are_removed(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        run_known(sandbox, rounds=3, fail_rounds=frozenset({1}))
+        assert ["r0000000", "r0000002"] == sorted(os.listdir(sandbox.root / "bench" / "scratch"))
