@@ -27,18 +27,19 @@ clean-sandboxes: $(STAMP)
 	$(VENV)/bin/vcsbench cleanup
 
 # The reference results in results/reference (root: they use tmpfs, ext4, xfs, btrfs sandboxes).
+# Result files are gzip'd JSON (every round kept); plots are PNG, so the set stays small.
 REF := results/reference
-PYTEST_BENCH := $(VENV)/bin/python -m pytest benchmarks --benchmark-only -p no:cacheprovider -o filterwarnings=default -q --benchmark-columns=min,median,iqr,ops,rounds
+PYTEST_BENCH := $(VENV)/bin/python -m pytest benchmarks --benchmark-only -p no:cacheprovider -o filterwarnings=default -q --benchmark-columns=min,median,iqr,ops,rounds --vcs-progress=none
 
 reference: $(STAMP)
 	mkdir -p $(REF)
 	$(VENV)/bin/vcsbench doctor --calibrate | tee $(REF)/calibrate.txt
-	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs tmpfs --out $(REF)/markus2013-tmpfs.json
-	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs ext4 --out $(REF)/markus2013-ext4.json
-	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4,xfs,btrfs --vcs-repos 200 --benchmark-json $(REF)/matrix.json
-	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4 --vcs-payloads many-files,large --vcs-repos 20 --benchmark-json $(REF)/large-payloads.json
-	$(VENV)/bin/vcsbench report $(REF)/matrix.json $(REF)/large-payloads.json --format md --plots $(REF)/plots > $(REF)/report.md
-	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json $(REF)/markus2013-ext4.json > $(REF)/compare-markus2013-tmpfs-ext4.txt
-	$(VENV)/bin/vcsbench run --backends git-cli --ops create+commit --payloads hello --repos 200 --fs tmpfs --backend-option git-cli:template=empty --out $(REF)/git-cli-empty-template.json
-	$(VENV)/bin/vcsbench run --backends git-cli --ops create+commit --payloads hello --repos 200 --fs tmpfs --out $(REF)/git-cli-default-template.json
-	$(VENV)/bin/vcsbench compare $(REF)/git-cli-default-template.json $(REF)/git-cli-empty-template.json > $(REF)/compare-git-cli-template.txt
+	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs tmpfs --progress none --out $(REF)/markus2013-tmpfs.json.gz
+	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs ext4 --progress none --out $(REF)/markus2013-ext4.json.gz
+	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4,xfs,btrfs --vcs-repos 200 --benchmark-json $(REF)/matrix.json.gz
+	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4 --vcs-payloads many-files,large --vcs-repos 20 --benchmark-json $(REF)/large-payloads.json.gz
+	rm -rf $(REF)/plots
+	$(VENV)/bin/vcsbench report $(REF)/matrix.json.gz $(REF)/large-payloads.json.gz --format md --plots $(REF)/plots > $(REF)/report.md
+	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json.gz $(REF)/markus2013-ext4.json.gz > $(REF)/compare-markus2013-tmpfs-ext4.txt
+	$(VENV)/bin/vcsbench run --backends 'git-cli,git-cli[template=empty]' --ops create+commit --payloads hello --repos 200 --fs tmpfs --progress none --out $(REF)/git-cli-templates.json.gz
+	$(VENV)/bin/vcsbench report $(REF)/git-cli-templates.json.gz > $(REF)/git-cli-templates.md

@@ -61,8 +61,11 @@ class FakeBackend(Backend):
             write_plainly(target, b"x" * len(data) if self.options["corrupt"] == "true" else data)
 
     def verify(self, path: Path, files: Files) -> list[str]:
-        return [f"{rel}: content differs" for rel, data in files.items()
-                if (path / rel).read_bytes() != data]
+        return [
+            f"{rel}: content differs"
+            for rel, data in files.items()
+            if (path / rel).read_bytes() != data
+        ]
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         raise NotImplementedError

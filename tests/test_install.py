@@ -33,7 +33,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made = run(["/usr/bin/python3", "-m", "venv", str(venv)], base)
     assert 0 == made.returncode, made.stderr
     pip = run(
-        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "."],
+        [
+            str(venv / "bin/python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            ".",
+        ],
         source,
     )
     assert 0 == pip.returncode, pip.stderr[-3000:]
@@ -44,7 +52,9 @@ def test_an_unrelated_pytest_project_passes_beside_the_plugin(
     installed: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "test_other.py").write_text(UNRELATED_TEST)
-    result = run([str(installed / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], tmp_path)
+    result = run(
+        [str(installed / "bin/python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], tmp_path
+    )
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
     assert "1 passed" in result.stdout
 

@@ -221,7 +221,7 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     assert ["interrupted.json"] == [p.name for p in tmp_path.iterdir()]
 
 
-ALL_FAILING_BACKEND = '''
+ALL_FAILING_BACKEND = """
 from vcsbench.backends import REGISTRY
 from vcsbench.backends.git_pygit2 import GitPygit2
 
@@ -234,7 +234,7 @@ class AlwaysWrong(GitPygit2):
 
 
 REGISTRY["always-wrong"] = AlwaysWrong
-'''
+"""
 
 
 def test_pytest_benchmarks_samples_are_the_runners_successful_rounds(
@@ -339,7 +339,9 @@ def test_benchmark_timer_is_refused_in_one_line(suite: pytest.Pytester) -> None:
         "--benchmark-only", "--benchmark-timer=time.process_time", f"--vcs-fs=dir:{suite.path}"
     )
     assert pytest.ExitCode.USAGE_ERROR == result.ret or "--benchmark-timer" in str(result.stdout)
-    assert any("is not used by vcsbench" in line for line in result.stderr.lines + result.stdout.lines)
+    assert any(
+        "is not used by vcsbench" in line for line in result.stderr.lines + result.stdout.lines
+    )
 
 
 def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path) -> None:
@@ -367,6 +369,6 @@ def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path
     benches = {b.label: b for b in load(out).benchmarks}
     allocated = {name: b.per_repo("footprint_allocated") or 0 for name, b in benches.items()}
     reference = allocated["svn-fs"]
-    for name, value in allocated.items():
+    for value in allocated.values():
         assert abs(value - reference) <= 0.05 * reference, allocated
     assert 0 < (benches["svn-pysvn"].per_repo("scratch_allocated") or 0)

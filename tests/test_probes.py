@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers import vcsbench
 
 from vcsbench.measure import calibrate

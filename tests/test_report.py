@@ -177,6 +177,8 @@ def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> Non
         "html",
         "--out",
         str(tmp_path),
+        "--plot-format",
+        "svg",
     )
     assert result.returncode == 0, result.stderr
     plots = sorted((tmp_path / "plots").glob("*.png"))

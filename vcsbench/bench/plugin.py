@@ -31,6 +31,7 @@ from vcsbench.bench.options import OPTIONS, Selection, add_options
 from vcsbench.bench.payloads import load_payload
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.io import compact, write_document
 from vcsbench.results.model import SCHEMA_VERSION, Benchmark
 from vcsbench.sandbox import Sandbox
 
@@ -291,16 +292,20 @@ def pytest_benchmark_update_json(
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the result file when every benchmark failed in every round.
+    """Leave the result file compact (gzip'd for a ``.gz`` name), and write it when every
+    benchmark failed in every round.
 
-    pytest-benchmark writes nothing when it holds no benchmark with samples; the failed
-    benchmarks and their errors are results all the same.
+    pytest-benchmark writes indented JSON, and nothing when it holds no benchmark with
+    samples; the failed benchmarks and their errors are results all the same.
     """
     config = session.config
     bench_session = getattr(config, "_benchmarksession", None)
-    if not config.stash.get(FAILED, []) or bench_session is None:
+    if SELECTION not in config.stash or bench_session is None or not bench_session.json:
         return
-    if bench_session.benchmarks or not bench_session.json:
+    path = Path(bench_session.json)
+    if bench_session.benchmarks or not config.stash.get(FAILED, []):
+        if path.exists():
+            compact(path)
         return
     machine_info = bench_session.get_machine_info()
     commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
@@ -311,10 +316,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         machine_info=machine_info,
         commit_info=commit_info,
     )
-    config.hook.pytest_benchmark_update_json(
-        config=config, benchmarks=[], output_json=output_json
-    )
-    bench_session.save_json(output_json)
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=[], output_json=output_json)
+    write_document(output_json, path)
 
 
 def _pytest_command() -> str:

@@ -171,7 +171,7 @@ def _study(args: argparse.Namespace) -> int:
         f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n"
     )
     text = header + "\n" + "\n".join(tables.values())
-    markdown = out.with_suffix(".md")
+    markdown = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
     markdown.write_text(text)
     print()
     print(text)
@@ -191,7 +191,7 @@ def _report(args: argparse.Namespace) -> int:
     if plot_dir is not None:
         from vcsbench.report.plots import write_plots
 
-        for title, png in write_plots(files, plot_dir):
+        for title, png in write_plots(files, plot_dir, args.plot_format):
             data = base64.b64encode(png.read_bytes()).decode()
             plots.append((title, f"data:image/png;base64,{data}"))
     text = render(files, args.format, args.baseline, plots)
@@ -298,7 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--out", type=Path, help="directory to write report.<ext> into (html: with plots embedded)"
     )
-    report.add_argument("--plots", type=Path, help="directory for PNG and SVG plots")
+    report.add_argument("--plots", type=Path, help="directory to write plots into")
+    report.add_argument(
+        "--plot-format",
+        choices=["png", "svg"],
+        default="png",
+        help="png (default), or svg: PNG and SVG of every plot",
+    )
     report.add_argument("--baseline", help="backend variant to add a ratio column against")
     report.set_defaults(func=_report)
 

@@ -45,9 +45,13 @@ def _slug(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts)).strip("_")
 
 
-def _save(fig: Figure, directory: Path, stem: str) -> list[Path]:
+PLOT_FORMATS = {"png": (".png",), "svg": (".png", ".svg")}
+"""``png`` alone keeps a set of plots small enough to check in; ``svg`` adds vectors."""
+
+
+def _save(fig: Figure, directory: Path, stem: str, suffixes: tuple[str, ...]) -> list[Path]:
     written = []
-    for suffix in (".png", ".svg"):
+    for suffix in suffixes:
         path = directory / f"{stem}{suffix}"
         fig.savefig(path, dpi=DPI, bbox_inches="tight")
         written.append(path)
@@ -164,8 +168,11 @@ def footprint(benches: list[Benchmark], title: str) -> Figure:
     return fig
 
 
-def write_plots(files: list[Run], directory: Path) -> list[tuple[str, Path]]:
-    """Write every plot as PNG and SVG; return (title, PNG path) for each."""
+def write_plots(
+    files: list[Run], directory: Path, plot_format: str = "png"
+) -> list[tuple[str, Path]]:
+    """Write every plot as PNG (and SVG with ``svg``); return (title, PNG path) for each."""
+    suffixes = PLOT_FORMATS[plot_format]
     directory.mkdir(parents=True, exist_ok=True)
     made: list[tuple[str, Path]] = []
     benches = [b for f in files for b in f.benchmarks]
@@ -177,13 +184,13 @@ def write_plots(files: list[Run], directory: Path) -> list[tuple[str, Path]]:
             ("timeline", timeline),
         ):
             title = f"{kind}: {what}"
-            paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs))
+            paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs), suffixes)
             made.append((title, paths[0]))
     by_op: dict[tuple[str, str], list[Benchmark]] = defaultdict(list)
     for bench in benches:
         by_op[(bench.op, bench.payload.name)].append(bench)
     for (op, payload), rows in by_op.items():
         title = f"footprint per repository after {op}, payload {payload}"
-        paths = _save(footprint(rows, title), directory, _slug("footprint", op, payload))
+        paths = _save(footprint(rows, title), directory, _slug("footprint", op, payload), suffixes)
         made.append((title, paths[0]))
     return made

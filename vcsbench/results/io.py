@@ -1,18 +1,41 @@
-"""Reading result files. The only reader: report, compare, plots and studies come here.
+"""Reading and compacting result files. The only reader: report, compare, plots and
+studies come here.
 
-A malformed, truncated, foreign or wrong-typed file is one line naming the file and what
-is wrong with it, never a traceback.
+A result file is JSON, written compactly; a name ending in ``.gz`` is gzip'd JSON (about
+a tenth of the size: a 10,000-round benchmark keeps every round). Both are read
+transparently. A malformed, truncated, foreign or wrong-typed file is one line naming
+the file and what is wrong with it, never a traceback.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Benchmark, Machine, Run, SchemaError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def write_document(document: object, path: Path) -> None:
+    """Write ``document`` to ``path`` compactly and atomically (gzip'd if it ends in .gz)."""
+    data = json.dumps(document, separators=(",", ":"), ensure_ascii=True).encode()
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def compact(path: Path) -> None:
+    """Rewrite a result file pytest-benchmark wrote (indented JSON) in compact form."""
+    document = json.loads(path.read_text())
+    write_document(document, path)
 
 
 def _fail(path: Path, why: str) -> VcsbenchError:
@@ -65,10 +88,13 @@ def load(path: Path | str) -> Run:
     """Read one result file; a bad file is one clear :class:`VcsbenchError`."""
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
+        if raw[:2] == GZIP_MAGIC:
+            raw = gzip.decompress(raw)
+        text = raw.decode()
     except OSError as exc:
-        raise _fail(path, f"cannot be read ({exc.strerror})") from None
-    except UnicodeDecodeError:
+        raise _fail(path, f"cannot be read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, EOFError):
         raise _fail(path, "is not text; expected a vcsbench result file (JSON)") from None
     try:
         document = json.loads(text)
