@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -226,9 +225,9 @@ def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from vcsbench.sandbox import sandbox as sandbox_module
+    from vcsbench.sandbox import state as state_module
 
-    real_step = sandbox_module._step
+    real_step = state_module._step
 
     def busy(argv: list[str]) -> str | None:
         if argv[0] == "umount":
@@ -238,7 +237,7 @@ def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
     sandbox = Sandbox(parse_fs_spec("tmpfs"))
     sandbox.__enter__()
     mountpoint = sandbox.root.as_posix()
-    monkeypatch.setattr(sandbox_module, "_step", busy)
+    monkeypatch.setattr(state_module, "_step", busy)
     failures = sandbox.close()
     assert failures and failures[0].startswith(f"unmount umount {mountpoint}: target is busy")
     (state_file,) = isolated_state.glob("*.json")
@@ -246,7 +245,6 @@ def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
     assert 1 == len(line.splitlines())
     assert "teardown of tmpfs sandbox failed: unmount" in line and str(state_file) in line
     assert mountpoint in vcsbench_mounts()
-    monkeypatch.setattr(sandbox_module, "_step", real_step)
-    state = sandbox_module._State(**json.loads(state_file.read_text()))
-    assert [] == sandbox_module._teardown(state)
+    monkeypatch.setattr(state_module, "_step", real_step)
+    assert [] == state_module.teardown(state_module.load_state(state_file))
     assert "" == vcsbench_mounts()

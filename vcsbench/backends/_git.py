@@ -42,12 +42,12 @@ class TemplateDir:
                 "'empty' (no sample hooks) or leave it unset for the default"
             )
 
-    def path(self) -> str | None:
+    def path(self, temp_root: Path | None = None) -> str | None:
         if self.value == "":
             return None
         if self.value == "empty":
             if self._empty is None:
-                self._empty = tempfile.mkdtemp(prefix="vcsbench-empty-template-")
+                self._empty = tempfile.mkdtemp(prefix="vcsbench-empty-template-", dir=temp_root)
             return self._empty
         return self.value
 
@@ -104,6 +104,10 @@ class GitBackend(Backend):
 
     def check_options(self) -> None:
         self.template = TemplateDir(self.options["template"])
+
+    def ready(self, temp_root: Path) -> None:
+        super().ready(temp_root)
+        self.template.path(temp_root)
 
     def close(self) -> None:
         self.template.close()

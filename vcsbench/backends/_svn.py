@@ -45,8 +45,8 @@ def svn_tool_versions() -> dict[str, str]:
 class ClientConfigDir:
     """An empty ``--config-dir``, so a user's ~/.subversion cannot change what runs."""
 
-    def __init__(self) -> None:
-        self.path = tempfile.mkdtemp(prefix="vcsbench-svn-config-")
+    def __init__(self, temp_root: Path | None = None) -> None:
+        self.path = tempfile.mkdtemp(prefix="vcsbench-svn-config-", dir=temp_root)
 
     def close(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
@@ -113,8 +113,12 @@ class SvnBackend(Backend):
     def config_dir(self) -> str:
         """An empty client configuration directory, made on first use."""
         if self._config is None:
-            self._config = ClientConfigDir()
+            self._config = ClientConfigDir(self.temp_root)
         return self._config.path
+
+    def ready(self, temp_root: Path) -> None:
+        super().ready(temp_root)
+        self.config_dir()
 
     def close(self) -> None:
         if self._config is not None:

@@ -90,12 +90,20 @@ class Backend(abc.ABC):
                 f"unknown option {unknown[0]!r} for backend {self.name}; accepted: {accepted}"
             )
         self.options: dict[str, str] = {**self.option_defaults, **given}
+        self.temp_root: Path | None = None
+        """Where the backend makes its own temporary directories (client configuration,
+        an empty template); the caller points it into a sandbox it will remove."""
         for module in self.libraries:
             importlib.import_module(module)
         self.check_options()
 
     def check_options(self) -> None:
         """Raise :class:`VcsbenchError` for an option value this backend cannot use."""
+
+    def ready(self, temp_root: Path) -> None:
+        """Make, below ``temp_root``, what the backend's calls will need (an empty template,
+        a client configuration), so that no timed call makes it."""
+        self.temp_root = temp_root
 
     def close(self) -> None:
         """Release what the backend holds (temporary config or template directories)."""

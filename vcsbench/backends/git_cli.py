@@ -52,7 +52,7 @@ class GitCli(GitBackend):
         return [*argv, *args]
 
     def create(self, path: Path) -> None:
-        template = self.template.path()
+        template = self.template.path(self.temp_root)
         extra = [f"--template={template}"] if template is not None else []
         run_tool(self._git("init", "-q", *extra, str(path)), env=self._env)
 

@@ -71,7 +71,7 @@ class GitPygit2(GitBackend):
     def create(self, path: Path) -> None:
         import pygit2
 
-        template = self.template.path()
+        template = self.template.path(self.temp_root)
         flags = pygit2.enums.RepositoryInitFlag.MKPATH
         if template is not None:
             flags |= pygit2.enums.RepositoryInitFlag.EXTERNAL_TEMPLATE

@@ -32,6 +32,10 @@ class SvnPysvn(SvnBackend):
         super().check_options()
         self._client: Any = None
 
+    def ready(self, temp_root: Path) -> None:
+        super().ready(temp_root)
+        self._client_for()
+
     def close(self) -> None:
         super().close()
         self._client = None

@@ -40,6 +40,9 @@ def run_suite(
         "no:cacheprovider",
         "-o",
         "filterwarnings=default",
+        # An interrupt before the first benchmark finished is said in vcsbench's own line.
+        "-W",
+        "ignore:Not saving anything",
         "-o",
         "python_files=*.py",
         "--rootdir",

@@ -38,6 +38,8 @@ from vcsbench.sandbox import Sandbox
 PREFIX = "vcs-"
 SELECTION = pytest.StashKey[Selection]()
 FAILED = pytest.StashKey[list[Benchmark]]()
+RUNNING: list[str] = []
+"""The benchmark being run (with its rounds done), for the closing line of an interrupt."""
 RUN_ID = pytest.StashKey[str]()
 
 
@@ -207,9 +209,11 @@ class VcsSession:
         benchmark.group = f"{op} {payload} {fs}"
         # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
         rounds = 1 if benchmark.disabled else selection.repos
+        RUNNING[:] = [label]
         try:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
                 assert sandbox.info is not None
+                vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
                 slug = f"{self._serial:03d}-{vcs.name}-{op}-{payload}".replace("+", "_")
                 run = BenchmarkRun(
                     operation=make_operation(op, vcs, load_payload(payload)),
@@ -221,8 +225,13 @@ class VcsSession:
                     progress=ProgressDisplay(self.config, selection.progress, label),
                     name=benchmark.name,
                 )
-                run.run_all()
+                try:
+                    run.run_all()
+                except KeyboardInterrupt:
+                    RUNNING[:] = [f"{label}, round {len(run.log.rounds) + 1} of {rounds}"]
+                    raise
                 result = run.finish(vcs.describe())
+                RUNNING.clear()
         except VcsbenchError as exc:
             pytest.fail(str(exc), pytrace=False)
         if not benchmark.disabled:

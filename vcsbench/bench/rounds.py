@@ -112,6 +112,14 @@ def round_values(delta: Delta) -> dict[str, float | None]:
 
 
 SUMMED = tuple(name for name, d in METRICS.items() if d.totalled == "sum" and name != "wall")
+FOOTPRINT_METRICS = {
+    "footprint_content": "content_bytes",
+    "footprint_dirs": "dir_bytes",
+    "footprint_apparent": "apparent_bytes",
+    "footprint_allocated": "allocated_bytes",
+    "footprint_inodes": "inodes",
+}
+SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
 KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and name != "wall")
 
 
@@ -247,11 +255,29 @@ class BenchmarkRun:
         samples = self._sampler.stop() if self._started else []
         rss_end = current_rss_bytes()
         rss_peak = peak_rss_bytes()
-        result = footprint(*(self.workdir / c for c in self.operation.containers), roots=False)
-        scratch = footprint(self.workdir / "scratch", roots=False)
+        # A harness failure here (a scan, the floor) costs the figure it was for, never
+        # the timed, verified rounds: the figure is marked missing with the reason.
+        result: Footprint | str
+        scratch: Footprint | str
+        try:
+            result = footprint(*(self.workdir / c for c in self.operation.containers), roots=False)
+        except OSError as exc:
+            result = f"the footprint scan failed: {_describe(exc)}"
+        try:
+            scratch = footprint(self.workdir / "scratch", roots=False)
+        except OSError as exc:
+            scratch = f"the scratch scan failed: {_describe(exc)}"
         log = self.log
         ok_walls = log.rounds.series("wall")
         median_ms = statistics.median(ok_walls) * 1000 if ok_walls else None
+        try:
+            floor_figures = floor.measure(self._floor_tree, self.workdir, median_ms)
+        except OSError as exc:
+            floor_figures = {
+                "ms_per_repo": None,
+                "ratio": None,
+                "reason": f"the floor could not be measured: {_describe(exc)}",
+            }
         n_rounds = len(log.rounds)
         return Benchmark(
             name=self.name,
@@ -270,7 +296,7 @@ class BenchmarkRun:
             else "",
             verify=str(self.verify),
             error_samples=list(log.errors),
-            floor=floor.measure(self._floor_tree, self.workdir, median_ms),
+            floor=floor_figures,
             harness={
                 "probe_overhead_us_per_round": self._overhead_ns / 1000 if self._started else None,
                 "benchmark_wall_s": wall_s,
@@ -290,7 +316,7 @@ class BenchmarkRun:
         )
 
     def _metrics(
-        self, result: Footprint, scratch: Footprint, rss_peak: int, rss_growth: int
+        self, result: Footprint | str, scratch: Footprint | str, rss_peak: int, rss_growth: int
     ) -> dict[str, Metric]:
         log, info = self.log, self.sandbox
         ok = sum(log.rounds.ok)
@@ -320,13 +346,16 @@ class BenchmarkRun:
             elif name.endswith("_device") and info.device_stat_path is None:
                 total, reason = None, no_device
             put(name, total, reason)
-        put("footprint_content", result.content_bytes)
-        put("footprint_dirs", result.dir_bytes)
-        put("footprint_apparent", result.apparent_bytes)
-        put("footprint_allocated", result.allocated_bytes)
-        put("footprint_inodes", result.inodes)
-        put("scratch_allocated", scratch.allocated_bytes)
-        put("scratch_inodes", scratch.inodes)
+        for name, attribute in FOOTPRINT_METRICS.items():
+            if isinstance(result, str):
+                put(name, None, result)
+            else:
+                put(name, getattr(result, attribute))
+        for name, attribute in SCRATCH_METRICS.items():
+            if isinstance(scratch, str):
+                put(name, None, scratch)
+            else:
+                put(name, getattr(scratch, attribute))
         put("rss_peak", rss_peak, "a peak is not divided by repositories; see rss_growth")
         put("rss_growth", rss_growth)
         return out

@@ -91,13 +91,17 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from vcsbench.sandbox import clean_stale
+    from vcsbench.sandbox import clean_stale, report_problems
 
-    cleaned = clean_stale()
+    cleaned, problems = clean_stale()
     for item in cleaned:
         print(f"removed {item}")
-    print(f"{len(cleaned)} leftover sandbox(es) of killed runs removed")
-    return 0
+    report_problems(problems)
+    print(
+        f"{len(cleaned)} leftover sandbox(es) of killed runs removed"
+        + (f"; {len(problems)} state file(s) left for a person (see above)" if problems else "")
+    )
+    return 1 if problems else 0
 
 
 def _add_selection(
@@ -152,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
         print()
         print(summary([run]))
         print(f"\nresults: {out}")
-    return code
+    return _interrupted(out, run) or code
 
 
 def _study(args: argparse.Namespace) -> int:
@@ -163,8 +167,9 @@ def _study(args: argparse.Namespace) -> int:
     out = _out_path(args, args.study)
     code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])
     run = _this_run(out, run_id)
-    if run is None:
-        return code or 1
+    interrupted = _interrupted(out, run)
+    if interrupted or run is None:
+        return interrupted or code or 1
     tables = markus2013_tables([run])
     header = (
         f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
@@ -177,6 +182,40 @@ def _study(args: argparse.Namespace) -> int:
     print(text)
     print(f"table: {markdown}")
     return code
+
+
+_SAID: list[int] = []
+
+
+def _interrupted(out: Path | None = None, run: Run | None = None) -> int:
+    """After a termination signal: one line on what happened; 128 + the signal, else 0."""
+    import signal
+
+    from vcsbench.bench.plugin import RUNNING
+    from vcsbench.sandbox import SIGNALS, TORN_DOWN
+    from vcsbench.sandbox.sandbox import _ACTIVE
+
+    if not SIGNALS:
+        return 0
+    signum = SIGNALS[0]
+    if _SAID:
+        return 128 + signum
+    _SAID.append(signum)
+    where = f" during {RUNNING[0]}" if RUNNING else ""
+    torn = f"{len(TORN_DOWN)} sandbox(es) torn down" if TORN_DOWN else "no sandbox was up"
+    left = (
+        "nothing left mounted"
+        if not _ACTIVE
+        else f"left up: {', '.join(s.spec.text for s in _ACTIVE)} (run 'vcsbench cleanup')"
+    )
+    kept = "no results written"
+    if run is not None and out is not None:
+        kept = f"{len(run.benchmarks)} finished benchmark(s) kept in {out}"
+    print(
+        f"vcsbench: interrupted by {signal.Signals(signum).name}{where}; {torn}, {left}; {kept}",
+        file=sys.stderr,
+    )
+    return 128 + signum
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -221,7 +260,7 @@ def _compare(args: argparse.Namespace) -> int:
     base, other = load(args.base), load(args.other)
     pairs = compare(base, other)
     print(render(base, other, pairs), end="")
-    found = regressions(pairs, gate)
+    found = regressions(pairs, gate) if gate else []
     for line in found:
         print(f"REGRESSION {line}")
     return 1 if found else 0
@@ -342,10 +381,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VcsbenchError as exc:
         print(f"vcsbench: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as exc:
-        print(f"vcsbench: {exc or 'interrupted'}", file=sys.stderr)
-        return 130
-    return code
+    except KeyboardInterrupt:
+        from vcsbench.sandbox import SIGNALS
+
+        if not SIGNALS:  # a Ctrl-C before any handler of vcsbench's was installed
+            import signal
+
+            SIGNALS.append(signal.SIGINT)
+        return _interrupted()
+    return _interrupted() or code
 
 
 if __name__ == "__main__":

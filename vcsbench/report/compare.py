@@ -170,8 +170,15 @@ def parse_gate(text: str) -> dict[str, float]:
 
 
 def regressions(pairs: list[Pair], gate: dict[str, float]) -> list[str]:
+    """What the gate fails on: significant changes beyond its limits, and operations that
+    fail in OTHER where none failed in BASE (a run whose operations fail is no faster)."""
     found = []
     for pair in pairs:
+        if pair.other.errors and not pair.base.errors:
+            found.append(
+                f"{pair.label}: {pair.other.errors} of {pair.other.repos} operations failed "
+                "in other, none in base"
+            )
         for name, limit in gate.items():
             change = pair.changes[name]
             ratio = change.ratio

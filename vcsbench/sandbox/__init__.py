@@ -2,21 +2,26 @@
 
 from vcsbench.sandbox.sandbox import (
     KINDS,
+    SIGNALS,
+    TORN_DOWN,
     FsSpec,
+    Interrupted,
     Sandbox,
     SandboxInfo,
-    clean_stale,
     install_signal_handlers,
     open_sandbox,
     parse_fs_list,
     parse_fs_spec,
     require_root,
-    state_dir,
 )
+from vcsbench.sandbox.state import clean_stale, report_problems, state_dir
 
 __all__ = [
     "KINDS",
+    "SIGNALS",
+    "TORN_DOWN",
     "FsSpec",
+    "Interrupted",
     "Sandbox",
     "SandboxInfo",
     "clean_stale",
@@ -24,6 +29,7 @@ __all__ = [
     "open_sandbox",
     "parse_fs_list",
     "parse_fs_spec",
+    "report_problems",
     "require_root",
     "state_dir",
 ]

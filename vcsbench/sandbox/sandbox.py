@@ -17,8 +17,6 @@ the next run (or ``vcsbench cleanup``) uses to remove exactly what that run made
 from __future__ import annotations
 
 import atexit
-import contextlib
-import json
 import os
 import re
 import shlex
@@ -28,12 +26,26 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox.mounts import block_device_stat, mount_containing, mount_entry
+from vcsbench.sandbox.state import (
+    NAME_PREFIX,
+    TERMINATING,
+    TMPFS_SOURCE,
+    State,
+    boot_id,
+    checked_state_dir,
+    clean_stale,
+    process_starttime,
+    report_problems,
+    signals_held,
+    teardown,
+)
 
 KINDS = ("tmpfs", "ext4", "xfs", "btrfs", "dir")
 LOOP_KINDS = ("ext4", "xfs", "btrfs")
@@ -51,13 +63,11 @@ BASE_MKFS_ARGS = {
 }
 MKFS_PACKAGE = {"ext4": "e2fsprogs", "xfs": "xfsprogs", "btrfs": "btrfs-progs"}
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-STATE_DIR_ENV = "VCSBENCH_STATE_DIR"
 DIR_DEVICE_OPTION = ",device=shared"
 SHARED_DEVICE_NOTE = (
     "a dir: sandbox shares its block device with everything else on it; device IO is "
     "left out (add ,device=shared to the spec to count it anyway)"
 )
-NAME_PREFIX = "vcsbench-"
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,11 @@ def parse_fs_spec(text: str) -> FsSpec:
         path = Path(rest).expanduser()
         if not path.is_dir():
             raise VcsbenchError(f"{where}: {rest} is not an existing directory")
+        why = unsafe_dir(path.resolve())
+        if why:
+            raise VcsbenchError(
+                f"{where}: {why}; give a directory of your own, e.g. dir:/srv/bench"
+            )
         return FsSpec(text=text, kind=kind, path=path.resolve(), device_shared=shared)
     if sep and not rest:
         raise VcsbenchError(f"{where}: nothing after ':'; give options like size=2G or none")
@@ -138,6 +153,25 @@ def parse_fs_spec(text: str) -> FsSpec:
         mkfs_args=mkfs_args,
         mount_options=values.get("mount", ""),
     )
+
+
+SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/root")
+PSEUDO_FS_ROOTS = ("/proc", "/sys", "/dev", "/run")
+
+
+def unsafe_dir(path: Path) -> str:
+    """Why ``path`` (resolved) must not hold a dir: sandbox, or "" where it may."""
+    text = str(path)
+    if text in SYSTEM_DIRS:
+        return f"{text} is a system directory"
+    for root in PSEUDO_FS_ROOTS:
+        if text == root or text.startswith(root + "/"):
+            return f"{text} is on {root}, not a place for repositories"
+    if any(part.startswith(NAME_PREFIX) for part in path.parts):
+        return f"{text} is inside a vcsbench sandbox, which is removed when its run ends"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{text} is not writable"
+    return ""
 
 
 def require_root(spec: FsSpec) -> None:
@@ -190,45 +224,6 @@ class SandboxInfo:
         return asdict(self)
 
 
-@dataclass
-class _State:
-    """Everything a sandbox made, in the order it made it; saved before each step."""
-
-    pid: int
-    starttime: str
-    boot_id: str
-    kind: str
-    mountpoint: str | None = None
-    image: str | None = None
-    image_dir: str | None = None
-    loop_device: str | None = None
-    workdir: str | None = None
-    steps: list[str] = field(default_factory=list)
-
-
-def state_dir() -> Path:
-    return Path(os.environ.get(STATE_DIR_ENV, "/var/lib/vcsbench/sandboxes"))
-
-
-def _process_starttime(pid: int) -> str | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _owner_alive(state: _State) -> bool:
-    return state.boot_id == _boot_id() and _process_starttime(state.pid) == state.starttime
-
-
 def _run(argv: list[str], what: str) -> str:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -240,46 +235,6 @@ def _run(argv: list[str], what: str) -> str:
     return proc.stdout
 
 
-def mount_entry(path: str) -> dict[str, str] | None:
-    """The /proc/self/mountinfo entry whose mount point is exactly ``path``."""
-    found = None
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        if _unescape(fields[4]) == path:
-            fstype, source, super_opts = right.split()[:3]
-            found = {
-                "mountpoint": path,
-                "fstype": fstype,
-                "source": _unescape(source),
-                "options": ",".join(dict.fromkeys([*fields[5].split(","), *super_opts.split(",")])),
-            }
-    return found
-
-
-def mount_containing(path: Path) -> dict[str, str]:
-    """The mountinfo entry of the filesystem ``path`` is on."""
-    path = path.resolve()
-    for candidate in [path, *path.parents]:
-        entry = mount_entry(str(candidate))
-        if entry is not None:
-            return entry
-    raise VcsbenchError(f"no mount found for {path}")
-
-
-def _unescape(field_text: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
-
-
-def block_device_stat(source: str) -> tuple[str | None, str | None]:
-    """(device name, sysfs stat path) for a mount source like /dev/loop3, or (None, None)."""
-    if not source.startswith("/dev/"):
-        return None, None
-    name = Path(os.path.realpath(source)).name
-    stat = Path("/sys/class/block") / name / "stat"
-    return (name, str(stat)) if stat.exists() else (None, None)
-
-
 class Sandbox:
     """A filesystem to benchmark in. Use as a context manager; ``root`` is where to work."""
 
@@ -288,11 +243,13 @@ class Sandbox:
         self.image_dir = image_dir
         self.root: Path = Path()
         self.info: SandboxInfo | None = None
-        self._state: _State | None = None
+        self._state: State | None = None
         self._state_path: Path | None = None
 
     def __enter__(self) -> Sandbox:
-        clean_stale()
+        require_root(self.spec)
+        _, problems = clean_stale(quiet_known=True)
+        report_problems(problems)
         try:
             self._setup()
         except BaseException:
@@ -303,69 +260,63 @@ class Sandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- set-up -----------------------------------------------------------------------
+    # -- set-up: every kernel object is made and recorded with termination held -------
 
     def _save(self, step: str) -> None:
         assert self._state is not None and self._state_path is not None
         self._state.steps.append(step)
         tmp = self._state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self._state)))
+        tmp.write_text(self._state.to_json())
         tmp.replace(self._state_path)
 
     def _setup(self) -> None:
         spec = self.spec
         require_root(spec)
         pid = os.getpid()
-        self._state = _State(pid, _process_starttime(pid) or "", _boot_id(), spec.kind)
-        directory = state_dir()
-        with contextlib.suppress(PermissionError):
-            directory.mkdir(parents=True, exist_ok=True)
-        if os.access(directory, os.W_OK):
+        directory = checked_state_dir(create=True)
+        assert directory is not None
+        install_signal_handlers()
+        with signals_held():
+            self._state = State(
+                pid,
+                process_starttime(pid) or "",
+                boot_id(),
+                spec.kind,
+                uid=os.geteuid(),
+                temp_root=os.path.normpath(tempfile.gettempdir()),
+            )
             fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".json", dir=directory)
             os.close(fd)
             self._state_path = Path(name)
-        elif spec.managed:
-            raise VcsbenchError(f"cannot write sandbox state to {directory}; set {STATE_DIR_ENV}")
-        _ACTIVE.add(self)
-        install_signal_handlers()
+            _ACTIVE.add(self)
+            self._save("state")
         if spec.kind == "dir":
             assert spec.path is not None
-            self._note_workdir(tempfile.mkdtemp(prefix=NAME_PREFIX, dir=spec.path))
-            self.root = Path(self._state.workdir or "")
-            entry = mount_containing(self.root)
-            self._describe(entry, None, None)
+            with signals_held():
+                self._state.workdir_parent = str(spec.path)
+                self._state.workdir = tempfile.mkdtemp(prefix=NAME_PREFIX, dir=spec.path)
+                self._save("workdir")
+            self.root = Path(self._state.workdir)
+            self._describe(mount_containing(self.root), None, None)
             return
-        mountpoint = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}{spec.kind}-")
-        self._state.mountpoint = mountpoint
-        self._save("mountpoint")
+        with signals_held():
+            mountpoint = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}{spec.kind}-")
+            self._state.mountpoint = mountpoint
+            self._save("mountpoint")
         if spec.kind == "tmpfs":
             options = ",".join(
                 o
                 for o in (f"size={spec.size_bytes}" if spec.size_bytes else "", spec.mount_options)
                 if o
             )
-            _run(
-                [
-                    "mount",
-                    "-t",
-                    "tmpfs",
-                    *(["-o", options] if options else []),
-                    "vcsbench-tmpfs",
-                    mountpoint,
-                ],
-                f"--fs {spec.text}",
-            )
-            self._save("mounted")
+            argv = ["mount", "-t", "tmpfs", *(["-o", options] if options else [])]
+            with signals_held():
+                _run([*argv, TMPFS_SOURCE, mountpoint], f"--fs {spec.text}")
+                self._save("mounted")
             self._describe(mount_entry(mountpoint), None, None)
         else:
             self._setup_loop(mountpoint)
         self.root = Path(mountpoint)
-
-    def _note_workdir(self, workdir: str) -> None:
-        assert self._state is not None
-        self._state.workdir = workdir
-        if self._state_path is not None:
-            self._save("workdir")
 
     def _setup_loop(self, mountpoint: str) -> None:
         spec = self.spec
@@ -375,35 +326,34 @@ class Sandbox:
         if shutil.which(mkfs) is None:
             raise VcsbenchError(f"{where}: {mkfs} not found; apt install {MKFS_PACKAGE[spec.kind]}")
         if self.image_dir is None:
-            self._state.image_dir = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}images-")
-            self._save("image_dir")
+            with signals_held():
+                self._state.image_dir = tempfile.mkdtemp(prefix=f"{NAME_PREFIX}images-")
+                self._save("image_dir")
             image_dir = Path(self._state.image_dir)
         else:
             image_dir = self.image_dir
             if not image_dir.is_dir():
                 raise VcsbenchError(f"--image-dir {image_dir}: not an existing directory")
+            self._state.user_image_dir = os.path.normpath(image_dir.resolve())
+            image_dir = Path(self._state.user_image_dir)
         image = image_dir / f"{NAME_PREFIX}{spec.kind}-{os.getpid()}-{Path(mountpoint).name}.img"
-        self._state.image = str(image)
-        self._save("image")
         size = spec.size_bytes or DEFAULT_IMAGE_SIZE
-        with open(image, "xb") as handle:
-            handle.truncate(size)
+        with signals_held():
+            self._state.image = str(image)
+            self._save("image")
+            with open(image, "xb") as handle:
+                handle.truncate(size)
         _run([mkfs, *BASE_MKFS_ARGS[spec.kind], *spec.mkfs_args, str(image)], where)
-        device = _run(["losetup", "--find", "--show", str(image)], where).strip()
-        self._state.loop_device = device
-        self._save("loop")
-        _run(
-            [
-                "mount",
-                "-t",
-                spec.kind,
-                *(["-o", spec.mount_options] if spec.mount_options else []),
-                device,
-                mountpoint,
-            ],
-            where,
-        )
-        self._save("mounted")
+        with signals_held():
+            device = _run(["losetup", "--find", "--show", str(image)], where).strip()
+            self._state.loop_device = device
+            self._save("loop")
+        mount_argv = ["mount", "-t", spec.kind]
+        if spec.mount_options:
+            mount_argv += ["-o", spec.mount_options]
+        with signals_held():
+            _run([*mount_argv, device, mountpoint], where)
+            self._save("mounted")
         self._describe(mount_entry(mountpoint), str(image), size)
 
     def _describe(self, entry: dict[str, str] | None, image: str | None, size: int | None) -> None:
@@ -438,7 +388,8 @@ class Sandbox:
         """
         failures: list[str] = []
         if self._state is not None:
-            failures = _teardown(self._state)
+            failures = teardown(self._state)
+            what = self._state.mountpoint or self._state.workdir or self.spec.text
             if self._state_path is not None:
                 if failures:
                     print(
@@ -449,108 +400,50 @@ class Sandbox:
                     )
                 else:
                     self._state_path.unlink(missing_ok=True)
+                    self._state_path.with_suffix(".tmp").unlink(missing_ok=True)
+            if not failures:
+                TORN_DOWN.append(f"{self.spec.kind} {what}")
             self._state = None
         _ACTIVE.discard(self)
         return failures
 
 
-def _step(argv: list[str]) -> str | None:
-    """Run one teardown command; its failure as text, or None."""
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        return f"{' '.join(argv)}: {exc}"
-    if proc.returncode != 0:
-        return f"{' '.join(argv)}: {(proc.stderr or proc.stdout).strip() or proc.returncode}"
-    return None
-
-
-def _teardown(state: _State) -> list[str]:
-    """Undo what ``state`` records, newest first; never touch anything else.
-
-    Returns the steps that failed (empty: everything recorded is gone).
-    """
-    failures: list[str] = []
-    if state.mountpoint and mount_entry(state.mountpoint) is not None:
-        failed = _step(["umount", state.mountpoint])
-        if failed is not None and _step(["umount", "-l", state.mountpoint]) is not None:
-            failures.append(f"unmount {failed}")
-    if state.image:
-        for device in _loops_of(state.image, state.loop_device):
-            failed = _step(["losetup", "-d", device])
-            if failed is not None:
-                failures.append(f"loop detach {failed}")
-        try:
-            Path(state.image).unlink(missing_ok=True)
-        except OSError as exc:
-            failures.append(f"remove image {state.image}: {exc.strerror}")
-    for directory in (state.image_dir, state.mountpoint):
-        if directory and os.path.lexists(directory):
-            try:
-                os.rmdir(directory)
-            except OSError as exc:
-                failures.append(f"remove directory {directory}: {exc.strerror}")
-    if state.workdir and os.path.lexists(state.workdir):
-        errors: list[str] = []
-        shutil.rmtree(state.workdir, onerror=lambda _f, p, e: errors.append(f"{p}: {e[1]}"))
-        if errors:
-            failures.append(f"remove {state.workdir}: {errors[0]}")
-    return failures
-
-
-def _loops_of(image: str, recorded: str | None) -> list[str]:
-    """Loop devices backed by ``image`` (also one attached before the state was saved)."""
-    devices = {recorded} if recorded else set()
-    proc = subprocess.run(["losetup", "-j", image], capture_output=True, text=True, check=False)
-    for line in proc.stdout.splitlines():
-        devices.add(line.split(":", 1)[0])
-    return sorted(d for d in devices if d)
-
-
-def clean_stale() -> list[str]:
-    """Tear down sandboxes whose run is gone (killed); return what was cleaned."""
-    directory = state_dir()
-    cleaned: list[str] = []
-    if not directory.is_dir():
-        return cleaned
-    for path in sorted(directory.glob("*.json")):
-        try:
-            state = _State(**json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError):
-            continue
-        if _owner_alive(state):
-            continue
-        failures = _teardown(state)
-        what = state.mountpoint or state.workdir or path.name
-        if failures:
-            print(
-                f"vcsbench: could not remove {what}: {failures[0]}; state kept in {path}",
-                file=sys.stderr,
-            )
-            continue
-        path.unlink(missing_ok=True)
-        cleaned.append(what)
-    return cleaned
-
-
 _ACTIVE: set[Sandbox] = set()
 _handlers_installed = threading.Event()
+SIGNALS: list[int] = []
+"""Termination signals this process received, in order."""
+TORN_DOWN: list[str] = []
+"""Sandboxes this process removed, for the closing line of an interrupted run."""
 
 
 class Interrupted(KeyboardInterrupt):
     """A termination signal, turned into an exception so every sandbox is torn down."""
 
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted(f"interrupted by {signal.Signals(signum).name}")
+    SIGNALS.append(signum)
+    if len(SIGNALS) > 1:
+        live = ", ".join(s.spec.text for s in _ACTIVE) or "none"
+        print(
+            f"vcsbench: second signal ({signal.Signals(signum).name}): abandoning the "
+            f"teardown of the sandboxes still up ({live}); run 'vcsbench cleanup' to "
+            "remove what is left",
+            file=sys.stderr,
+        )
+    raise Interrupted(signum)
 
 
 def install_signal_handlers() -> None:
-    """Make SIGTERM (and SIGHUP) unwind like Ctrl-C, so teardown runs on them too."""
+    """Make SIGINT, SIGTERM and SIGHUP unwind, so teardown runs on them and the exit
+    status can say which signal it was."""
     if _handlers_installed.is_set() or threading.current_thread() is not threading.main_thread():
         return
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) in (signal.SIG_DFL, None):
+    for signum in TERMINATING:
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler, None):
             signal.signal(signum, _on_signal)
     atexit.register(_close_all)
     _handlers_installed.set()

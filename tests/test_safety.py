@@ -1,0 +1,342 @@
+"""Safety on a shared machine: cleanup removes only what it can prove is vcsbench's.
+
+Every victim here lives in a temporary directory of the test; planted state files go to
+the test's own state directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from helpers import vcsbench, vcsbench_loops, vcsbench_mounts
+
+from vcsbench.sandbox.state import load_state, prove_own
+
+
+def plant(state_dir: Path, name: str, content: object) -> Path:
+    path = state_dir / f"{name}.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+DEAD = {"pid": 999999, "starttime": "1", "boot_id": "x"}
+
+
+def test_a_planted_workdir_is_reported_and_not_removed(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "precious"
+    victim.mkdir()
+    (victim / "data").write_text("keep me")
+    planted = plant(
+        isolated_state,
+        "x",
+        {**DEAD, "kind": "dir", "uid": os.geteuid(), "workdir": str(victim)},
+    )
+    result = vcsbench("cleanup")
+    assert "keep me" == (victim / "data").read_text()
+    assert 1 == result.returncode
+    assert f"state file {planted}" in result.stderr and "left as it is" in result.stderr
+    assert "does not carry vcsbench's name" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_planted_workdir_with_vcsbenchs_name_but_not_its_own_is_left(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "vcsbench-lookalike"
+    victim.mkdir(mode=0o755)
+    os.chmod(victim, 0o755)
+    plant(
+        isolated_state,
+        "x",
+        {
+            **DEAD,
+            "kind": "dir",
+            "uid": os.geteuid(),
+            "workdir": str(victim),
+            "workdir_parent": str(tmp_path),
+        },
+    )
+    result = vcsbench("cleanup")
+    assert victim.is_dir()
+    assert "is not a 0700 directory of yours" in result.stderr
+
+
+def test_a_planted_image_and_mountpoint_are_left(isolated_state: Path, tmp_path: Path) -> None:
+    image = tmp_path / "disk.img"
+    image.write_bytes(b"\0" * 4096)
+    link = Path(tempfile.gettempdir()) / f"vcsbench-ext4-planted-{os.getpid()}"
+    os.symlink(tmp_path, link)
+    try:
+        plant(
+            isolated_state,
+            "x",
+            {
+                **DEAD,
+                "kind": "ext4",
+                "uid": os.geteuid(),
+                "temp_root": tempfile.gettempdir(),
+                "image": str(image),
+                "mountpoint": str(link),
+            },
+        )
+        result = vcsbench("cleanup")
+        assert image.exists() and link.is_symlink() and tmp_path.is_dir()
+        assert "mount point" in result.stderr and "is a symlink" in result.stderr
+    finally:
+        link.unlink()
+
+
+def test_a_foreign_mount_at_a_vcsbench_name_is_not_unmounted(
+    root: None, isolated_state: Path
+) -> None:
+    point = tempfile.mkdtemp(prefix="vcsbench-tmpfs-")
+    subprocess.run(["mount", "-t", "tmpfs", "someone-else", point], check=True)
+    try:
+        plant(
+            isolated_state,
+            "x",
+            {
+                **DEAD,
+                "kind": "tmpfs",
+                "uid": os.geteuid(),
+                "temp_root": tempfile.gettempdir(),
+                "mountpoint": point,
+            },
+        )
+        result = vcsbench("cleanup")
+        assert "is mounted from someone-else, not vcsbench-tmpfs" in result.stderr
+        assert (
+            point
+            in subprocess.run(
+                ["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True, check=False
+            ).stdout
+        )
+    finally:
+        subprocess.run(["umount", point], check=False)
+        os.rmdir(point)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"pid": 1, "starttime": "0", "boot_id": "", "kind": "tmpfs", "mountpoint": 5}',
+        "not json at all",
+        '["a", "list"]',
+        '{"pid": 1}',
+        '{"pid": 1, "starttime": "0", "boot_id": "", "kind": "dir", "rm": "/"}',
+    ],
+)
+def test_a_malformed_state_file_is_one_line_and_never_blocks_a_run(
+    isolated_state: Path, tmp_path: Path, content: str
+) -> None:
+    planted = plant(isolated_state, "bad", content)
+    result = vcsbench("cleanup")
+    assert 1 == result.returncode
+    assert "Traceback" not in result.stderr
+    assert 1 == sum(1 for line in result.stderr.splitlines() if str(planted) in line)
+    run = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "2",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
+    assert 0 == run.returncode, run.stdout[-1500:] + run.stderr
+    assert planted.exists()
+
+
+def test_a_state_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared-state"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    result = vcsbench("cleanup", env={"VCSBENCH_STATE_DIR": str(shared)})
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "can be written by others (mode 777)" in line and "chmod 700" in line
+
+
+def test_a_new_state_directory_is_made_0700(tmp_path: Path) -> None:
+    fresh = tmp_path / "new-state"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "1",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(tmp_path / "r.json"),
+        env={"VCSBENCH_STATE_DIR": str(fresh)},
+    )
+    assert 0 == result.returncode, result.stderr
+    assert 0o700 == fresh.stat().st_mode & 0o777
+    assert [] == list(fresh.iterdir())
+
+
+def test_a_state_file_vcsbench_wrote_is_proven_its_own(tmp_path: Path) -> None:
+    from vcsbench.sandbox import Sandbox, parse_fs_spec
+
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
+        assert sandbox._state_path is not None
+        state = load_state(sandbox._state_path)
+        assert [] == prove_own(state)
+
+
+SETUP_ONLY = textwrap.dedent("""
+    import sys
+    from vcsbench.sandbox import Sandbox, parse_fs_spec
+    with Sandbox(parse_fs_spec(sys.argv[1])):
+        pass
+""")
+
+
+def test_sigterm_at_any_instant_of_set_up_leaves_nothing_mounted(
+    root: None, tmp_path: Path, isolated_state: Path
+) -> None:
+    """The sweep: 40 delays across the set-up of an ext4 sandbox."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", SETUP_ONLY, "ext4:size=64M"], check=True)
+    setup_s = time.perf_counter() - start
+    outcomes: list[int] = []
+    for i in range(40):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SETUP_ONLY, "ext4:size=64M"], stderr=subprocess.DEVNULL
+        )
+        time.sleep(setup_s * i / 40)
+        proc.send_signal(signal.SIGTERM)
+        outcomes.append(proc.wait(timeout=60))
+        assert "" == vcsbench_mounts(), f"try {i}: left mounted"
+        assert "" == vcsbench_loops(), f"try {i}: loop device left"
+        assert [] == list(isolated_state.glob("*.json")), f"try {i}: state left"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("/", "/ is a system directory"),
+        ("/etc", "/etc is a system directory"),
+        ("/proc", "/proc is on /proc"),
+        ("/sys/kernel", "/sys/kernel is on /sys"),
+        ("/dev", "/dev is on /dev"),
+    ],
+)
+def test_unsafe_dir_targets_are_refused_in_one_line(target: str, message: str) -> None:
+    result = vcsbench("run", "--fs", f"dir:{target}", "--repos", "1")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert message in line
+
+
+def test_a_dir_inside_a_sandbox_is_refused(tmp_path: Path) -> None:
+    inside = tmp_path / "vcsbench-tmpfs-abc" / "x"
+    inside.mkdir(parents=True)
+    result = vcsbench("run", "--fs", f"dir:{inside}", "--repos", "1")
+    assert 2 == result.returncode
+    assert "is inside a vcsbench sandbox" in result.stderr
+
+
+def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes import FakeBackend, KnownWrite
+
+    from vcsbench.bench import rounds as rounds_module
+    from vcsbench.bench.rounds import BenchmarkRun
+    from vcsbench.sandbox import Sandbox, parse_fs_spec
+
+    def broken_scan(*paths: Path, roots: bool = True) -> None:
+        raise PermissionError(13, "Permission denied", str(paths[0]))
+
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
+        assert sandbox.info is not None
+        run = BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", rounds=4)
+        run.run_all()
+        monkeypatch.setattr(rounds_module, "footprint", broken_scan)
+        bench = run.finish(FakeBackend().describe())
+    assert 4 == len(bench.samples_s) and 0 == bench.errors
+    assert None is bench.metric("footprint_allocated").total
+    assert (
+        "the footprint scan failed: PermissionError" in bench.metric("footprint_allocated").reason
+    )
+    assert bench.metric("io_write_syscall").total is not None
+
+
+def test_compare_gate_fails_when_the_new_run_has_errors_the_base_did_not(tmp_path: Path) -> None:
+    from helpers import DATA
+
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    info = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    info["errors"] = 2
+    info["rounds"]["ok"][:2] = [False, False]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    result = vcsbench("compare", str(DATA / "tiny-ext4.json"), str(broken), "--fail-on", "time:50%")
+    assert 1 == result.returncode
+    assert "2 of 12 operations failed in other, none in base" in result.stdout
+
+
+RUN_LONG = [
+    sys.executable,
+    "-m",
+    "vcsbench.cli",
+    "run",
+    "--backends",
+    "svn-fs",
+    "--ops",
+    "create",
+    "--payloads",
+    "hello",
+    "--repos",
+    "100000",
+    "--progress",
+    "lines",
+]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_exits_128_plus_the_signal_with_one_line(
+    tmp_path: Path, signum: int
+) -> None:
+    proc = subprocess.Popen(
+        [*RUN_LONG, "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "rounds" in line:
+            break
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert 128 + signum == proc.returncode
+    lines = [line for line in err.splitlines() if line.startswith("vcsbench:")]
+    name = signal.Signals(signum).name
+    assert 1 == len(lines), err
+    assert lines[0].startswith(f"vcsbench: interrupted by {name} during svn-fs create hello")
+    assert "1 sandbox(es) torn down, nothing left mounted" in lines[0]
+    assert ["r.json"] == [p.name for p in tmp_path.iterdir()] or [] == list(tmp_path.iterdir())

@@ -1,0 +1,71 @@
+"""What the kernel says about mounts and loop devices (read-only helpers)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from vcsbench.errors import VcsbenchError
+
+
+def _unescape(field_text: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
+
+
+def mount_entry(path: str) -> dict[str, str] | None:
+    """The /proc/self/mountinfo entry whose mount point is exactly ``path`` (the top one)."""
+    found = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        if _unescape(fields[4]) == path:
+            fstype, source, super_opts = right.split()[:3]
+            found = {
+                "mountpoint": path,
+                "fstype": fstype,
+                "source": _unescape(source),
+                "options": ",".join(dict.fromkeys([*fields[5].split(","), *super_opts.split(",")])),
+            }
+    return found
+
+
+def mounts_below(path: str) -> list[str]:
+    """Mount points at or below ``path``."""
+    prefix = path.rstrip("/") + "/"
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = _unescape(line.split()[4])
+        if point == path or point.startswith(prefix):
+            found.append(point)
+    return found
+
+
+def mount_containing(path: Path) -> dict[str, str]:
+    """The mountinfo entry of the filesystem ``path`` is on."""
+    path = path.resolve()
+    for candidate in [path, *path.parents]:
+        entry = mount_entry(str(candidate))
+        if entry is not None:
+            return entry
+    raise VcsbenchError(f"no mount found for {path}")
+
+
+def block_device_stat(source: str) -> tuple[str | None, str | None]:
+    """(device name, sysfs stat path) for a mount source like /dev/loop3, or (None, None)."""
+    if not source.startswith("/dev/"):
+        return None, None
+    name = Path(os.path.realpath(source)).name
+    stat = Path("/sys/class/block") / name / "stat"
+    return (name, str(stat)) if stat.exists() else (None, None)
+
+
+def loop_backing_file(device: str) -> str | None:
+    """The file behind loop device ``device`` (``/dev/loop3``), or None."""
+    name = Path(device).name
+    if not re.fullmatch(r"loop\d+", name):
+        return None
+    try:
+        return (Path("/sys/block") / name / "loop" / "backing_file").read_text().strip()
+    except OSError:
+        return None
