@@ -19,6 +19,11 @@ NESTED = {
 ODD_NAMES = {
     "with space/a file.txt": b"spaces\n",
     "ünïcødé/日本語.txt": "non-ascii ✓\n".encode(),
+    "-leading-dash.txt": b"an option to a careless tool\n",
+    "-dir/x.txt": b"in a directory named like an option\n",
+    "peg@revision.txt": b"svn reads @ as a peg revision\n",
+    "percent%41.txt": b"a URL escape\n",
+    "hash#fragment.txt": b"a URL fragment\n",
 }
 
 
@@ -58,9 +63,13 @@ def test_second_commit_replaces_a_file_and_keeps_the_rest(
         assert backend.verify(repo, {**NESTED, **change}) == []
 
 
-def test_names_with_spaces_and_non_ascii_round_trip(backend_name: str, tmp_path: Path) -> None:
+def test_names_users_really_use_round_trip(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, ODD_NAMES)
-    assert make_backend(backend_name).verify(repo, ODD_NAMES) == []
+    change = {"peg@revision.txt": b"changed\n", "-new@dir/100%.txt": b"new\n"}
+    with make_backend(backend_name) as backend:
+        assert backend.verify(repo, ODD_NAMES) == []
+        backend.commit(repo, change, "second", scratch_of(tmp_path))
+        assert backend.verify(repo, {**ODD_NAMES, **change}) == []
 
 
 def test_verify_reports_content_that_differs(backend_name: str, tmp_path: Path) -> None:
@@ -139,3 +148,43 @@ def test_failing_subprocess_raises_with_its_stderr(tmp_path: Path) -> None:
     (tmp_path / "repo" / "occupied").write_text("x")
     with pytest.raises(ToolError, match=r"svnadmin exited 1: .+"):
         make_backend("svn-cli").create(tmp_path / "repo")
+
+
+def test_a_users_tree_is_a_payload(tmp_path: Path) -> None:
+    from vcsbench.bench.payloads import load_payload
+
+    tree = tmp_path / "submission"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "main.py").write_bytes(b"print(1)\n")
+    (tree / "-notes @1.txt").write_bytes(b"n")
+    (tree / ".git").mkdir()
+    (tree / ".git" / "HEAD").write_bytes(b"ignored: VCS metadata is not content")
+    payload = load_payload(f"tree:{tree}")
+    assert {"src/main.py": b"print(1)\n", "-notes @1.txt": b"n"} == payload.files
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda t: (t / "link").symlink_to("/etc/passwd"), "link is a symlink"),
+        (lambda t: None, "holds no files to commit"),
+    ],
+)
+def test_a_tree_the_backends_cannot_commit_is_one_line(
+    tmp_path: Path, make: object, message: str
+) -> None:
+    from vcsbench.bench.payloads import load_payload
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    make(tree)  # type: ignore[operator]
+    with pytest.raises(VcsbenchError, match=message):
+        load_payload(f"tree:{tree}")
+
+
+@pytest.mark.parametrize("name", ["../escape.txt", "a/../../b", "/abs.txt", "x/.git/config", ""])
+def test_unsafe_payload_names_are_refused(name: str) -> None:
+    from vcsbench.bench.payloads import check_names
+
+    with pytest.raises(VcsbenchError, match="rename it or leave it out"):
+        check_names({name: b"x"}, "payload p")

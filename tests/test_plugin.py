@@ -372,3 +372,33 @@ def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path
     for value in allocated.values():
         assert abs(value - reference) <= 0.05 * reference, allocated
     assert 0 < (benches["svn-pysvn"].per_repo("scratch_allocated") or 0)
+
+
+def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "-opt dir").mkdir(parents=True)
+    (tree / "-opt dir" / "a@b%c#d.txt").write_bytes(b"odd\n")
+    (tree / "ünï.txt").write_bytes(b"x" * 5000)
+    out = tmp_path / "tree.json"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "all",
+        "--ops",
+        "create+commit",
+        "--payloads",
+        f"tree:{tree}",
+        "--repos",
+        "2",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(out),
+    )
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
+    from vcsbench.results import load
+
+    benches = load(out).benchmarks
+    assert 5 == len(benches)
+    assert all(b.verified == 2 and b.errors == 0 for b in benches)
+    assert {5004} == {b.payload.bytes for b in benches}

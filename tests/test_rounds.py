@@ -155,3 +155,27 @@ def test_scratch_directories_that_stay_empty_are_removed(tmp_path: Path) -> None
     with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
         run_known(sandbox, rounds=3, fail_rounds=frozenset({1}))
         assert ["r0000000", "r0000002"] == sorted(os.listdir(sandbox.root / "bench" / "scratch"))
+
+
+def test_a_huge_repository_count_costs_no_memory_before_the_first_round(tmp_path: Path) -> None:
+    import tracemalloc
+
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        free = os.statvfs(sandbox.root).f_favail
+        tracemalloc.start()
+        BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", rounds=free)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak} bytes for {free:,} rounds"
+
+
+def test_more_repositories_than_free_inodes_are_refused_in_one_line(
+    root: None, tmp_path: Path
+) -> None:
+    from vcsbench.errors import VcsbenchError
+
+    with sandbox_for("ext4:size=16M", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        with pytest.raises(VcsbenchError, match=r"--repos 100,000,000 cannot fit in the ext4"):
+            BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", 100_000_000)

@@ -340,3 +340,19 @@ def test_an_interrupted_run_exits_128_plus_the_signal_with_one_line(
     assert lines[0].startswith(f"vcsbench: interrupted by {name} during svn-fs create hello")
     assert "1 sandbox(es) torn down, nothing left mounted" in lines[0]
     assert ["r.json"] == [p.name for p in tmp_path.iterdir()] or [] == list(tmp_path.iterdir())
+
+
+def test_a_failed_run_never_prints_an_earlier_runs_results_as_its_own(
+    root: None, tmp_path: Path
+) -> None:
+    out = tmp_path / "s.json"
+    common = ["--backends", "git-pygit2", "--ops", "create", "--payloads", "hello", "--repos", "3"]
+    first = vcsbench("run", *common, "--fs", "tmpfs", "--out", str(out))
+    assert 0 == first.returncode and "results: " in first.stdout
+    before = out.read_bytes()
+    second = vcsbench(
+        "run", *common, "--fs", "ext4:size=64K", "--image-dir", str(tmp_path), "--out", str(out)
+    )
+    assert 0 != second.returncode
+    assert "results: " not in second.stdout and "tmpfs" not in second.stdout.split("===")[-1]
+    assert before == out.read_bytes()

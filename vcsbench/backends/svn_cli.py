@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from urllib.parse import quote
 
 from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
 from vcsbench.backends.base import (
@@ -20,6 +21,12 @@ from vcsbench.backends.base import (
     tool_version,
     write_tree,
 )
+
+
+def _relative_url(rel: str) -> str:
+    """A path below svnmucc's root URL, percent-encoded: '%', '#', '@' (a peg revision to
+    svn), spaces and non-ASCII names reach the repository as they are."""
+    return quote(rel, safe="/")
 
 
 class SvnCli(SvnBackend):
@@ -44,14 +51,24 @@ class SvnCli(SvnBackend):
         actions: list[str] = []
         for directory in parents_of(list(files)):
             if directory not in existing:
-                actions += ["mkdir", directory]
+                actions += ["mkdir", _relative_url(directory)]
         staging = scratch / "stage"
         write_tree(staging, files)
         try:
             for rel in sorted(files):
-                actions += ["put", str(staging / rel), rel]
+                actions += ["put", str(staging / rel), _relative_url(rel)]
+            # "--" ends the options, so a name starting with "-" is not read as one.
             run_tool(
-                ["svnmucc", *self._client_args(), "-m", message, "-U", file_url(path), *actions]
+                [
+                    "svnmucc",
+                    *self._client_args(),
+                    "-m",
+                    message,
+                    "-U",
+                    file_url(path),
+                    "--",
+                    *actions,
+                ]
             )
         finally:
             shutil.rmtree(staging)

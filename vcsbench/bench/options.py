@@ -18,7 +18,7 @@ from typing import Any
 from vcsbench.backends import REGISTRY, make_backend, split_variant
 from vcsbench.backends.base import parse_options
 from vcsbench.bench.operations import OPS, supports
-from vcsbench.bench.payloads import DEFAULT_PAYLOADS, payload_names
+from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_names
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
@@ -54,7 +54,8 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "payloads",
         ",".join(DEFAULT_PAYLOADS),
-        "comma-separated payloads: hello, submission, many-files, large "
+        "comma-separated payloads: hello, submission, many-files, large, or tree:PATH "
+        "(a directory of your own) "
         f"(default: {','.join(DEFAULT_PAYLOADS)})",
         "LIST",
     ),
@@ -157,6 +158,17 @@ def _names(text: str, known: list[str] | tuple[str, ...], what: str) -> list[str
     return names
 
 
+def _payloads(text: str) -> list[str]:
+    names = split_list(text)
+    if names == ["all"]:
+        return payload_names()
+    if not names:
+        raise VcsbenchError(f"no payload given; known: {', '.join(payload_names())}")
+    for name in names:
+        load_payload(name)  # an unknown name or a bad tree is one line, before anything runs
+    return names
+
+
 def _variants(text: str) -> list[str]:
     names = split_list(text)
     if names == ["all"]:
@@ -231,7 +243,7 @@ class Selection:
         selection = cls(
             backends=_variants(backends),
             ops=_names(ops, OPS, "operation"),
-            payloads=_names(payloads, payload_names(), "payload"),
+            payloads=_payloads(payloads),
             fs=specs,
             repos=repo_count,
             cache=cache,

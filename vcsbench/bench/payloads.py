@@ -7,12 +7,14 @@ each payload's SHA-256.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
@@ -111,9 +113,73 @@ def payload_names() -> list[str]:
     return list(_definitions())
 
 
+TREE_PREFIX = "tree:"
+RESERVED_PARTS = (".git", ".svn", ".hg")
+
+
+def check_names(files: Mapping[str, bytes], where: str) -> None:
+    """Every path relative, inside the repository, and no VCS metadata directory."""
+    for rel in files:
+        parts = rel.split("/")
+        why = ""
+        if not rel or rel.startswith("/"):
+            why = "is not a relative path"
+        elif any(part in ("", ".", "..") for part in parts):
+            why = "has an empty, '.' or '..' component"
+        elif any(part.lower() in RESERVED_PARTS for part in parts):
+            why = f"has a VCS metadata component ({', '.join(RESERVED_PARTS)})"
+        elif "\0" in rel or "\n" in rel:
+            why = "holds a NUL or newline"
+        if why:
+            raise VcsbenchError(f"{where}: file name {rel!r} {why}; rename it or leave it out")
+
+
+def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
+    """The regular files below ``root`` (a user's own tree), relative path -> content."""
+    files: dict[str, bytes] = {}
+    for directory, subdirs, names in os.walk(root, followlinks=False):
+        for name in sorted(names) + sorted(subdirs):
+            path = Path(directory) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                raise VcsbenchError(
+                    f"{where}: {rel} is a symlink; vcsbench's backends commit regular files "
+                    "only: replace it by the file, or leave it out"
+                )
+            if name in names and not path.is_file():
+                raise VcsbenchError(f"{where}: {rel} is not a regular file")
+            if name in names:
+                files[rel] = path.read_bytes()
+        subdirs[:] = [d for d in subdirs if d.lower() not in RESERVED_PARTS]
+    if not files:
+        raise VcsbenchError(f"{where}: holds no files to commit")
+    return files
+
+
+def _tree_payload(name: str) -> Payload:
+    where = f"payload {name}"
+    root = Path(name[len(TREE_PREFIX) :]).expanduser()
+    if not root.is_dir() or root.is_symlink():
+        raise VcsbenchError(f"{where}: {root} is not a directory (tree:PATH takes one)")
+    files = read_user_tree(root, where)
+    check_names(files, where)
+    return Payload(name, f"the user's tree at {root.resolve()}", files, None)
+
+
+def is_payload_name(name: str) -> bool:
+    return name in _definitions() or name.startswith(TREE_PREFIX)
+
+
 @cache
 def load_payload(name: str) -> Payload:
+    if name.startswith(TREE_PREFIX):
+        return _tree_payload(name)
     definitions = _definitions()
     if name not in definitions:
-        raise VcsbenchError(f"unknown payload {name!r}; known: {', '.join(definitions)}")
-    return _generate(name, definitions[name])
+        raise VcsbenchError(
+            f"unknown payload {name!r}; known: {', '.join(definitions)}, or tree:PATH "
+            "(a directory of your own)"
+        )
+    payload = _generate(name, definitions[name])
+    check_names(payload.files, f"payload {name}")
+    return payload

@@ -13,6 +13,7 @@ in ``finish`` from what was recorded.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import traceback
@@ -172,6 +173,13 @@ class BenchmarkRun:
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
             raise VcsbenchError(f"cache {self.cache!r} is not one of {', '.join(CACHE_STATES)}")
+        free_inodes = os.statvfs(self.workdir.parent).f_favail
+        if self.rounds > free_inodes:
+            raise VcsbenchError(
+                f"--repos {self.rounds:,} cannot fit in the {self.sandbox.spec} sandbox: it has "
+                f"{free_inodes:,} free inodes and every repository takes at least one; use "
+                "fewer repositories or a larger sandbox (size=..., mkfs=-N ...)"
+            )
         self.workdir.mkdir(parents=True, exist_ok=False)
         for container in ("repos", "checkouts", "scratch"):
             (self.workdir / container).mkdir()
