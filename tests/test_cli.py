@@ -35,7 +35,9 @@ def test_version_flag_prints_the_version() -> None:
     assert f"vcsbench {__version__}" == result.stdout.strip()
 
 
-@pytest.mark.parametrize("command", ["doctor", "run", "study", "report", "compare", "cleanup"])
+@pytest.mark.parametrize(
+    "command", ["doctor", "run", "study", "report", "compare", "export", "cleanup"]
+)
 def test_every_command_has_help(command: str) -> None:
     result = vcsbench(command, "--help")
     assert result.returncode == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,11 +26,14 @@ def run_suite(
     json_out: Path,
     extra_args: Sequence[str] = (),
     command: Sequence[str] = (),
+    carry: dict[str, Any] | None = None,
 ) -> tuple[int, str]:
     """Run the suite for ``selection``, writing ``json_out``.
 
     Returns pytest's exit code and this run's id: the file holds this run's results
     only if its run id is that one (a failed run leaves an older file as it was).
+    ``carry``: finished benchmarks of an earlier run (``--resume``), kept in the file and
+    not run again.
     """
     argv = [
         str(Path(suite.__file__)),
@@ -51,5 +55,5 @@ def run_suite(
         *extra_args,
     ]
     json_out.parent.mkdir(parents=True, exist_ok=True)
-    preset = Preset(selection, shlex.join(command))
+    preset = Preset(selection, shlex.join(command), carry)
     return int(pytest.main(argv, plugins=[preset])), preset.run_id

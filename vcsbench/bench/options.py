@@ -9,6 +9,7 @@ reads either into one checked :class:`Selection`.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_name
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
+from vcsbench.sandbox.sandbox import DEFAULT_IMAGE_SIZE, LOOP_KINDS
 
 FS_SCOPES = ("benchmark", "session")
 PROGRESS_MODES = ("auto", "bar", "lines", "none")
@@ -123,6 +125,26 @@ def add_options(
         if option.metavar:
             kwargs["metavar"] = option.metavar
         add(f"--{prefix}{option.name}", help=help_text.replace("%", "%%"), **kwargs)
+
+
+def check_image_room(specs: list[FsSpec], image_dir: Path | None, fs_scope: str) -> None:
+    """Refuse loop images that the disk under them has no room for, before anything runs.
+
+    Images are sparse, but a benchmark may fill them: each needs its size free. One at a
+    time with a sandbox per benchmark; all at once with one per session.
+    """
+    sizes = [s.size_bytes or DEFAULT_IMAGE_SIZE for s in specs if s.kind in LOOP_KINDS]
+    if not sizes:
+        return
+    needed = sum(sizes) if fs_scope == "session" else max(sizes)
+    where = image_dir or Path(tempfile.gettempdir())
+    free = shutil.disk_usage(where).free
+    if needed > free:
+        raise VcsbenchError(
+            f"the loop images need up to {needed / 2**30:,.1f} GiB and {where} has "
+            f"{free / 2**30:,.1f} GiB free; give --image-dir on a disk with room, or a "
+            "smaller size=... in --fs"
+        )
 
 
 def default_fs() -> str:
@@ -240,6 +262,7 @@ class Selection:
         specs = parse_fs_list(fs or default_fs())
         for spec in specs:
             require_root(spec)
+        check_image_room(specs, image, fs_scope)
         selection = cls(
             backends=_variants(backends),
             ops=_names(ops, OPS, "operation"),
@@ -261,10 +284,20 @@ class Selection:
                 )
             selection.backend_options.setdefault(name, {}).update(parse_options([pair]))
         labels: dict[str, str] = {}
+        explicit = split_list(backends) != ["all"]
         for variant in selection.backends:
-            # Every option of every variant is checked here, before anything runs; an
-            # unavailable backend is skipped when its benchmarks come, with the reason.
-            if not REGISTRY[split_variant(variant)[0]].available().ok:
+            # Every option of every variant is checked here, before anything runs. A
+            # backend named and unavailable is refused with what to install; with "all"
+            # it is skipped when its benchmarks come, with the reason.
+            backend_cls = REGISTRY[split_variant(variant)[0]]
+            availability = backend_cls.available()
+            if not availability.ok:
+                if explicit:
+                    packages = " ".join(backend_cls.apt_packages)
+                    raise VcsbenchError(
+                        f"backend {backend_cls.name} is not available here: "
+                        f"{availability.reason}; as root: apt-get install -y {packages}"
+                    )
                 continue
             with selection.make_backend(variant) as backend:
                 if backend.label in labels:

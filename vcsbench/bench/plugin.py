@@ -38,6 +38,7 @@ from vcsbench.sandbox import Sandbox
 PREFIX = "vcs-"
 SELECTION = pytest.StashKey[Selection]()
 FAILED = pytest.StashKey[list[Benchmark]]()
+COUNT = pytest.StashKey[int]()
 RUNNING: list[str] = []
 """The benchmark being run (with its rounds done), for the closing line of an interrupt."""
 RUN_ID = pytest.StashKey[str]()
@@ -46,10 +47,20 @@ RUN_ID = pytest.StashKey[str]()
 class Preset:
     """A selection parsed by ``vcsbench run``, handed to the pytest session as a plugin."""
 
-    def __init__(self, selection: Selection, command: str) -> None:
+    def __init__(
+        self,
+        selection: Selection,
+        command: str,
+        carry: dict[str, Any] | None = None,
+    ) -> None:
         self.selection = selection
         self.command = command
         self.run_id = uuid.uuid4().hex
+        self.carry: dict[str, Any] = carry or {"benchmarks": [], "failed_benchmarks": []}
+        """Finished benchmarks of an earlier run that ``--resume`` keeps (raw entries)."""
+        self.done: set[str] = {
+            e["extra_info"]["vcsbench"]["name"] for e in self.carry["benchmarks"]
+        } | {e["name"] for e in self.carry["failed_benchmarks"]}
 
 
 def _preset(config: pytest.Config) -> Preset | None:
@@ -130,7 +141,14 @@ def feed_pytest_benchmark(benchmark: Any, wall_s: list[float]) -> None:
 class ProgressDisplay:
     """Rounds done, rate and time left for the running benchmark."""
 
-    def __init__(self, config: pytest.Config, mode: str, label: str) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        mode: str,
+        label: str,
+        overall: tuple[int, int, float] = (1, 1, 0.0),
+    ) -> None:
+        """``overall``: (this benchmark's number, benchmarks in all, run start time)."""
         writer = config.get_terminal_writer()
         if mode == "auto":
             in_ci = os.environ.get("CI", "").lower() == "true"
@@ -139,6 +157,7 @@ class ProgressDisplay:
         self.writer = writer
         self.capture = config.pluginmanager.getplugin("capturemanager")
         self.label = label
+        self.overall = overall
         self._last = 0.0
 
     def __call__(self, done: int, total: int, elapsed: float) -> None:
@@ -152,7 +171,14 @@ class ProgressDisplay:
         self._last = now
         rate = done / elapsed if elapsed > 0 else 0.0
         left = (total - done) / rate if rate > 0 else 0.0
+        number, count, started = self.overall
         text = f"{self.label}: {done}/{total} rounds, {rate:.1f}/s, {left:.0f}s left"
+        if count > 1:
+            # The run's time left, at the pace so far, for the benchmarks still to come.
+            share = (number - 1 + done / total) / count
+            run_elapsed = time.perf_counter() - started
+            run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
+            text = f"[{number}/{count}] {text}; run: {_duration(run_left)} left"
         with self._uncaptured():
             if self.mode == "bar":
                 width = 24
@@ -172,6 +198,12 @@ class ProgressDisplay:
                 yield
 
 
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
 class VcsSession:
     """Runs the benchmarks of one pytest session."""
 
@@ -181,6 +213,9 @@ class VcsSession:
         self._session_sandboxes: dict[str, Sandbox] = {}
         self._stack = ExitStack()
         self._serial = 0
+        self.started = time.perf_counter()
+        self.count = config.stash.get(COUNT, 0) or len(selection.cases())
+        self.ops_wall_s = 0.0
 
     def close(self) -> None:
         self._stack.close()
@@ -222,42 +257,77 @@ class VcsSession:
                     rounds=rounds,
                     cache=selection.cache,
                     verify=selection.verify,
-                    progress=ProgressDisplay(self.config, selection.progress, label),
+                    progress=ProgressDisplay(
+                        self.config,
+                        selection.progress,
+                        label,
+                        (self._serial, self.count, self.started),
+                    ),
                     name=benchmark.name,
                 )
+                interrupted: KeyboardInterrupt | None = None
                 try:
                     run.run_all()
-                except KeyboardInterrupt:
+                except KeyboardInterrupt as exc:
+                    # Keep what finished: the rounds done so far are a partial benchmark.
+                    interrupted = exc
                     RUNNING[:] = [f"{label}, round {len(run.log.rounds) + 1} of {rounds}"]
-                    raise
+                    if not run.log.rounds:
+                        raise
                 result = run.finish(vcs.describe())
-                RUNNING.clear()
         except VcsbenchError as exc:
             pytest.fail(str(exc), pytrace=False)
         if not benchmark.disabled:
-            benchmark.extra_info["vcsbench"] = result.to_json()
-            ok_walls = result.samples_s
-            if ok_walls:
-                feed_pytest_benchmark(benchmark, ok_walls)
-            else:
-                # No sample to give pytest-benchmark; the benchmark and its errors are
-                # kept in vcsbench's own part of the file.
-                benchmark._mode = "vcsbench (every round failed)"
-                self.config.stash.setdefault(FAILED, []).append(result)
+            self._keep(benchmark, result)
+        if interrupted is not None:
+            raise interrupted
+        RUNNING.clear()
         if result.errors:
             first = result.error_samples[0]
+            cause = result.diagnosis or f"first, round {first.round}: {first.error}"
             pytest.fail(
-                f"{result.errors} of {result.repos} operations failed "
-                f"(first, round {first.round}: {first.error})",
+                f"{result.errors} of {result.repos} operations failed ({cause})",
                 pytrace=False,
             )
+
+    def _keep(self, benchmark: Any, result: Benchmark) -> None:
+        """Put the benchmark in the results and write the result file at once."""
+        self.ops_wall_s += float(result.harness.get("ops_wall_s") or 0.0)
+        benchmark.extra_info["vcsbench"] = result.to_json()
+        ok_walls = result.samples_s
+        if ok_walls:
+            feed_pytest_benchmark(benchmark, ok_walls)
+        else:
+            # No sample to give pytest-benchmark; the benchmark and its errors are
+            # kept in vcsbench's own part of the file.
+            benchmark._mode = "vcsbench (every round failed)"
+            self.config.stash.setdefault(FAILED, []).append(result)
+        write_results(self.config)
+
+
+SESSION = pytest.StashKey[VcsSession]()
 
 
 @pytest.fixture(scope="session")
 def vcs_session(request: pytest.FixtureRequest) -> Iterator[VcsSession]:
     session = VcsSession(request.config, selection_of(request.config))
+    request.config.stash[SESSION] = session
     yield session
     session.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The closing line: wall time, and how much of it the timed operations were."""
+    session = config.stash.get(SESSION, None)
+    if session is None or not session._serial:
+        return
+    wall = time.perf_counter() - session.started
+    share = 100 * session.ops_wall_s / wall if wall > 0 else 0.0
+    terminalreporter.write_line(
+        f"vcsbench: {session._serial} benchmark(s) in {_duration(wall)} ({wall:,.1f} s); "
+        f"timed operations {session.ops_wall_s:,.1f} s ({share:.0f}%), the rest set-up, "
+        "probes, verification and teardown"
+    )
 
 
 def backend_versions() -> dict[str, dict[str, str]]:
@@ -270,6 +340,9 @@ def backend_versions() -> dict[str, dict[str, str]]:
     return versions
 
 
+MACHINE = pytest.StashKey[dict[str, Any]]()
+
+
 def pytest_benchmark_update_machine_info(
     config: pytest.Config, machine_info: dict[str, Any]
 ) -> None:
@@ -277,7 +350,32 @@ def pytest_benchmark_update_machine_info(
         return
     from vcsbench.measure.machine import machine_info as vcs_machine_info
 
-    machine_info["vcsbench"] = {**vcs_machine_info(), "backend_versions": backend_versions()}
+    if MACHINE not in config.stash:
+        config.stash[MACHINE] = {**vcs_machine_info(), "backend_versions": backend_versions()}
+    machine_info["vcsbench"] = config.stash[MACHINE]
+
+
+def write_results(config: pytest.Config) -> None:
+    """Write the result file as it stands (atomically), so that a run killed later keeps
+    every benchmark that finished before. pytest-benchmark writes it again at the end."""
+    bench_session = getattr(config, "_benchmarksession", None)
+    if bench_session is None or not bench_session.json:
+        return
+    machine_info = bench_session.get_machine_info()
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    output_json = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=bench_session.benchmarks,
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(
+        config=config, benchmarks=bench_session.benchmarks, output_json=output_json
+    )
+    path = Path(bench_session.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_document(output_json, path)
 
 
 def pytest_benchmark_update_json(
@@ -291,13 +389,37 @@ def pytest_benchmark_update_json(
     command = preset.command if preset is not None else _pytest_command()
     if RUN_ID not in config.stash:
         config.stash[RUN_ID] = uuid.uuid4().hex
+    carry = preset.carry if preset is not None else {"benchmarks": [], "failed_benchmarks": []}
+    output_json["benchmarks"] = [*carry["benchmarks"], *output_json.get("benchmarks", [])]
     output_json["vcsbench"] = {
         "version": __version__,
         "schema_version": SCHEMA_VERSION,
         "run_id": config.stash[RUN_ID],
         "command": command,
-        "failed_benchmarks": [b.to_json() for b in config.stash.get(FAILED, [])],
+        "failed_benchmarks": [
+            *carry["failed_benchmarks"],
+            *(b.to_json() for b in config.stash.get(FAILED, [])),
+        ],
     }
+
+
+def carried(config: pytest.Config) -> bool:
+    preset = _preset(config)
+    return preset is not None and bool(preset.done)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--resume``, leave out the benchmarks the earlier run finished."""
+    preset = _preset(config)
+    if preset is not None and preset.done:
+        keep = [item for item in items if item.name not in preset.done]
+        gone = [item for item in items if item.name in preset.done]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+            items[:] = keep
+    config.stash[COUNT] = sum(
+        1 for item in items if "vcs_session" in getattr(item, "fixturenames", ())
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -312,21 +434,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if SELECTION not in config.stash or bench_session is None or not bench_session.json:
         return
     path = Path(bench_session.json)
-    if bench_session.benchmarks or not config.stash.get(FAILED, []):
+    if bench_session.benchmarks or not (config.stash.get(FAILED, []) or carried(config)):
         if path.exists():
             compact(path)
         return
-    machine_info = bench_session.get_machine_info()
-    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
-    output_json = config.hook.pytest_benchmark_generate_json(
-        config=config,
-        benchmarks=[],
-        include_data=True,
-        machine_info=machine_info,
-        commit_info=commit_info,
-    )
-    config.hook.pytest_benchmark_update_json(config=config, benchmarks=[], output_json=output_json)
-    write_document(output_json, path)
+    write_results(config)
 
 
 def _pytest_command() -> str:

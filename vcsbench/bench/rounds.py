@@ -14,6 +14,7 @@ in ``finish`` from what was recorded.
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import time
 import traceback
@@ -91,6 +92,29 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}{origin}"
 
 
+def error_kind(error: str) -> str:
+    """An error's kind, for counting alike errors: its text without numbers and origin."""
+    text = re.sub(r" \[[^\]]*\]$", "", error)
+    text = re.sub(r"r\d{7}|\d+", "N", text)
+    return text[:120]
+
+
+FULL_FREE_BYTES = 1 << 20
+
+
+def fullness(path: Path) -> tuple[int, int] | None:
+    """(bytes free, inodes free) when the filesystem holding ``path`` is full, else None."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    free, inodes = st.f_bfree * st.f_frsize, st.f_ffree
+    near = max(FULL_FREE_BYTES, st.f_blocks * st.f_frsize // 200)
+    if free < near or (st.f_files and inodes == 0):
+        return free, inodes
+    return None
+
+
 def round_values(delta: Delta) -> dict[str, float | None]:
     """What one round cost, by registry metric name (device ones None without a device)."""
     process, device = delta.process, delta.device
@@ -132,6 +156,7 @@ class RoundLog:
     totals: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SUMMED, 0.0))
     errors: list[RoundError] = field(default_factory=list)
     error_count: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
     verified: int = 0
     ops_wall_ns: int = 0
 
@@ -153,6 +178,8 @@ class RoundLog:
                     self.totals[name] += value
         else:
             self.error_count += 1
+            kind = error_kind(error or "")
+            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
             if len(self.errors) < MAX_ERROR_SAMPLES:
                 self.errors.append(RoundError(index, error or ""))
 
@@ -188,6 +215,8 @@ class BenchmarkRun:
         self._sampler = SystemSampler(self.sandbox.device_stat_path)
         self._floor_tree: dict[str, floor.TreeEntry] = {}
         self._started = False
+        self.diagnosis = ""
+        """What the failures have in common when it is known (the sandbox filled up)."""
         self._overhead_ns = 0
         self._rss_start = 0
         self._t0 = 0.0
@@ -234,6 +263,14 @@ class BenchmarkRun:
             if problems:
                 more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
                 error = "verify: " + "; ".join(problems[:3]) + more
+        if error is not None and not self.diagnosis:
+            full = fullness(self.workdir)
+            if full is not None:
+                self.diagnosis = (
+                    f"the sandbox {self.sandbox.spec} filled up at round {index} ({full[0]:,} "
+                    f"bytes, {full[1]:,} inodes free); give it more room with size=... (or "
+                    "mkfs=-N ... for inodes), or run fewer repositories"
+                )
         self.log.add(t_start_s, wall_ns, round_values(delta), error)
         if not any(paths.scratch.iterdir()):
             paths.scratch.rmdir()
@@ -294,6 +331,7 @@ class BenchmarkRun:
             payload=PayloadInfo.from_json(self.operation.payload.describe(), "payload"),
             filesystem=FilesystemInfo.from_json(self.sandbox.as_dict(), "filesystem"),
             repos=n_rounds,
+            rounds_asked=self.rounds,
             errors=log.error_count,
             verified=log.verified,
             metrics=self._metrics(result, scratch, rss_peak, rss_end - self._rss_start),
@@ -304,6 +342,8 @@ class BenchmarkRun:
             else "",
             verify=str(self.verify),
             error_samples=list(log.errors),
+            error_kinds=dict(log.error_kinds),
+            diagnosis=self.diagnosis,
             floor=floor_figures,
             harness={
                 "probe_overhead_us_per_round": self._overhead_ns / 1000 if self._started else None,

@@ -143,12 +143,30 @@ def _this_run(out: Path, run_id: str) -> Run | None:
     return run if run.run_id == run_id else None
 
 
+def check_out(out: Path) -> None:
+    """Refuse, before any sandbox is made, a result path that cannot be written."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}."):
+            pass
+        if out.exists() and not os.access(out, os.W_OK):
+            raise PermissionError(13, "not writable")
+    except OSError as exc:
+        raise VcsbenchError(
+            f"--out {out}: cannot be written ({exc.strerror or exc}); give a path in a "
+            "directory you can write"
+        ) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     from vcsbench.bench.engine import run_suite
     from vcsbench.report.tables import summary
 
+    if args.resume is not None:
+        return _resume(args)
     selection = _selection(args)
     out = _out_path(args, "run")
+    check_out(out)
     extra = [a for a in args.pytest_args if a != "--"]
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
     run = _this_run(out, run_id)
@@ -159,12 +177,68 @@ def _run(args: argparse.Namespace) -> int:
     return _interrupted(out, run) or code
 
 
+def _resume(args: argparse.Namespace) -> int:
+    """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
+    import shlex
+
+    from vcsbench.bench.engine import run_suite
+    from vcsbench.measure.machine import machine_info
+    from vcsbench.report.tables import summary
+    from vcsbench.results import parse
+    from vcsbench.results.io import read_document
+
+    path = Path(args.resume)
+    document = read_document(path)
+    earlier = parse(document, path)
+    where = f"--resume {path}"
+    if earlier.version != __version__:
+        raise VcsbenchError(
+            f"{where}: written by vcsbench {earlier.version or '?'}, this is {__version__}; "
+            "results of two versions are not one run (start a new one)"
+        )
+    here = machine_info()
+    for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel"):
+        if here[key] != getattr(earlier.machine, key):
+            raise VcsbenchError(
+                f"{where}: written on another machine ({key} {getattr(earlier.machine, key)!r}, "
+                f"here {here[key]!r}); resume it there, or start a new run"
+            )
+    recorded = shlex.split(earlier.command)
+    if recorded[:2] != ["vcsbench", "run"] or "--resume" in recorded:
+        raise VcsbenchError(f"{where}: not written by 'vcsbench run' ({earlier.command!r})")
+    again = build_parser().parse_args(recorded[1:])
+    selection = _selection(again)
+    extra = [a for a in again.pytest_args if a != "--"]
+    carry = {
+        "benchmarks": [
+            e
+            for e in document["benchmarks"]
+            if not (e.get("extra_info") or {}).get("vcsbench", {}).get("partial")
+        ],
+        "failed_benchmarks": [
+            e
+            for e in (document.get("vcsbench") or {}).get("failed_benchmarks", [])
+            if not e.get("partial")
+        ],
+    }
+    kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
+    print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest")
+    code, run_id = run_suite(selection, path, extra, command=recorded, carry=carry)
+    run = _this_run(path, run_id)
+    if run is not None:
+        print()
+        print(summary([run]))
+        print(f"\nresults: {path}")
+    return _interrupted(path, run) or code
+
+
 def _study(args: argparse.Namespace) -> int:
     from vcsbench.bench.engine import run_suite
     from vcsbench.report.study import MARKUS2013_OPS, MARKUS2013_PAYLOAD, markus2013_tables
 
     selection = _selection(args, ops=MARKUS2013_OPS, payloads=MARKUS2013_PAYLOAD)
     out = _out_path(args, args.study)
+    check_out(out)
     code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])
     run = _this_run(out, run_id)
     interrupted = _interrupted(out, run)
@@ -266,6 +340,23 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from vcsbench.report.export import to_bmf
+    from vcsbench.results import load_many
+
+    document = to_bmf(load_many(args.results))
+    text = json.dumps(document, indent=2) + "\n"
+    if args.out is None:
+        print(text, end="")
+        return 0
+    try:
+        args.out.write_text(text)
+    except OSError as exc:
+        raise VcsbenchError(f"--out {args.out}: cannot be written ({exc.strerror})") from None
+    print(f"wrote {args.out}: {len(document)} benchmarks")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vcsbench",
@@ -301,6 +392,13 @@ def build_parser() -> argparse.ArgumentParser:
         "pytest-benchmark JSON with vcsbench's metrics. Arguments after -- go to pytest.",
     )
     _add_selection(run)
+    run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RESULTS",
+        help="run only what RESULTS (written by an interrupted 'vcsbench run') lacks or has "
+        "partial, with its selection, into the same file",
+    )
     run.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
@@ -362,6 +460,18 @@ def build_parser() -> argparse.ArgumentParser:
         "regression beyond a threshold",
     )
     compare.set_defaults(func=_compare)
+
+    export = commands.add_parser(
+        "export",
+        help="result files in a dashboard's format (Bencher's BMF)",
+        description="Write the benchmarks of RESULTS in Bencher Metric Format: latency "
+        "(median ns, quartiles as bounds) and every per-repository figure, so a team can "
+        "keep history per machine (testbed) in Bencher.",
+    )
+    export.add_argument("results", nargs="+", help="result files")
+    export.add_argument("--format", choices=["bmf"], default="bmf")
+    export.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    export.set_defaults(func=_export)
 
     cleanup = commands.add_parser(
         "cleanup",

@@ -133,6 +133,8 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
         for bench in result.benchmarks:
             if what == "filesystem":
                 values.append(_describe_fs(bench))
+            elif what == "disk under the sandbox":
+                values.append(bench.filesystem.disk or "?")
             elif what == "backend versions":
                 versions = bench.backend.versions
                 values.append(
@@ -148,8 +150,16 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
                 values.append(bench.cache)
         return "; ".join(dict.fromkeys(values))
 
-    for what in ("filesystem", "backend versions", "backend options", "cache"):
+    for what in (
+        "filesystem",
+        "disk under the sandbox",
+        "backend versions",
+        "backend options",
+        "cache",
+    ):
         b, o = collect(base, what), collect(other, what)
+        if what == "disk under the sandbox" and "filesystem" in diffs:
+            continue  # another filesystem kind brings another disk (tmpfs: memory)
         if b != o:
             diffs[what] = (b, o)
     return diffs

@@ -62,14 +62,38 @@ def _uses_scratch(rows: list[Benchmark]) -> bool:
     return any((b.per_repo(SCRATCH_METRIC) or 0) > 0 for b in rows)
 
 
+def machine_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
+    """A short label per machine ("A", "B", ...) when the results come from several."""
+    machines = list(dict.fromkeys(b.machine for b in benches))
+    if len(machines) < 2:
+        return {}
+    return {m: chr(ord("A") + i) if i < 26 else str(i) for i, m in enumerate(machines)}
+
+
+def all_rows(grouped: dict[tuple[str, str, str], list[Benchmark]]) -> list[Benchmark]:
+    return [b for rows in grouped.values() for b in rows]
+
+
+def check_units(benches: Iterable[Benchmark]) -> None:
+    """Refuse to put in one table figures whose units disagree with the registry."""
+    for bench in benches:
+        for name, value in bench.metrics.items():
+            if value.unit and value.unit != METRICS[name].unit:
+                raise VcsbenchError(
+                    f"{bench.source}: {bench.name} records {name} in {value.unit!r}, not "
+                    f"{METRICS[name].unit!r}; results in other units are not merged"
+                )
+
+
 def table_rows(
-    rows: list[Benchmark], baseline: str | None = None
+    rows: list[Benchmark], baseline: str | None = None, machines: dict[str, str] | None = None
 ) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted rows of one group's table."""
+    """Header and formatted rows of one group's table (a machine column for several)."""
     fastest = min((b.median_ms for b in rows if b.median_ms), default=None)
     base = next((b for b in rows if b.label == baseline), None)
     metrics = [*TABLE_METRICS, *([SCRATCH_METRIC] if _uses_scratch(rows) else [])]
-    header = ["backend", "repos", "median ms", "p95 ms", "p99 ms", "vs fastest"]
+    header = ["backend", *(["machine"] if machines else []), "repos", "median ms"]
+    header += ["p95 ms", "p99 ms", "vs fastest"]
     if baseline:
         header.append(f"vs {baseline}")
     header += [METRICS[m].label for m in metrics] + ["x floor", "errors"]
@@ -78,7 +102,8 @@ def table_rows(
         median = bench.median_ms
         line = [
             bench.label,
-            str(bench.repos),
+            *([machines[bench.machine]] if machines else []),
+            bench.repos_text,
             fmt_ms(median) + spread_flag(bench),
             fmt_ms(bench.quantile_ms(0.95)),
             fmt_ms(bench.quantile_ms(0.99)),
@@ -143,7 +168,9 @@ def render(
     if fmt not in FORMATS:
         raise VcsbenchError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     benches = [b for f in files for b in f.benchmarks]
+    check_units(benches)
     grouped = groups(benches)
+    machines = machine_labels(benches)
     if baseline and baseline not in {b.label for b in benches}:
         raise VcsbenchError(f"baseline {baseline!r} is not a backend in these results")
     if fmt == "csv":
@@ -160,8 +187,11 @@ def render(
         )
     else:
         parts.append(tabulate(env, headers=["", "environment"], tablefmt=TABULATE_FORMAT[fmt]))
+    if machines:
+        parts.append("")
+        parts.extend(f"- **machine {label}**: {machine}" for machine, label in machines.items())
     for (op, payload, fs), rows in grouped.items():
-        header, body = table_rows(rows, baseline)
+        header, body = table_rows(rows, baseline, machines)
         title = f"{op} · payload {payload} · fs {fs}"
         if fmt in ("md", "github"):
             parts.append(f"\n### {title}\n")
@@ -172,8 +202,25 @@ def render(
         parts.append(
             tabulate(body, headers=header, tablefmt=TABULATE_FORMAT[fmt], disable_numparse=True)
         )
+        parts.extend(error_lines(rows))
     parts.append(_legend(fmt))
     return "\n".join(parts) + "\n"
+
+
+def error_lines(rows: list[Benchmark]) -> list[str]:
+    """Failed operations grouped by kind, with counts, and what vcsbench knows of them."""
+    lines: list[str] = []
+    for bench in rows:
+        if not bench.errors:
+            continue
+        kinds = bench.error_kinds or {e.error: 1 for e in bench.error_samples}
+        counted = "; ".join(
+            f"{n} x {kind}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1])
+        )
+        lines.append(f"\nerrors of {bench.label}: {bench.errors} of {bench.repos}: {counted}")
+        if bench.diagnosis:
+            lines.append(f"  cause: {bench.diagnosis}")
+    return lines
 
 
 def _legend(fmt: str) -> str:
@@ -194,7 +241,7 @@ def _csv(grouped: dict[tuple[str, str, str], list[Benchmark]], baseline: str | N
     writer = csv.writer(buffer)
     wrote_header = False
     for (op, payload, fs), rows in grouped.items():
-        header, body = table_rows(rows, baseline)
+        header, body = table_rows(rows, baseline, machine_labels(all_rows(grouped)))
         if not wrote_header:
             writer.writerow(["op", "payload", "fs", *header])
             wrote_header = True
@@ -215,7 +262,7 @@ def _html(
         body.append(f"<dt>{esc(label)}</dt><dd><code>{esc(value)}</code></dd>")
     body.append("</dl>")
     for (op, payload, fs), rows in grouped.items():
-        header, lines = table_rows(rows, baseline)
+        header, lines = table_rows(rows, baseline, machine_labels(all_rows(grouped)))
         body.append(f"<h2>{esc(op)} · payload {esc(payload)} · fs {esc(fs)}</h2>")
         body.append(
             tabulate(

@@ -65,6 +65,8 @@ def parse(document: object, path: Path) -> Run:
         for i, info in enumerate(facts.get("failed_benchmarks") or []):
             entries.append((f"vcsbench.failed_benchmarks[{i}]", info))
         benchmarks = [Benchmark.from_json(info, where, str(path)) for where, info in entries]
+        for bench in benchmarks:
+            bench.machine = machine.description
     except SchemaError as exc:
         raise _fail(path, str(exc)) from None
     if not benchmarks:
@@ -87,6 +89,11 @@ def parse(document: object, path: Path) -> Run:
 def load(path: Path | str) -> Run:
     """Read one result file; a bad file is one clear :class:`VcsbenchError`."""
     path = Path(path)
+    return parse(read_document(path), path)
+
+
+def read_document(path: Path) -> Any:
+    """The decoded JSON of a result file (gzip'd or not), or one clear error."""
     try:
         raw = path.read_bytes()
         if raw[:2] == GZIP_MAGIC:
@@ -104,7 +111,7 @@ def load(path: Path | str) -> Run:
             f"is not valid JSON (truncated or damaged? {exc.msg} at line "
             f"{exc.lineno}); expected a vcsbench/pytest-benchmark result file",
         ) from None
-    return parse(document, path)
+    return document
 
 
 def load_many(paths: Iterable[Path | str]) -> list[Run]:

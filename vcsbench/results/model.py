@@ -19,7 +19,8 @@ Format history (``SCHEMA_VERSION``):
 2. ``rounds.values`` keyed by metric name; footprint split into content, directories
    and allocated, scratch space apart; the backend's variant label; ``repos_ok``;
    ``device_shared`` for ``dir:`` sandboxes; all-failed benchmarks kept in
-   ``document["vcsbench"]["failed_benchmarks"]``. :func:`migrate_benchmark` reads 1.
+   ``document["vcsbench"]["failed_benchmarks"]``; ``rounds_asked`` and ``partial`` for a
+   benchmark an interrupt cut short. :func:`migrate_benchmark` reads 1.
 """
 
 from __future__ import annotations
@@ -143,6 +144,8 @@ class FilesystemInfo:
     kernel: str = ""
     device_shared: bool = False
     """dir: sandboxes only: device counters were taken from a device others also use."""
+    disk: str = ""
+    """The disk under the image or directory ("memory" for tmpfs)."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> FilesystemInfo:
@@ -159,6 +162,7 @@ class FilesystemInfo:
             image_size_bytes=_optional(d, "image_size_bytes", int, where, None),
             kernel=_optional(d, "kernel", str, where, ""),
             device_shared=_optional(d, "device_shared", bool, where, False),
+            disk=_optional(d, "disk", str, where, ""),
         )
 
 
@@ -270,12 +274,20 @@ class Benchmark:
     cache_note: str = ""
     verify: str = "all"
     error_samples: list[RoundError] = field(default_factory=list)
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    """How many failed rounds had each kind of error."""
+    diagnosis: str = ""
+    """What the failures have in common, where vcsbench knows (a full sandbox)."""
     floor: dict[str, Any] = field(default_factory=dict)
     harness: dict[str, Any] = field(default_factory=dict)
     sampler: dict[str, Any] = field(default_factory=dict)
+    rounds_asked: int = 0
+    """Rounds the benchmark was to run; more than ``repos`` when it was interrupted."""
     schema_version: int = SCHEMA_VERSION
     source: str = ""
     """The file it was read from (not stored)."""
+    machine: str = ""
+    """The machine it ran on, as ``Machine.description`` (not stored: the run's)."""
 
     # -- identity --------------------------------------------------------------------
 
@@ -292,6 +304,19 @@ class Benchmark:
         return (self.op, self.payload.name, self.fs, self.label)
 
     # -- figures, all from the one clock ------------------------------------------------
+
+    @property
+    def partial(self) -> bool:
+        """Interrupted: fewer rounds than asked (the finished ones are kept)."""
+        return self.rounds_asked > self.repos
+
+    @property
+    def repos_text(self) -> str:
+        return (
+            f"{self.repos:,} of {self.rounds_asked:,} (partial)"
+            if self.partial
+            else str(self.repos)
+        )
 
     @property
     def repos_ok(self) -> int:
@@ -357,10 +382,14 @@ class Benchmark:
             "verify": self.verify,
             "clock": CLOCK,
             "repos": self.repos,
+            "rounds_asked": max(self.rounds_asked, self.repos),
+            "partial": self.partial,
             "repos_ok": self.repos_ok,
             "verified": self.verified,
             "errors": self.errors,
             "error_samples": [asdict(e) for e in self.error_samples],
+            "error_kinds": self.error_kinds,
+            "diagnosis": self.diagnosis,
             "metrics": {k: v.to_json() for k, v in self.metrics.items()},
             "floor": self.floor,
             "harness": self.harness,
@@ -398,6 +427,7 @@ class Benchmark:
             payload=PayloadInfo.from_json(d.get("payload"), f"{where}.payload"),
             filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
             repos=_field(d, "repos", int, where),
+            rounds_asked=_optional(d, "rounds_asked", int, where, 0),
             errors=_field(d, "errors", int, where),
             verified=_optional(d, "verified", int, where, 0),
             metrics=metrics,
@@ -406,6 +436,11 @@ class Benchmark:
             cache_note=_optional(d, "cache_note", str, where, ""),
             verify=_optional(d, "verify", str, where, "all"),
             error_samples=samples,
+            error_kinds={
+                str(k): int(_expect(v, int, f"{where}.error_kinds"))
+                for k, v in _optional(d, "error_kinds", dict, where, {}).items()
+            },
+            diagnosis=_optional(d, "diagnosis", str, where, ""),
             floor=_optional(d, "floor", dict, where, {}),
             harness=_optional(d, "harness", dict, where, {}),
             sampler=_optional(d, "sampler", dict, where, {}),
@@ -457,7 +492,8 @@ class Machine:
     @property
     def description(self) -> str:
         gib = self.memory_bytes / (1 << 30)
-        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory"
+        kernel = f", kernel {self.kernel}" if self.kernel else ""
+        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory{kernel}"
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Machine:

@@ -69,3 +69,25 @@ def loop_backing_file(device: str) -> str | None:
         return (Path("/sys/block") / name / "loop" / "backing_file").read_text().strip()
     except OSError:
         return None
+
+
+def disk_model(path: Path) -> str:
+    """The disk under ``path``: device name and model as sysfs gives them (best effort)."""
+    try:
+        source = mount_containing(path)["source"]
+    except VcsbenchError:
+        return ""
+    if not source.startswith("/dev/"):
+        return source
+    name = Path(os.path.realpath(source)).name
+    block = Path("/sys/class/block") / name
+    disk = block.resolve().parent.name if (block / "partition").exists() else name
+    device = Path("/sys/block") / disk / "device"
+    for attribute in ("model", "vendor"):
+        try:
+            value = (device / attribute).read_text().strip()
+        except OSError:
+            continue
+        if value:
+            return f"{disk} ({value})"
+    return disk

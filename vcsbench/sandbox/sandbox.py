@@ -32,7 +32,12 @@ from types import FrameType
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.sandbox.mounts import block_device_stat, mount_containing, mount_entry
+from vcsbench.sandbox.mounts import (
+    block_device_stat,
+    disk_model,
+    mount_containing,
+    mount_entry,
+)
 from vcsbench.sandbox.state import (
     NAME_PREFIX,
     TERMINATING,
@@ -218,6 +223,8 @@ class SandboxInfo:
     kernel: str
     device_shared: bool = False
     device_note: str = ""
+    disk: str = ""
+    """The disk that holds the image (loop kinds) or the directory (dir:); "memory" for tmpfs."""
     """Why there are no device counters, where there are none."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -376,6 +383,9 @@ class Sandbox:
             kernel=os.uname().release,
             device_shared=self.spec.device_shared,
             device_note=note,
+            disk="memory"
+            if self.spec.kind == "tmpfs"
+            else disk_model(Path(image).parent if image else self.root),
         )
 
     # -- teardown ---------------------------------------------------------------------

@@ -1,0 +1,179 @@
+"""Nothing lost: results written as benchmarks finish, partial benchmarks kept, resume,
+checks before the first round, and results from several machines in one report."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import DATA, vcsbench
+
+from vcsbench.results import load
+
+
+def start_run(tmp_path: Path, out: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "vcsbench.cli",
+            "run",
+            "--ops",
+            "create",
+            "--payloads",
+            "hello",
+            "--progress",
+            "lines",
+            "--fs",
+            f"dir:{tmp_path}",
+            "--out",
+            str(out),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def wait_for(proc: subprocess.Popen[str], text: str) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if text in line:
+            return
+    raise AssertionError(f"never saw {text!r}")
+
+
+def test_sigkill_between_benchmarks_keeps_every_finished_one(tmp_path: Path) -> None:
+    out = tmp_path / "r.json.gz"
+    proc = start_run(tmp_path, out, "--backends", "git-pygit2,svn-fs,git-cli", "--repos", "300")
+    wait_for(proc, "[3/3]")
+    proc.kill()
+    proc.communicate(timeout=60)
+    document = json.loads(gzip.decompress(out.read_bytes()))
+    names = [b["extra_info"]["vcsbench"]["backend"]["name"] for b in document["benchmarks"]]
+    assert ["git-pygit2", "svn-fs"] == names
+    assert all(300 == len(b["stats"]["data"]) for b in document["benchmarks"])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_benchmark_keeps_its_finished_rounds_as_partial(
+    tmp_path: Path, signum: int
+) -> None:
+    out = tmp_path / "r.json"
+    proc = start_run(tmp_path, out, "--backends", "svn-fs", "--repos", "100000")
+    wait_for(proc, "rounds")
+    proc.send_signal(signum)
+    output, _ = proc.communicate(timeout=120)
+    assert 128 + signum == proc.returncode
+    (bench,) = load(out).benchmarks
+    assert bench.partial and 100_000 == bench.rounds_asked
+    assert 0 < bench.repos < 100_000 and bench.repos == len(bench.samples_s)
+    assert f"1 finished benchmark(s) kept in {out}" in output
+    assert "of 100,000 (partial)" in vcsbench("report", str(out)).stdout
+
+
+def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = start_run(tmp_path, out, "--backends", "git-pygit2,svn-fs", "--repos", "3000")
+    wait_for(proc, "[2/2]")
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    before = {b.label: b for b in load(out).benchmarks}
+    assert not before["git-pygit2"].partial and before["svn-fs"].partial
+    resumed = vcsbench("run", "--resume", str(out))
+    assert 0 == resumed.returncode, resumed.stdout[-2000:] + resumed.stderr
+    assert "1 finished benchmark(s) kept" in resumed.stdout
+    assert "git-pygit2 create" not in resumed.stdout.split("kept, running the rest")[1]
+    after = {b.label: b for b in load(out).benchmarks}
+    assert before["git-pygit2"].rounds.wall_ns == after["git-pygit2"].rounds.wall_ns
+    assert not after["svn-fs"].partial and 3000 == after["svn-fs"].repos
+
+
+def test_resume_refuses_results_of_another_version(tmp_path: Path) -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    document["vcsbench"]["version"] = "0.0.1"
+    other = tmp_path / "old.json"
+    other.write_text(json.dumps(document))
+    result = vcsbench("run", "--resume", str(other))
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "written by vcsbench 0.0.1" in line
+
+
+@pytest.mark.parametrize("out", ["/proc/vcsbench.json", "/sys/x/y.json"])
+def test_an_unwritable_out_is_refused_before_any_sandbox(
+    out: str, tmp_path: Path, isolated_state: Path
+) -> None:
+    result = vcsbench("run", "--fs", f"dir:{tmp_path}", "--repos", "1", "--out", out)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"--out {out}: cannot be written" in line
+    assert [] == list(tmp_path.iterdir()) and [] == list(isolated_state.iterdir())
+
+
+def test_loop_images_without_room_are_refused_up_front(tmp_path: Path) -> None:
+    result = vcsbench("run", "--fs", "ext4:size=900T", "--image-dir", str(tmp_path))
+    assert 2 == result.returncode
+    assert "the loop images need up to 921,600.0 GiB" in result.stderr
+
+
+def machine_copy(tmp_path: Path, name: str, cpu: str) -> Path:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    document = copy.deepcopy(document)
+    document["machine_info"]["vcsbench"]["cpu_model"] = cpu
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_report_of_three_machines_names_the_machine_of_every_row(tmp_path: Path) -> None:
+    files = [machine_copy(tmp_path, f"{label}.json", f"CPU {label}") for label in ("x", "y", "z")]
+    result = vcsbench("report", *map(str, files))
+    assert 0 == result.returncode, result.stderr
+    for label, cpu in (("A", "CPU x"), ("B", "CPU y"), ("C", "CPU z")):
+        assert f"- **machine {label}**: {cpu}, 2 CPUs" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| git-pygit2")]
+    assert ["A", "B", "C"] == [row.split("|")[2].strip() for row in rows]
+
+
+def test_results_in_another_unit_are_not_merged(tmp_path: Path) -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    document["benchmarks"][0]["extra_info"]["vcsbench"]["metrics"]["io_write_device"]["unit"] = (
+        "KiB"
+    )
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(document))
+    result = vcsbench("report", str(DATA / "tiny-ext4.json"), str(odd))
+    assert 2 == result.returncode
+    assert "records io_write_device in 'KiB', not 'B'" in result.stderr
+
+
+def test_compare_across_machines_names_the_machine_difference(tmp_path: Path) -> None:
+    other = machine_copy(tmp_path, "other.json", "Another CPU")
+    result = vcsbench("compare", str(DATA / "tiny-ext4.json"), str(other))
+    assert "cpu_model:" in result.stdout and "Another CPU" in result.stdout
+
+
+def test_bmf_export_has_bencher_metric_formats_shape() -> None:
+    result = vcsbench("export", "--format", "bmf", str(DATA / "tiny-ext4.json"))
+    assert 0 == result.returncode, result.stderr
+    document = json.loads(result.stdout)
+    run = load(DATA / "tiny-ext4.json")
+    assert {f"{b.label} {b.op} {b.payload.name} {b.fs}" for b in run.benchmarks} == set(document)
+    for measures in document.values():
+        for measure, value in measures.items():
+            assert measure == measure.lower() and " " not in measure
+            assert {"value"} <= set(value) <= {"value", "lower_value", "upper_value"}
+            assert all(isinstance(v, float) for v in value.values())
+    bench = run.benchmarks[0]
+    latency = document[f"{bench.label} {bench.op} {bench.payload.name} {bench.fs}"]["latency"]
+    assert bench.median_ms is not None
+    assert bench.median_ms * 1e6 == pytest.approx(latency["value"])
+    assert latency["lower_value"] <= latency["value"] <= latency["upper_value"]
