@@ -14,6 +14,7 @@ does what its own ``pedantic`` does with the samples, and a test pins it.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import time
@@ -249,7 +250,9 @@ class VcsSession:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
                 assert sandbox.info is not None
                 vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
-                slug = f"{self._serial:03d}-{vcs.name}-{op}-{payload}".replace("+", "_")
+                slug = re.sub(
+                    r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{vcs.name}-{op}-{payload}"
+                )
                 run = BenchmarkRun(
                     operation=make_operation(op, vcs, load_payload(payload)),
                     sandbox=sandbox.info,

@@ -66,7 +66,7 @@ def parse(document: object, path: Path) -> Run:
             entries.append((f"vcsbench.failed_benchmarks[{i}]", info))
         benchmarks = [Benchmark.from_json(info, where, str(path)) for where, info in entries]
         for bench in benchmarks:
-            bench.machine = machine.description
+            bench.machine = f"{machine.description}, kernel {machine.kernel or '?'}"
     except SchemaError as exc:
         raise _fail(path, str(exc)) from None
     if not benchmarks:

@@ -492,8 +492,7 @@ class Machine:
     @property
     def description(self) -> str:
         gib = self.memory_bytes / (1 << 30)
-        kernel = f", kernel {self.kernel}" if self.kernel else ""
-        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory{kernel}"
+        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory"
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Machine:
