@@ -188,3 +188,16 @@ def test_unsafe_payload_names_are_refused(name: str) -> None:
 
     with pytest.raises(VcsbenchError, match="rename it or leave it out"):
         check_names({name: b"x"}, "payload p")
+
+
+@pytest.mark.parametrize(
+    ("name", "options"), [("git-pygit2", {"template": "empty"}), ("svn-cli", {}), ("svn-pysvn", {})]
+)
+def test_a_backends_temporary_directories_are_made_where_it_is_told(
+    name: str, options: dict[str, str], tmp_path: Path
+) -> None:
+    with make_backend(name, options) as backend:
+        backend.ready(tmp_path)
+        made = [p.name for p in tmp_path.iterdir()]
+        assert 1 == len(made) and made[0].startswith("vcsbench-")
+    assert [] == list(tmp_path.iterdir())

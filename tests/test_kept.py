@@ -177,3 +177,28 @@ def test_bmf_export_has_bencher_metric_formats_shape() -> None:
     assert bench.median_ms is not None
     assert bench.median_ms * 1e6 == pytest.approx(latency["value"])
     assert latency["lower_value"] <= latency["value"] <= latency["upper_value"]
+
+
+def test_compare_marks_partial_benchmarks_and_warns(tmp_path: Path) -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    info = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    info["rounds_asked"] = 1000
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps(document))
+    result = vcsbench("compare", str(DATA / "tiny-ext4.json"), str(cut))
+    assert "[partial: other]" in result.stdout
+    assert "warning: 1 benchmark(s) were cut short by an interrupt" in result.stdout
+
+
+def test_plots_of_a_benchmark_whose_every_round_failed_are_made(tmp_path: Path) -> None:
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    for entry in document["benchmarks"]:
+        info = entry["extra_info"]["vcsbench"]
+        info["rounds"]["ok"] = [False] * len(info["rounds"]["ok"])
+        info["errors"] = info["repos"]
+    failed = tmp_path / "failed.json"
+    failed.write_text(json.dumps(document))
+    result = vcsbench("report", str(failed), "--plots", str(tmp_path / "plots"))
+    assert 0 == result.returncode, result.stderr
+    assert "Traceback" not in result.stderr
+    assert list((tmp_path / "plots").glob("latency-*.png"))

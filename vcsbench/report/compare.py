@@ -103,6 +103,9 @@ def compare(base: Run, other: Run) -> list[Pair]:
     pairs = []
     for b, o in match(base.benchmarks, other.benchmarks):
         label = f"{b.label} {b.op} {b.payload.name} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
+        if b.partial or o.partial:
+            which = "both" if b.partial and o.partial else ("base" if b.partial else "other")
+            label += f" [partial: {which}]"
         changes = {
             "time": Change(
                 "time", b.median_ms, o.median_ms, mann_whitney_p(b.samples_s, o.samples_s)
@@ -211,6 +214,13 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
             )
     else:
         lines.append("The two environments do not differ in what results record.")
+    partial = [pair.label for pair in pairs if pair.base.partial or pair.other.partial]
+    if partial:
+        lines.append(
+            f"warning: {len(partial)} benchmark(s) were cut short by an interrupt "
+            "([partial] below): their rounds are fewer than asked and may not span the same "
+            "repository counts; 'vcsbench run --resume' completes them"
+        )
     lines.append("")
     time_rows = []
     for pair in pairs:

@@ -59,7 +59,23 @@ def _save(fig: Figure, directory: Path, stem: str, suffixes: tuple[str, ...]) ->
     return written
 
 
+def _no_samples(rows: list[Benchmark], title: str) -> Figure:
+    """What a plot of latencies shows when no round succeeded: the errors, said plainly."""
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.4 * len(rows)))
+    ax.set_axis_off()
+    ax.set_title(title)
+    text = "\n".join(f"{b.label}: every round failed ({b.errors} of {b.repos})" for b in rows)
+    ax.text(0.5, 0.5, text, ha="center", va="center", color="red", transform=ax.transAxes)
+    return fig
+
+
+def _has_samples(rows: list[Benchmark]) -> bool:
+    return any(b.samples_s for b in rows)
+
+
 def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
+    if not _has_samples(rows):
+        return _no_samples(rows, title)
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
     ax.boxplot(
@@ -89,6 +105,8 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
 
 
 def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
+    if not _has_samples(rows):
+        return _no_samples(rows, title)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for bench in rows:
         if bench.failed or not bench.samples_s:
@@ -108,6 +126,8 @@ def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
 
 
 def timeline(rows: list[Benchmark], title: str) -> Figure:
+    if not _has_samples(rows):
+        return _no_samples(rows, title)
     fig, (lat, cpu, mem) = plt.subplots(
         3, 1, figsize=(10, 8), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]}
     )
