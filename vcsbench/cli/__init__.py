@@ -160,7 +160,6 @@ def check_out(out: Path) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from vcsbench.bench.engine import run_suite
-    from vcsbench.report.tables import summary
 
     if args.resume is not None:
         return _resume(args)
@@ -169,12 +168,7 @@ def _run(args: argparse.Namespace) -> int:
     check_out(out)
     extra = [a for a in args.pytest_args if a != "--"]
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
-    run = _this_run(out, run_id)
-    if run is not None:
-        print()
-        print(summary([run]))
-        print(f"\nresults: {out}")
-    return _interrupted(out, run) or code
+    return _conclude(out, run_id, code)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -183,7 +177,6 @@ def _resume(args: argparse.Namespace) -> int:
 
     from vcsbench.bench.engine import run_suite
     from vcsbench.measure.machine import machine_info
-    from vcsbench.report.tables import summary
     from vcsbench.results import parse
     from vcsbench.results.io import read_document
 
@@ -224,12 +217,20 @@ def _resume(args: argparse.Namespace) -> int:
     kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
     print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest")
     code, run_id = run_suite(selection, path, extra, command=recorded, carry=carry)
-    run = _this_run(path, run_id)
+    return _conclude(path, run_id, code)
+
+
+def _conclude(out: Path, run_id: str, code: int) -> int:
+    """This run's summary table and results path, then the exit status."""
+    from vcsbench.report.tables import summary
+
+
+    run = _this_run(out, run_id)
     if run is not None:
         print()
         print(summary([run]))
-        print(f"\nresults: {path}")
-    return _interrupted(path, run) or code
+        print(f"\nresults: {out}")
+    return _interrupted(out, run) or code
 
 
 def _study(args: argparse.Namespace) -> int:
