@@ -139,8 +139,11 @@ def test_a_report_of_three_machines_names_the_machine_of_every_row(tmp_path: Pat
     assert 0 == result.returncode, result.stderr
     for label, cpu in (("A", "CPU x"), ("B", "CPU y"), ("C", "CPU z")):
         assert f"- **machine {label}**: {cpu}, 2 CPUs" in result.stdout
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| git-pygit2")]
-    assert ["A", "B", "C"] == [row.split("|")[2].strip() for row in rows]
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| backend"))
+    column = [cell.strip() for cell in header.split("|")].index("machine")
+    rows = [line for line in lines if line.startswith("| git-pygit2")]
+    assert ["A", "B", "C"] == [row.split("|")[column].strip() for row in rows]
 
 
 def test_results_in_another_unit_are_not_merged(tmp_path: Path) -> None:

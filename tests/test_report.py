@@ -191,3 +191,77 @@ def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> Non
     page = (tmp_path / "report.html").read_text()
     assert page.count("data:image/png;base64,") == len(plots)
     assert "<table>" in page
+
+
+def test_a_backend_has_the_same_colour_in_every_plot_and_its_variants_other_markers() -> None:
+    from vcsbench.report.plots import style
+
+    assert style("svn-fs")[0] == style("svn-fs[fs-type=fsx]")[0]
+    assert style("svn-fs")[1] != style("svn-fs[fs-type=fsx]")[1]
+    colours = {
+        style(name)[0] for name in ("git-pygit2", "git-cli", "svn-fs", "svn-pysvn", "svn-cli")
+    }
+    assert 5 == len(colours)
+    assert style("hg-cli") == style("hg-cli")
+
+
+def test_plot_colours_follow_the_backend_not_the_speed_rank(tmp_path: Path) -> None:
+    import matplotlib.colors
+
+    from vcsbench.report.plots import latency_cdf, style
+
+    run = load(DATA / "tiny-ext4.json")
+    rows = run.benchmarks
+    for order in (rows, list(reversed(rows))):
+        fig = latency_cdf(order, "t")
+        lines = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines()}
+        for bench in rows:
+            assert matplotlib.colors.to_hex(style(bench.label)[0]) == matplotlib.colors.to_hex(
+                lines[bench.label]
+            )
+
+
+def test_two_runs_of_one_backend_stay_apart_in_every_format(tmp_path: Path) -> None:
+    first, second = tmp_path / "nofsync.json", tmp_path / "fsync.json"
+    for path in (first, second):
+        path.write_text((DATA / "tiny-ext4.json").read_text())
+    for fmt in ("md", "github", "rst", "latex", "html"):
+        result = vcsbench("report", str(first), str(second), "--format", fmt)
+        assert 0 == result.returncode, result.stderr
+        assert "nofsync" in result.stdout and "fsync" in result.stdout
+    csv_text = vcsbench("report", str(first), str(second), "--format", "csv").stdout
+    assert str(first) in csv_text and str(second) in csv_text
+
+
+def test_csv_is_data_that_parses_as_numbers() -> None:
+    import csv
+    import io
+
+    text = vcsbench("report", str(DATA / "tiny-ext4.json"), "--format", "csv").stdout
+    rows = list(csv.DictReader(io.StringIO(text)))
+    run = load(DATA / "tiny-ext4.json")
+    assert len(run.benchmarks) == len(rows)
+    for row, bench in zip(rows, run.benchmarks, strict=True):
+        assert bench.median_ms == pytest.approx(float(row["median_ms"]))
+        assert bench.per_repo("io_write_device") == float(row["io_write_device_per_repo (B)"])
+        assert bench.repos == int(row["repos"])
+
+
+def test_the_median_interval_is_the_order_statistic_one() -> None:
+    from vcsbench.report.headline import median_interval
+
+    # n = 100: the 95% interval runs from the 40th to the 61st smallest value.
+    assert (40.0, 61.0) == median_interval([float(i) for i in range(1, 101)])
+    assert None is median_interval([1.0, 2.0, 3.0])
+
+
+def test_every_report_format_opens_with_the_headline() -> None:
+    for fmt in ("md", "github", "rst", "latex", "html"):
+        text = vcsbench("report", str(DATA / "tiny-ext4.json"), "--format", fmt).stdout
+        assert "Headline" in text
+        assert text.index("Headline") < text.index("create+commit · payload hello")
+    md = vcsbench("report", str(DATA / "tiny-ext4.json")).stdout
+    run = load(DATA / "tiny-ext4.json")
+    fast, slow = sorted(run.benchmarks, key=lambda b: b.median_ms or 0.0)
+    assert fast.median_ms is not None and slow.median_ms is not None
+    assert f"{slow.median_ms / fast.median_ms:.2f}x [" in md

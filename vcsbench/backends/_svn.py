@@ -125,6 +125,9 @@ class SvnBackend(Backend):
             self._config.close()
             self._config = None
 
+    def durability(self) -> str:
+        return f"fsync (Subversion's {self.options['fs-type']} flushes every commit to disk)"
+
     def create(self, path: Path) -> None:
         run_tool(svnadmin_create_argv(path, self.options))
 

@@ -129,6 +129,10 @@ class Backend(abc.ABC):
         changed = [f"{k}={v}" for k, v in self.options.items() if v != self.option_defaults[k]]
         return f"{self.name}[{','.join(changed)}]" if changed else self.name
 
+    def durability(self) -> str:
+        """What this variant does to make a commit survive a crash (fsync or not), one line."""
+        return "not stated"
+
     def describe(self) -> dict[str, object]:
         """What results record about this backend: name, variant, VCS, options, versions."""
         return {
@@ -137,6 +141,7 @@ class Backend(abc.ABC):
             "vcs": self.vcs,
             "options": dict(self.options),
             "versions": self.versions(),
+            "durability": self.durability(),
         }
 
     @abc.abstractmethod

@@ -34,6 +34,10 @@ class GitCli(GitBackend):
         super().check_options()
         self._env = git_env()
 
+    def durability(self) -> str:
+        value = self.options["core.fsync"]
+        return f"core.fsync={value}" if value else "git's default core.fsync"
+
     @classmethod
     def available(cls) -> Availability:
         return tool_availability("git")

@@ -51,6 +51,11 @@ class GitPygit2(GitBackend):
             pygit2.enums.Option.ENABLE_FSYNC_GITDIR, parse_bool("fsync", self.options["fsync"])
         )
 
+    def durability(self) -> str:
+        if parse_bool("fsync", self.options["fsync"]):
+            return "fsync (libgit2 ENABLE_FSYNC_GITDIR on)"
+        return "no fsync (libgit2's default)"
+
     @classmethod
     def available(cls) -> Availability:
         try:

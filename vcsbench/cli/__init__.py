@@ -224,7 +224,6 @@ def _conclude(out: Path, run_id: str, code: int) -> int:
     """This run's summary table and results path, then the exit status."""
     from vcsbench.report.tables import summary
 
-
     run = _this_run(out, run_id)
     if run is not None:
         print()
@@ -332,10 +331,15 @@ def _compare(args: argparse.Namespace) -> int:
     from vcsbench.results import load
 
     gate = parse_gate(args.fail_on) if args.fail_on else {}
-    base, other = load(args.base), load(args.other)
-    pairs = compare(base, other)
-    print(render(base, other, pairs), end="")
-    found = regressions(pairs, gate) if gate else []
+    base = load(args.base)
+    found: list[str] = []
+    for i, other_path in enumerate(args.others):
+        other = load(other_path)
+        pairs = compare(base, other)
+        if i:
+            print()
+        print(render(base, other, pairs), end="")
+        found += regressions(pairs, gate) if gate else []
     for line in found:
         print(f"REGRESSION {line}")
     return 1 if found else 0
@@ -413,11 +417,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="markus2013: create N svn and git repositories, and N each with one commit "
         "of test.txt; print the 2013 blog's table with this run's figures beside it.",
     )
+    from vcsbench.report.study import MARKUS2013_DEFAULT_BACKENDS
+
     study.add_argument("study", choices=["markus2013"], help="which study")
     # The study fixes its operations and payload; --ops and --payloads are not offered.
     _add_selection(
         study,
-        defaults={"backends": "git-pygit2,svn-fs", "repos": "10000"},
+        defaults={"backends": MARKUS2013_DEFAULT_BACKENDS, "repos": "10000"},
         exclude=("ops", "payloads"),
     )
     study.set_defaults(func=_study)
@@ -448,12 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser(
         "compare",
-        help="compare two result files, with significance",
-        description="Match benchmarks of BASE and OTHER; show medians, ratios and a "
-        "Mann-Whitney U test per benchmark, and what differs between the environments.",
+        help="compare result files against a base, with significance",
+        description="Match benchmarks of BASE and each OTHER; show medians, ratios and a "
+        "Mann-Whitney U test per benchmark, what differs between the environments, and "
+        "benchmarks found in one file only.",
     )
     compare.add_argument("base", help="result JSON (vcsbench or pytest-benchmark --benchmark-save)")
-    compare.add_argument("other", help="result JSON to compare against BASE")
+    compare.add_argument(
+        "others", nargs="+", metavar="OTHER", help="result files to compare against BASE, each"
+    )
     compare.add_argument(
         "--fail-on",
         metavar="SPEC",

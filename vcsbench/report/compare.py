@@ -18,6 +18,8 @@ from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
 
 ALPHA = 0.05
+MEMORY_TOLERANCE = 0.01
+"""Memory sizes within 1% are the same machine: MemTotal moves with kernel reservations."""
 STEADY = 0.01
 """Metrics without per-round samples (footprint) count as changed beyond this ratio."""
 COMPARED_METRICS = (
@@ -128,8 +130,18 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
     diffs: dict[str, tuple[str, str]] = {}
     mb, mo = base.machine, other.machine
     for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
-        if getattr(mb, key) != getattr(mo, key):
-            diffs[key] = (str(getattr(mb, key)), str(getattr(mo, key)))
+        b_value, o_value = getattr(mb, key), getattr(mo, key)
+        if key == "memory_bytes" and abs(b_value - o_value) <= MEMORY_TOLERANCE * max(b_value, 1):
+            continue  # the kernel's own reservations move MemTotal by a few KiB
+        if b_value != o_value:
+            diffs[key] = (str(b_value), str(o_value))
+    b_repos = sorted({b.rounds_asked or b.repos for b in base.benchmarks})
+    o_repos = sorted({b.rounds_asked or b.repos for b in other.benchmarks})
+    if b_repos != o_repos:
+        diffs["repositories per benchmark"] = (
+            ", ".join(f"{n:,}" for n in b_repos),
+            ", ".join(f"{n:,}" for n in o_repos),
+        )
 
     def collect(result: Run, what: str) -> str:
         values: list[str] = []
@@ -200,6 +212,20 @@ def regressions(pairs: list[Pair], gate: dict[str, float]) -> list[str]:
     return found
 
 
+def unmatched(base: Run, other: Run, pairs: list[Pair]) -> list[str]:
+    """Lines naming the benchmarks found in one file only."""
+    paired_base = {id(p.base) for p in pairs}
+    paired_other = {id(p.other) for p in pairs}
+    lines = []
+    for run, paired, where in ((base, paired_base, "base"), (other, paired_other, "other")):
+        for bench in run.benchmarks:
+            if id(bench) not in paired:
+                lines.append(
+                    f"only in {where}: {bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+                )
+    return lines
+
+
 def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
     lines = [f"base:  {base.path} ({base.datetime})", f"other: {other.path} ({other.datetime})", ""]
     diffs = environment_differences(base, other)
@@ -268,4 +294,8 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
         f"~ : not significant (p >= {ALPHA}; without per-round samples: within "
         f"{STEADY:.0%}); ratios are other / base."
     )
+    alone = unmatched(base, other, pairs)
+    if alone:
+        lines.append("")
+        lines.extend(alone)
     return "\n".join(lines) + "\n"

@@ -44,7 +44,15 @@ def fmt_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 
 
-def render_rows(header: list[str], rows: list[list[Any]], fmt: str = "md") -> str:
+def render_rows(
+    header: list[str], rows: list[list[Any]], fmt: str = "md", text_columns: int = 1
+) -> str:
+    """A table: the first ``text_columns`` columns on the left, the figures on the right."""
+    align = ["left"] * text_columns + ["right"] * (len(header) - text_columns)
     return tabulate(
-        rows, headers=header, tablefmt=TABULATE_FORMAT.get(fmt, "pipe"), disable_numparse=True
+        rows,
+        headers=header,
+        tablefmt=TABULATE_FORMAT.get(fmt, "pipe"),
+        disable_numparse=True,
+        colalign=align,
     )

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -32,6 +33,37 @@ SAMPLER_SERIES = (
     (True, "dirty_bytes", "Dirty", "tab:orange", 2**20),
     (True, "writeback_bytes", "Writeback", "tab:green", 2**20),
 )
+
+
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+KNOWN = ("git-pygit2", "git-cli", "svn-fs", "svn-pysvn", "svn-cli")
+"""Backends with a colour of their own; any other name gets one by a stable hash."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def style(label: str) -> tuple[str, str]:
+    """(colour, marker) of a backend variant: the same in every plot and every report.
+
+    A backend keeps its colour; its variants are told apart by the marker.
+    """
+    name, _, options = label.partition("[")
+    if name in KNOWN:
+        colour = PALETTE[KNOWN.index(name)]
+    else:
+        colour = PALETTE[len(KNOWN) + zlib.crc32(name.encode()) % (len(PALETTE) - len(KNOWN))]
+    marker = MARKERS[zlib.crc32(options.encode()) % len(MARKERS)] if options else MARKERS[0]
+    return colour, marker
 
 
 def _plain_log_ticks(axis: matplotlib.axis.Axis) -> None:
@@ -78,9 +110,17 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
         return _no_samples(rows, title)
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
-    ax.boxplot(
-        data, vert=False, whis=(1, 99), showfliers=True, flierprops={"markersize": 2, "alpha": 0.4}
+    boxes = ax.boxplot(
+        data,
+        vert=False,
+        whis=(1, 99),
+        showfliers=True,
+        patch_artist=True,
+        flierprops={"markersize": 2, "alpha": 0.4},
     )
+    for box, bench in zip(boxes["boxes"], rows, strict=True):
+        box.set_facecolor(style(bench.label)[0])
+        box.set_alpha(0.6)
     ax.set_yticks(range(1, len(rows) + 1), [b.label for b in rows])
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
@@ -113,7 +153,8 @@ def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
             continue
         ordered = sorted(s * 1000 for s in bench.samples_s)
         shares = [100 * (i + 1) / len(ordered) for i in range(len(ordered))]
-        ax.step(ordered, shares, where="post", label=bench.label)
+        colour, _ = style(bench.label)
+        ax.step(ordered, shares, where="post", label=bench.label, color=colour)
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("latency per operation (ms, log scale)")
@@ -141,7 +182,15 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
             if ok and t
         ]
         if points:
-            lat.scatter(*zip(*points, strict=True), s=4, label=bench.label, alpha=0.6)
+            colour, marker = style(bench.label)
+            lat.scatter(
+                *zip(*points, strict=True),
+                s=4,
+                label=bench.label,
+                alpha=0.6,
+                color=colour,
+                marker=marker,
+            )
         samples = bench.sampler.get("samples", [])
         if not samples:
             continue

@@ -23,6 +23,7 @@ from vcsbench.report.format import (
     fmt_ratio,
     render_rows,
 )
+from vcsbench.report.headline import headline
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
 
@@ -51,11 +52,37 @@ def groups(results: Iterable[Benchmark]) -> dict[tuple[str, str, str], list[Benc
     return dict(grouped)
 
 
-def spread_flag(bench: Benchmark) -> str:
+def spread_pct(bench: Benchmark) -> float | None:
+    """The interquartile range as a share of the median, in percent."""
     median, iqr = bench.median_ms, bench.iqr_ms
-    if median and iqr is not None and iqr > WIDE_SPREAD * median:
-        return f" (wide: IQR {100 * iqr / median:.0f}%)"
-    return ""
+    return 100 * iqr / median if median and iqr is not None else None
+
+
+def spread_text(bench: Benchmark) -> str:
+    pct = spread_pct(bench)
+    if pct is None:
+        return "—"
+    return f"{pct:.0f}%" + (" wide" if pct > 100 * WIDE_SPREAD else "")
+
+
+def spread_flag(bench: Benchmark) -> str:
+    pct = spread_pct(bench)
+    return f" (wide: IQR {pct:.0f}%)" if pct is not None and pct > 100 * WIDE_SPREAD else ""
+
+
+def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
+    """A run label per result file, where two files hold the same benchmark (variant, op,
+    payload, fs): rows must then say which run they are."""
+    seen: dict[tuple[str, str, str, str], set[str]] = {}
+    for bench in benches:
+        seen.setdefault(bench.key, set()).add(bench.source)
+    if all(len(sources) < 2 for sources in seen.values()):
+        return {}
+    sources = list(dict.fromkeys(b.source for b in benches))
+    stems = [Path(src).name.removesuffix(".gz").removesuffix(".json") for src in sources]
+    if len(set(stems)) < len(stems):
+        stems = [str(src) for src in sources]
+    return dict(zip(sources, stems, strict=True))
 
 
 def _uses_scratch(rows: list[Benchmark]) -> bool:
@@ -86,14 +113,18 @@ def check_units(benches: Iterable[Benchmark]) -> None:
 
 
 def table_rows(
-    rows: list[Benchmark], baseline: str | None = None, machines: dict[str, str] | None = None
+    rows: list[Benchmark],
+    baseline: str | None = None,
+    machines: dict[str, str] | None = None,
+    runs: dict[str, str] | None = None,
 ) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted rows of one group's table (a machine column for several)."""
+    """Header and formatted rows of one group's table: a machine column for several
+    machines, a run column where several files hold the same benchmark."""
     fastest = min((b.median_ms for b in rows if b.median_ms), default=None)
     base = next((b for b in rows if b.label == baseline), None)
     metrics = [*TABLE_METRICS, *([SCRATCH_METRIC] if _uses_scratch(rows) else [])]
-    header = ["backend", *(["machine"] if machines else []), "repos", "median ms"]
-    header += ["p95 ms", "p99 ms", "vs fastest"]
+    header = ["backend", *(["run"] if runs else []), *(["machine"] if machines else [])]
+    header += ["repos", "median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
         header.append(f"vs {baseline}")
     header += [METRICS[m].label for m in metrics] + ["x floor", "errors"]
@@ -102,9 +133,11 @@ def table_rows(
         median = bench.median_ms
         line = [
             bench.label,
+            *([runs[bench.source]] if runs else []),
             *([machines[bench.machine]] if machines else []),
             bench.repos_text,
-            fmt_ms(median) + spread_flag(bench),
+            fmt_ms(median),
+            spread_text(bench),
             fmt_ms(bench.quantile_ms(0.95)),
             fmt_ms(bench.quantile_ms(0.99)),
             fmt_ratio(median / fastest if median and fastest else None),
@@ -146,9 +179,12 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
             backend = bench.backend
             versions = ", ".join(f"{k} {v}" for k, v in backend.versions.items())
             options = ", ".join(f"{k}={v}" for k, v in backend.options.items() if v)
+            durability = f"; durability: {backend.durability}" if backend.durability else ""
             add(
                 "backend",
-                f"{bench.label}: {versions}" + (f"; options {options}" if options else ""),
+                f"{bench.label}: {versions}"
+                + (f"; options {options}" if options else "")
+                + durability,
             )
             add("cache", f"{bench.cache}; verify {bench.verify}")
         if result.command:
@@ -190,8 +226,22 @@ def render(
     if machines:
         parts.append("")
         parts.extend(f"- **machine {label}**: {machine}" for machine, label in machines.items())
+    runs = run_labels(benches)
+    if runs:
+        parts.append("")
+        parts.extend(f"- **run {label}**: {source}" for source, label in runs.items())
+    if fmt in ("md", "github"):
+        parts.append("\n## Headline\n")
+    elif fmt == "rst":
+        parts.append("\nHeadline\n--------\n")
+    else:
+        parts.append("\n% Headline")
+    parts.extend(headline(grouped, fmt))
+    if fmt in ("md", "github"):
+        parts.append("\n## Details\n")
+    parts.append(_legend(fmt))
     for (op, payload, fs), rows in grouped.items():
-        header, body = table_rows(rows, baseline, machines)
+        header, body = table_rows(rows, baseline, machines, runs)
         title = f"{op} · payload {payload} · fs {fs}"
         if fmt in ("md", "github"):
             parts.append(f"\n### {title}\n")
@@ -199,12 +249,21 @@ def render(
             parts.append(f"\n{title}\n{'-' * len(title)}\n")
         else:
             parts.append(f"\n% {title}")
-        parts.append(
-            tabulate(body, headers=header, tablefmt=TABULATE_FORMAT[fmt], disable_numparse=True)
-        )
+        parts.append(aligned(body, header, TABULATE_FORMAT[fmt]))
         parts.extend(error_lines(rows))
-    parts.append(_legend(fmt))
+    if plots and fmt in ("md", "github"):
+        parts.append("\n## Plots\n")
+        parts.extend(f"![{title}]({src})" for title, src in plots)
     return "\n".join(parts) + "\n"
+
+
+TEXT_COLUMNS = ("backend", "run", "machine")
+
+
+def aligned(body: list[list[str]], header: list[str], tablefmt: str) -> str:
+    """A table with text columns on the left and every number on the right."""
+    align = ["left" if h in TEXT_COLUMNS else "right" for h in header]
+    return tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True, colalign=align)
 
 
 def error_lines(rows: list[Benchmark]) -> list[str]:
@@ -225,10 +284,13 @@ def error_lines(rows: list[Benchmark]) -> list[str]:
 
 def _legend(fmt: str) -> str:
     text = (
-        "median/p95/p99: wall time of one operation (ms), failed rounds excluded; "
-        "vs fastest: median over the fastest row's; CPU: user+sys incl. child processes; "
-        "KiB columns are per repository; x floor: median over plain mkdir/write of the same "
-        "files in the same sandbox; wide: IQR over 10% of the median."
+        "median/p95/p99: wall time of one operation (ms), failed rounds excluded; IQR: "
+        "interquartile range over the median (wide: over 10%); vs fastest: median over the "
+        "fastest row's; CPU: user+sys incl. child processes; KiB columns and inodes are "
+        "per repository; content: the files' bytes, the same on every filesystem; "
+        "allocated: blocks on this filesystem; x floor: median over plain mkdir/write of "
+        "the same files in the same sandbox (below 1: the operation took less time than "
+        "those plain writes of its result)."
     )
     return (
         f"\n{'%' if fmt == 'latex' else ''}{'_' if fmt in ('md', 'github') else ''}"
@@ -236,17 +298,62 @@ def _legend(fmt: str) -> str:
     )
 
 
+CSV_METRICS = tuple(name for name in METRICS if name != "wall")
+
+
 def _csv(grouped: dict[tuple[str, str, str], list[Benchmark]], baseline: str | None) -> str:
+    """Every benchmark as a row of plain numbers, units in the header, for spreadsheets."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    wrote_header = False
+    header = [
+        "op",
+        "payload",
+        "fs",
+        "backend",
+        "variant",
+        "machine",
+        "file",
+        "repos",
+        "rounds_asked",
+        "errors",
+        "median_ms",
+        "iqr_ms",
+        "p95_ms",
+        "p99_ms",
+        "mean_ms",
+        "floor_ratio",
+    ]
+    header += [f"{name}_per_repo ({METRICS[name].unit})" for name in CSV_METRICS]
+    writer.writerow(header)
+
+    def number(value: float | None) -> str:
+        return "" if value is None else repr(float(value))
+
     for (op, payload, fs), rows in grouped.items():
-        header, body = table_rows(rows, baseline, machine_labels(all_rows(grouped)))
-        if not wrote_header:
-            writer.writerow(["op", "payload", "fs", *header])
-            wrote_header = True
-        for line in body:
-            writer.writerow([op, payload, fs, *line])
+        for bench in rows:
+            total = bench.total_ms
+            mean = total / len(bench.samples_s) if total is not None else None
+            writer.writerow(
+                [
+                    op,
+                    payload,
+                    fs,
+                    bench.backend.name,
+                    bench.label,
+                    bench.machine,
+                    bench.source,
+                    bench.repos,
+                    max(bench.rounds_asked, bench.repos),
+                    bench.errors,
+                    number(bench.median_ms),
+                    number(bench.iqr_ms),
+                    number(bench.quantile_ms(0.95)),
+                    number(bench.quantile_ms(0.99)),
+                    number(mean),
+                    number(bench.floor_ratio),
+                    *(number(bench.per_repo(name)) for name in CSV_METRICS),
+                ]
+            )
     return buffer.getvalue()
 
 
@@ -261,6 +368,13 @@ def _html(
     for label, value in environment(files):
         body.append(f"<dt>{esc(label)}</dt><dd><code>{esc(value)}</code></dd>")
     body.append("</dl>")
+    body.append("<h2>Headline</h2>")
+    for piece in headline(grouped, "html"):
+        if piece.startswith("<table"):
+            body.append(piece)
+        elif piece:
+            body.append(f"<p>{esc(piece)}</p>")
+    body.append("<h2>Details</h2>")
     for (op, payload, fs), rows in grouped.items():
         header, lines = table_rows(rows, baseline, machine_labels(all_rows(grouped)))
         body.append(f"<h2>{esc(op)} · payload {esc(payload)} · fs {esc(fs)}</h2>")
@@ -304,7 +418,8 @@ def summary(files: list[Run]) -> str:
                 bench.payload.name,
                 bench.fs,
                 bench.repos,
-                fmt_ms(median) + spread_flag(bench),
+                fmt_ms(median),
+                spread_text(bench),
                 f"{1000 / median:,.0f}" if median else "—",
                 fmt_metric("io_write_device", bench.per_repo("io_write_device")),
                 fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
@@ -321,6 +436,7 @@ def summary(files: list[Run]) -> str:
             "fs",
             "repos",
             "median ms",
+            "IQR",
             "ops/s",
             "device KiB/repo",
             "allocated KiB/repo",

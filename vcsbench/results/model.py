@@ -91,6 +91,8 @@ class BackendInfo:
     versions: dict[str, str]
     variant: str = ""
     """The label rows carry: the name, with the options that differ from the defaults."""
+    durability: str = ""
+    """What the variant does to make a commit survive a crash (fsync or not)."""
 
     @property
     def label(self) -> str:
@@ -105,6 +107,7 @@ class BackendInfo:
             options=_str_map(d.get("options") or {}, f"{where}.options"),
             versions=_str_map(d.get("versions") or {}, f"{where}.versions"),
             variant=_optional(d, "variant", str, where, ""),
+            durability=_optional(d, "durability", str, where, ""),
         )
 
 

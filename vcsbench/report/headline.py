@@ -1,0 +1,100 @@
+"""The headline of a report: every backend side by side, one row per benchmark group.
+
+Time is each backend's median with its ratio to the fastest in the group and a 95%
+interval for that ratio: each median's distribution-free interval (order statistics of
+a binomial(n, 1/2)), the ratio's interval from their ends (conservative). Device bytes
+written and allocated bytes per repository are shown beside, as values.
+"""
+
+from __future__ import annotations
+
+import math
+
+from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.results.model import Benchmark
+
+Z95 = 1.959964
+
+
+def median_interval(samples: list[float]) -> tuple[float, float] | None:
+    """A distribution-free 95% interval for the median (None below 6 samples)."""
+    n = len(samples)
+    if n < 6:
+        return None
+    ordered = sorted(samples)
+    half = Z95 * math.sqrt(n) / 2
+    low = max(0, math.floor(n / 2 - half) - 1)
+    high = min(n - 1, math.ceil(n / 2 + half))
+    return ordered[low], ordered[high]
+
+
+def ratio_interval(a: Benchmark, b: Benchmark) -> tuple[float, float] | None:
+    """95% interval of median(a) / median(b), from each median's interval."""
+    ia, ib = median_interval(a.samples_s), median_interval(b.samples_s)
+    if ia is None or ib is None or ib[0] <= 0 or ib[1] <= 0:
+        return None
+    return ia[0] / ib[1], ia[1] / ib[0]
+
+
+def time_cell(bench: Benchmark, fastest: Benchmark) -> str:
+    median = bench.median_ms
+    if median is None or fastest.median_ms is None:
+        return "failed" if bench.failed else "—"
+    if bench is fastest:
+        return f"{fmt_ms(median)} ms (fastest)"
+    ratio = median / fastest.median_ms
+    interval = ratio_interval(bench, fastest)
+    spread = f" [{interval[0]:.2f}–{interval[1]:.2f}]" if interval else ""
+    return f"{fmt_ms(median)} ms, {ratio:.2f}x{spread}"
+
+
+def headline(grouped: dict[tuple[str, str, str], list[Benchmark]], fmt: str = "md") -> list[str]:
+    """Three tables (time, device KiB written, allocated KiB), a column per backend."""
+    labels = list(dict.fromkeys(b.label for rows in grouped.values() for b in rows))
+    if not labels:
+        return []
+    header = ["operation", "payload", "fs", *labels]
+    time_rows, device_rows, allocated_rows = [], [], []
+    for (op, payload, fs), rows in grouped.items():
+        by_label = {b.label: b for b in rows}
+        timed = [b for b in rows if b.median_ms is not None]
+        fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
+        lead = [op, payload, fs]
+        time_rows.append(
+            lead
+            + [
+                time_cell(by_label[label], fastest) if label in by_label and fastest else "—"
+                for label in labels
+            ]
+        )
+        device_rows.append(
+            lead
+            + [
+                fmt_metric("io_write_device", by_label[label].per_repo("io_write_device"))
+                if label in by_label
+                else "—"
+                for label in labels
+            ]
+        )
+        allocated_rows.append(
+            lead
+            + [
+                fmt_metric("footprint_allocated", by_label[label].per_repo("footprint_allocated"))
+                if label in by_label
+                else "—"
+                for label in labels
+            ]
+        )
+    return [
+        "Time per operation: median, and its ratio to the group's fastest with a 95% interval.",
+        "",
+        render_rows(header, time_rows, fmt, text_columns=3),
+        "",
+        "Device KiB written per repository (journal, metadata and writeback included).",
+        "",
+        render_rows(header, device_rows, fmt, text_columns=3),
+        "",
+        "Allocated KiB per repository.",
+        "",
+        render_rows(header, allocated_rows, fmt, text_columns=3),
+    ]
