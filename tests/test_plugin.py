@@ -404,3 +404,47 @@ def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
     assert 5 == len(benches)
     assert all(b.verified == 2 and b.errors == 0 for b in benches)
     assert {5004} == {b.payload.bytes for b in benches}
+
+
+def test_a_benchmark_compare_fail_regression_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    storage = f"--benchmark-storage=file://{tmp_path / 'storage'}"
+    common = [
+        "run",
+        "--backends",
+        "svn-cli",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "8",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--progress",
+        "none",
+    ]
+    first = vcsbench(
+        *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage
+    )
+    assert 0 == first.returncode, first.stdout[-2000:]
+    (saved,) = (tmp_path / "storage").rglob("0001_base.json")
+    base = json.loads(saved.read_text())
+    for bench in base["benchmarks"]:  # a base no real run can match
+        bench["stats"]["min"] = 1e-9
+    saved.write_text(json.dumps(base))
+    second = vcsbench(
+        *common,
+        "--out",
+        str(tmp_path / "b.json"),
+        "--",
+        "--benchmark-compare=0001",
+        "--benchmark-compare-fail=min:5%",
+        storage,
+    )
+    assert "Traceback" not in second.stdout + second.stderr
+    assert 1 == second.returncode
+    lines = [line for line in second.stdout.splitlines() if "regression beyond" in line]
+    assert [
+        "vcsbench: regression beyond --benchmark-compare-fail: Performance has regressed."
+    ] == lines
+    assert f"results: {tmp_path / 'b.json'}" in second.stdout

@@ -265,3 +265,22 @@ def test_every_report_format_opens_with_the_headline() -> None:
     fast, slow = sorted(run.benchmarks, key=lambda b: b.median_ms or 0.0)
     assert fast.median_ms is not None and slow.median_ms is not None
     assert f"{slow.median_ms / fast.median_ms:.2f}x [" in md
+
+
+@pytest.mark.parametrize("flag", ["--plots", "--out"])
+def test_an_unwritable_plot_or_report_path_is_one_line(flag: str) -> None:
+    result = vcsbench("report", str(DATA / "tiny-ext4.json"), flag, "/proc/vcsbench-report")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"{flag} /proc/vcsbench-report" in line and "cannot be written" in line
+
+
+def test_a_markdown_report_links_its_plots(tmp_path: Path) -> None:
+    result = vcsbench(
+        "report", str(DATA / "tiny-ext4.json"), "--plots", str(tmp_path / "plots"), cwd=tmp_path
+    )
+    assert 0 == result.returncode, result.stderr
+    links = [line for line in result.stdout.splitlines() if line.startswith("![")]
+    assert links and all("](plots/" in line for line in links)
+    for line in links:
+        assert (tmp_path / line.split("](")[1].rstrip(")")).exists()

@@ -319,7 +319,26 @@ def vcs_session(request: pytest.FixtureRequest) -> Iterator[VcsSession]:
     session.close()
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any:
+    """pytest-benchmark's --benchmark-compare-fail regression as one line and exit 1 (not a
+    traceback that loses the rest of the run's output); then vcsbench's closing line."""
+    from pytest_benchmark.session import PerformanceRegression
+
+    try:
+        result = yield
+    except PerformanceRegression as exc:
+        if SELECTION not in config.stash:
+            raise
+        text = " ".join(str(exc).split())
+        terminalreporter.write_line(f"vcsbench: regression beyond --benchmark-compare-fail: {text}")
+        terminalreporter._session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        result = None
+    closing_line(terminalreporter, config)
+    return result
+
+
+def closing_line(terminalreporter: Any, config: pytest.Config) -> None:
     """The closing line: wall time, and how much of it the timed operations were."""
     session = config.stash.get(SESSION, None)
     if session is None or not session._serial:

@@ -304,14 +304,23 @@ def _report(args: argparse.Namespace) -> int:
     if plot_dir is not None:
         from vcsbench.report.plots import write_plots
 
-        for title, png in write_plots(files, plot_dir, args.plot_format):
-            data = base64.b64encode(png.read_bytes()).decode()
-            plots.append((title, f"data:image/png;base64,{data}"))
+        try:
+            written = write_plots(files, plot_dir, args.plot_format)
+        except OSError as exc:
+            raise VcsbenchError(
+                f"--plots {plot_dir}: cannot be written ({exc.strerror or exc}); give a "
+                "directory you can write"
+            ) from None
+        for title, png in written:
+            if args.format == "html":
+                data = base64.b64encode(png.read_bytes()).decode()
+                plots.append((title, f"data:image/png;base64,{data}"))
+            else:
+                plots.append((title, os.path.relpath(png, args.out or Path.cwd())))
     text = render(files, args.format, args.baseline, plots)
     if args.out is None:
         print(text, end="")
         return 0
-    args.out.mkdir(parents=True, exist_ok=True)
     suffix = {
         "md": "md",
         "github": "md",
@@ -321,7 +330,14 @@ def _report(args: argparse.Namespace) -> int:
         "csv": "csv",
     }[args.format]
     path = args.out / f"report.{suffix}"
-    path.write_text(text)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as exc:
+        raise VcsbenchError(
+            f"--out {args.out}: cannot be written ({exc.strerror or exc}); give a directory "
+            "you can write"
+        ) from None
     print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
     return 0
 
