@@ -425,6 +425,12 @@ def pytest_benchmark_update_json(
     }
 
 
+def _suite_by_default(config: pytest.Config) -> bool:
+    """Whether the suite was collected only through ``testpaths`` without --benchmark-only."""
+    from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    return from_testpaths and not config.getoption("benchmark_only", False)
+
+
 def carried(config: pytest.Config) -> bool:
     preset = _preset(config)
     return preset is not None and bool(preset.done)
@@ -432,6 +438,12 @@ def carried(config: pytest.Config) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--resume``, leave out the benchmarks the earlier run finished."""
+    suite = [item for item in items if "vcs_session" in getattr(item, "fixturenames", ())]
+    if suite and _suite_by_default(config):
+        # `pytest` in the source tree: testpaths hold the tests and the suite; the suite
+        # runs when asked for (--benchmark-only, or its path given), not with the tests.
+        config.hook.pytest_deselected(items=suite)
+        items[:] = [item for item in items if item not in suite]
     preset = _preset(config)
     if preset is not None and preset.done:
         keep = [item for item in items if item.name not in preset.done]
