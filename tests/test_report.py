@@ -284,3 +284,33 @@ def test_a_markdown_report_links_its_plots(tmp_path: Path) -> None:
     assert links and all("](plots/" in line for line in links)
     for line in links:
         assert (tmp_path / line.split("](")[1].rstrip(")")).exists()
+
+
+def with_rounds(wall_ns: list[int], steal: float = 0.0) -> object:
+    from vcsbench.results import parse
+
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    entry = document["benchmarks"][0]
+    info = entry["extra_info"]["vcsbench"]
+    info["rounds"] = {
+        "t_start_s": [0.0] * len(wall_ns),
+        "wall_ns": wall_ns,
+        "ok": [True] * len(wall_ns),
+        "values": {},
+    }
+    info["sampler"]["samples"] = [{"cpu_steal_pct": steal, "loadavg_1m": 0.1}] * 3
+    document["benchmarks"] = [entry]
+    return parse(document, Path("x.json"))
+
+
+def test_stability_warnings_name_noisy_rounds_and_a_busy_host() -> None:
+    from vcsbench.report.stability import warnings
+
+    steady = with_rounds([1_000_000 + i for i in range(40)])
+    noisy = with_rounds([1_000_000 * (1 + (i % 4)) for i in range(40)])
+    stolen = with_rounds([1_000_000 + i for i in range(40)], steal=20.0)
+    assert [] == warnings(steady.benchmarks, 2)  # type: ignore[attr-defined]
+    (line,) = warnings(noisy.benchmarks, 2)  # type: ignore[attr-defined]
+    assert line.startswith("unsteady rounds: git-pygit2 create+commit hello")
+    (line,) = warnings(stolen.benchmarks, 2)  # type: ignore[attr-defined]
+    assert "the hypervisor took CPU time" in line

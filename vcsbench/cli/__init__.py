@@ -226,8 +226,12 @@ def _conclude(out: Path, run_id: str, code: int) -> int:
 
     run = _this_run(out, run_id)
     if run is not None:
+        from vcsbench.report.stability import warnings
+
         print()
         print(summary([run]))
+        for line in warnings(run.benchmarks, run.machine.cpu_count):
+            print(f"warning: {line}")
         print(f"\nresults: {out}")
     return _interrupted(out, run) or code
 

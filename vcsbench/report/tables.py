@@ -24,6 +24,7 @@ from vcsbench.report.format import (
     render_rows,
 )
 from vcsbench.report.headline import headline
+from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
 
@@ -230,6 +231,13 @@ def render(
     if runs:
         parts.append("")
         parts.extend(f"- **run {label}**: {source}" for source, label in runs.items())
+    advice = stability_warnings(benches, max((f.machine.cpu_count for f in files), default=0))
+    if advice:
+        parts.append("")
+        parts.extend(
+            f"- **warning**: {line}" if fmt in ("md", "github") else f"warning: {line}"
+            for line in advice
+        )
     if fmt in ("md", "github"):
         parts.append("\n## Headline\n")
     elif fmt == "rst":
