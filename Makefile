@@ -1,6 +1,7 @@
 # `make bench` and `make test` install what is missing, then run.
 VENV ?= .venv
 STAMP := $(VENV)/.vcsbench-installed
+TEST_STAMP := $(VENV)/.vcsbench-test-tools
 BENCH_REPOS ?= 1000
 
 .PHONY: bench test lint unit install clean-sandboxes reference
@@ -14,13 +15,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check vcsbench tests benchmarks
 	$(VENV)/bin/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(TEST_STAMP)
 	$(VENV)/bin/python -m pytest tests
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml tools/bootstrap.sh
 	VENV=$(VENV) tools/bootstrap.sh
+	touch $@
+
+$(TEST_STAMP): $(STAMP)
+	VENV=$(VENV) tools/bootstrap.sh test-tools
 	touch $@
 
 clean-sandboxes: $(STAMP)

@@ -314,3 +314,43 @@ def test_stability_warnings_name_noisy_rounds_and_a_busy_host() -> None:
     assert line.startswith("unsteady rounds: git-pygit2 create+commit hello")
     (line,) = warnings(stolen.benchmarks, 2)  # type: ignore[attr-defined]
     assert "the hypervisor took CPU time" in line
+
+
+def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import matplotlib.image
+    from helpers import skip_or_fail
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        skip_or_fail("chromium is not installed (make test installs it)")
+    result = vcsbench(
+        "report", str(DATA / "tiny-ext4.json"), "--format", "html", "--out", str(tmp_path)
+    )
+    assert 0 == result.returncode, result.stderr
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            str(chromium),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1280,1600",
+            f"--screenshot={shot}",
+            (tmp_path / "report.html").as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    image = matplotlib.image.imread(shot)
+    assert (1600, 1280) == image.shape[:2]
+    ink = (image[:, :, :3].mean(axis=2) < 0.9).mean()
+    assert ink > 0.01, f"only {ink:.2%} of the page is not white"

@@ -29,6 +29,14 @@ ensure_apt() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# `bootstrap.sh test-tools`: what the tests need beyond vcsbench (a real browser for the
+# HTML report), once.
+TEST_PACKAGES=(chromium)
+if [ "${1:-}" = "test-tools" ]; then
+  ensure_apt "${TEST_PACKAGES[@]}"
+  exit 0
+fi
+
 ensure_apt "${BASE_PACKAGES[@]}"
 if [ ! -x "$VENV/bin/python" ]; then
   echo "creating virtualenv $VENV from /usr/bin/python3 (with system site-packages for pysvn and svn.*)"

@@ -365,52 +365,100 @@ def _csv(grouped: dict[tuple[str, str, str], list[Benchmark]], baseline: str | N
     return buffer.getvalue()
 
 
+HTML_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1500px;margin:2em auto;padding:0 1em;"
+    "color:#222;line-height:1.4}h1{margin-bottom:.2em}h2{border-bottom:1px solid #ddd;"
+    "padding-bottom:.2em;margin-top:2em}h3{margin-top:1.5em}"
+    "nav{background:#f6f8fa;border:1px solid #ddd;padding:.5em 1em;margin:1em 0}"
+    "nav ol{margin:.3em 0}table{border-collapse:collapse;font-size:90%;margin:.5em 0}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    "td.text,th.text{text-align:left}th{background:#f0f3f6;cursor:pointer}"
+    "tr:nth-child(even) td{background:#fafbfc}dt{font-weight:bold}.warn{color:#a40}"
+    "figure{margin:1em 0}figcaption{font-size:90%;color:#555}code{font-size:90%}"
+)
+SORT_SCRIPT = (
+    "document.querySelectorAll('th').forEach(function(th){th.title='sort';"
+    "th.addEventListener('click',function(){var t=th.closest('table'),"
+    "b=t.tBodies[0],i=Array.prototype.indexOf.call(th.parentNode.children,th),"
+    "d=th.dataset.d=th.dataset.d==='a'?'d':'a',r=Array.from(b.rows),"
+    "n=function(x){var v=parseFloat(x.replace(/[^0-9.eE+-]/g,''));return isNaN(v)?x:v};"
+    "r.sort(function(x,y){var p=n(x.cells[i].textContent),q=n(y.cells[i].textContent);"
+    "var c=(typeof p==='number'&&typeof q==='number')?p-q:String(p).localeCompare(String(q));"
+    "return d==='a'?c:-c});r.forEach(function(x){b.appendChild(x)})})});"
+)
+
+
+def _html_table(header: list[str], lines: list[list[str]], text_columns: int) -> str:
+    esc = html.escape
+
+    def cls(i: int) -> str:
+        return ' class="text"' if i < text_columns or header[i] in TEXT_COLUMNS else ""
+
+    head = "".join(f"<th{cls(i)}>{esc(h)}</th>" for i, h in enumerate(header))
+    rows = "".join(
+        "<tr>" + "".join(f"<td{cls(i)}>{esc(c)}</td>" for i, c in enumerate(line)) + "</tr>"
+        for line in lines
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
 def _html(
     files: list[Run],
     grouped: dict[tuple[str, str, str], list[Benchmark]],
     baseline: str | None,
     plots: list[tuple[str, str]],
 ) -> str:
+    """One page: headline first, a table of contents, sortable tables, plots embedded."""
     esc = html.escape
-    body = ["<h1>vcsbench report</h1>", "<h2>Environment</h2>", "<dl>"]
-    for label, value in environment(files):
-        body.append(f"<dt>{esc(label)}</dt><dd><code>{esc(value)}</code></dd>")
-    body.append("</dl>")
-    body.append("<h2>Headline</h2>")
+    benches = all_rows(grouped)
+    machines = machine_labels(benches)
+    runs = run_labels(benches)
+    toc = ['<li><a href="#headline">Headline</a></li>']
+    details: list[str] = []
+    for n, ((op, payload, fs), rows) in enumerate(grouped.items()):
+        anchor = f"g{n}"
+        title = f"{op} · payload {payload} · fs {fs}"
+        toc.append(f'<li><a href="#{anchor}">{esc(title)}</a></li>')
+        header, lines = table_rows(rows, baseline, machines, runs)
+        details.append(f'<h3 id="{anchor}">{esc(title)}</h3>')
+        details.append(_html_table(header, lines, 1))
+        details.extend(f"<p class='warn'>{esc(line.strip())}</p>" for line in error_lines(rows))
+    toc += ['<li><a href="#environment">Environment</a></li>']
+    if plots:
+        toc.append('<li><a href="#plots">Plots</a></li>')
+    body = [
+        "<h1>vcsbench report</h1>",
+        f"<nav><strong>Contents</strong><ol>{''.join(toc)}</ol></nav>",
+    ]
+    cpu_count = max((f.machine.cpu_count for f in files), default=0)
+    body.extend(
+        f"<p class='warn'>warning: {esc(w)}</p>" for w in stability_warnings(benches, cpu_count)
+    )
+    body.append('<h2 id="headline">Headline</h2>')
     for piece in headline(grouped, "html"):
         if piece.startswith("<table"):
             body.append(piece)
         elif piece:
             body.append(f"<p>{esc(piece)}</p>")
     body.append("<h2>Details</h2>")
-    for (op, payload, fs), rows in grouped.items():
-        header, lines = table_rows(rows, baseline, machine_labels(all_rows(grouped)))
-        body.append(f"<h2>{esc(op)} · payload {esc(payload)} · fs {esc(fs)}</h2>")
-        body.append(
-            tabulate(
-                [[esc(c) for c in line] for line in lines],
-                headers=[esc(h) for h in header],
-                tablefmt="unsafehtml",
-                disable_numparse=True,
-            )
-        )
     body.append(f"<p><em>{esc(_legend('html').strip())}</em></p>")
+    body.extend(details)
+    body.append('<h2 id="environment">Environment</h2><dl>')
+    for label, value in environment(files):
+        body.append(f"<dt>{esc(label)}</dt><dd><code>{esc(value)}</code></dd>")
+    body.append("</dl>")
     if plots:
-        body.append("<h2>Plots</h2>")
+        body.append('<h2 id="plots">Plots</h2>')
         for title, src in plots:
             body.append(
                 f'<figure><img alt="{esc(title)}" src="{src}" style="max-width:100%">'
                 f"<figcaption>{esc(title)}</figcaption></figure>"
             )
-    style = (
-        "body{font-family:sans-serif;max-width:1400px;margin:2em auto}"
-        "table{border-collapse:collapse;font-size:90%}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "td:first-child,th:first-child{text-align:left}dt{font-weight:bold}"
-    )
     return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>vcsbench report</title>"
-        f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n"
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width'><title>vcsbench report</title>"
+        f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}"
+        f"<script>{SORT_SCRIPT}</script></body></html>\n"
     )
 
 
