@@ -182,8 +182,8 @@ def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> Non
     )
     assert result.returncode == 0, result.stderr
     plots = sorted((tmp_path / "plots").glob("*.png"))
-    kinds = {p.name.split("-")[0] for p in plots}
-    assert {"latency", "cdf", "timeline", "footprint"} == kinds
+    kinds = {p.stem.split("-")[0] for p in plots}
+    assert {"summary", "latency", "cdf", "timeline", "footprint"} == kinds
     for png in plots:
         width, height = png_size(png)
         assert width > 300 and height > 200 and png.stat().st_size > 10_000
@@ -354,3 +354,24 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert (1600, 1280) == image.shape[:2]
     ink = (image[:, :, :3].mean(axis=2) < 0.9).mean()
     assert ink > 0.01, f"only {ink:.2%} of the page is not white"
+
+
+def test_log_axis_labels_never_collide_and_a_narrow_range_gets_two() -> None:
+    import matplotlib.pyplot as plt
+
+    from vcsbench.report.plots import _plain_log_ticks
+
+    for values in ([0.9, 1.1], [8.0, 10.0], [13.0, 14.5], [0.2, 300.0]):
+        fig, ax = plt.subplots()
+        ax.plot(values, [1, 2])
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis, values)
+        low, high = ax.get_xlim()
+        fig.canvas.draw()
+        shown = [t for t in ax.xaxis.get_majorticklocs() if low <= t <= high]
+        formatter = ax.xaxis.get_major_formatter()
+        labels = [formatter(t, i) for i, t in enumerate(shown)]
+        plt.close(fig)
+        assert len(shown) >= 2, (values, shown)
+        assert len(labels) == len(set(labels))
+        assert len(labels) <= 10

@@ -13,6 +13,7 @@ import re
 import zlib
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import matplotlib.axis
@@ -66,11 +67,44 @@ def style(label: str) -> tuple[str, str]:
     return colour, marker
 
 
-def _plain_log_ticks(axis: matplotlib.axis.Axis) -> None:
-    """Log-scale ticks written as 2, 5, 10 rather than 2x10^0."""
-    formatter = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")
-    axis.set_major_formatter(formatter)
-    axis.set_minor_formatter(formatter)
+def _plain_log_ticks(axis: matplotlib.axis.Axis, values: list[float] | None = None) -> None:
+    """Log-scale ticks written as 2, 5, 10 rather than 2x10^0, labelled on a few values
+    only (1, 2, 5 per decade; every integer where the data span less than a decade), so
+    that labels never collide and a narrow range still gets two."""
+    positive = [v for v in values or [] if v > 0]
+    narrow = bool(positive) and max(positive) / min(positive) < 10
+    subs = tuple(range(1, 10)) if narrow else (1.0, 2.0, 5.0)
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=tuple(range(1, 10))))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _footer(fig: Figure, rows: list[Benchmark]) -> None:
+    """What every plot states: rounds, machine and sandbox."""
+    rounds = sorted({b.repos for b in rows})
+    machines = sorted({b.machine.split(",")[0] for b in rows if b.machine})
+    sandboxes = sorted({_sandbox_text(b) for b in rows})
+    text = (
+        f"rounds: {', '.join(f'{n:,}' for n in rounds)} · machine: {'; '.join(machines) or '?'}"
+        f" · sandbox: {'; '.join(sandboxes)}"
+    )
+    # Below everything the axes drew, x labels included: a fixed offset in points.
+    fig.canvas.draw()
+    boxes = [box for box in (ax.get_tightbbox() for ax in fig.axes) if box is not None]
+    lowest = min((box.y0 for box in boxes), default=0.0) / fig.dpi / fig.get_figheight()
+    fig.text(0.01, min(0.0, lowest) - 0.01, text, fontsize=7, color="#555", va="top")
+
+
+def _sandbox_text(bench: Benchmark) -> str:
+    fs = bench.filesystem
+    size = f", {fs.image_size_bytes / 2**30:g} GiB image" if fs.image_size_bytes else ""
+    return f"{fs.spec} ({fs.fstype}{size})"
+
+
+def _legend_outside(ax: Any, **kwargs: Any) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, **kwargs)
 
 
 def _slug(*parts: str) -> str:
@@ -123,7 +157,7 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
         box.set_alpha(0.6)
     ax.set_yticks(range(1, len(rows) + 1), [b.label for b in rows])
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.xaxis, [v for d in data for v in d if v == v])
     ax.set_xlabel("latency per operation (ms, log scale); whiskers p1-p99")
     ax.set_title(title)
     ax.invert_yaxis()
@@ -141,6 +175,7 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
             fontsize=9,
         )
     ax.grid(axis="x", which="both", alpha=0.3)
+    _footer(fig, rows)
     return fig
 
 
@@ -156,24 +191,54 @@ def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
         colour, _ = style(bench.label)
         ax.step(ordered, shares, where="post", label=bench.label, color=colour)
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
+    _plain_log_ticks(ax.xaxis, [s * 1000 for b in rows for s in b.samples_s])
     ax.set_xlabel("latency per operation (ms, log scale)")
     ax.set_ylabel("operations finished within t (%)")
     ax.set_ylim(0, 100)
     ax.set_title(title)
     ax.grid(which="both", alpha=0.3)
-    ax.legend(loc="lower right")
+    _legend_outside(ax)
+    _footer(fig, rows)
     return fig
+
+
+def _varies(values: list[float]) -> bool:
+    return bool(values) and max(values) > 0 and max(values) != min(values)
 
 
 def timeline(rows: list[Benchmark], title: str) -> Figure:
     if not _has_samples(rows):
         return _no_samples(rows, title)
-    fig, (lat, cpu, mem) = plt.subplots(
-        3, 1, figsize=(10, 8), sharex=True, gridspec_kw={"height_ratios": [2, 1, 1]}
-    )
     starts = [t for b in rows for t in b.rounds.t_start_s if t]
     origin = min(starts) if starts else 0.0
+    # The sampler's series that move at all; a panel without one is not drawn.
+    series: dict[bool, list[tuple[str, str, str, list[float], list[float]]]] = {
+        False: [],
+        True: [],
+    }
+    for on_memory, key, label, color, scale in SAMPLER_SERIES:
+        for bench in rows:
+            samples = bench.sampler.get("samples", [])
+            values = [s.get(key) for s in samples]
+            if not samples or any(v is None for v in values):
+                continue
+            ys = [float(v) / scale for v in values if v is not None]
+            if _varies(ys):
+                ts = [s["t_s"] - origin for s in samples]
+                name = label if len(rows) == 1 else f"{label} ({bench.label})"
+                series[on_memory].append((name, color, key, ts, ys))
+    panels = 1 + bool(series[False]) + bool(series[True])
+    ratios = [2] + [1] * (panels - 1)
+    fig, axes = plt.subplots(
+        panels,
+        1,
+        figsize=(10, 3.2 + 2.2 * (panels - 1)),
+        sharex=True,
+        gridspec_kw={"height_ratios": ratios},
+        squeeze=False,
+    )
+    lat = axes[0][0]
+    latencies: list[float] = []
     for bench in rows:
         rounds = bench.rounds
         points = [
@@ -183,6 +248,7 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
         ]
         if points:
             colour, marker = style(bench.label)
+            latencies += [p[1] for p in points]
             lat.scatter(
                 *zip(*points, strict=True),
                 s=4,
@@ -191,50 +257,119 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
                 color=colour,
                 marker=marker,
             )
-        samples = bench.sampler.get("samples", [])
-        if not samples:
-            continue
-        ts = [s["t_s"] - origin for s in samples]
-        for on_memory, key, label, color, scale in SAMPLER_SERIES:
-            if samples[0].get(key) is None:
-                continue
-            (mem if on_memory else cpu).plot(
-                ts,
-                [s[key] / scale for s in samples],
-                marker=".",
-                color=color,
-                label=label if bench is rows[0] else None,
-            )
     lat.set_yscale("log")
-    _plain_log_ticks(lat.yaxis)
+    _plain_log_ticks(lat.yaxis, latencies)
     lat.set_ylabel("latency (ms, log)")
     lat.set_title(title)
-    lat.legend(loc="upper right", markerscale=3)
-    cpu.set_ylabel("%")
-    cpu.set_ylim(0, 100)
-    mem.set_ylabel("MiB")
-    mem.set_xlabel("time since the first operation (s)")
-    for ax in (lat, cpu, mem):
-        ax.grid(alpha=0.3)
-        if ax is not lat and ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper right")
+    _legend_outside(lat, markerscale=3)
+    index = 1
+    for on_memory, unit in ((False, "%"), (True, "MiB")):
+        if not series[on_memory]:
+            continue
+        ax = axes[index][0]
+        index += 1
+        for name, color, _, ts, ys in series[on_memory]:
+            ax.plot(ts, ys, marker=".", color=color, label=name)
+        ax.set_ylabel(unit)
+        if unit == "%":
+            ax.set_ylim(0, 100)
+        _legend_outside(ax)
+    axes[-1][0].set_xlabel("time since the first operation (s)")
+    for row in axes:
+        row[0].grid(alpha=0.3)
+    _footer(fig, rows)
     return fig
 
 
 def footprint(benches: list[Benchmark], title: str) -> Figure:
-    labels = [f"{b.label}\n{b.fs}" for b in benches]
-    content = [(b.per_repo("footprint_content") or 0) / 1024 for b in benches]
-    allocated = [(b.per_repo("footprint_allocated") or 0) / 1024 for b in benches]
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(benches)), 4.5))
-    xs = range(len(benches))
-    ax.bar([x - 0.2 for x in xs], content, width=0.4, label="content (file bytes)")
-    ax.bar([x + 0.2 for x in xs], allocated, width=0.4, label="allocated (st_blocks)")
-    ax.set_xticks(list(xs), labels, fontsize=8)
-    ax.set_ylabel("KiB per repository")
-    ax.set_title(title)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend()
+    """Per filesystem a panel; per backend its colour: content (light) beside allocated."""
+    by_fs: dict[str, list[Benchmark]] = {}
+    for bench in benches:
+        by_fs.setdefault(bench.fs, []).append(bench)
+    width = max(len(rows) for rows in by_fs.values())
+    fig, axes = plt.subplots(
+        1,
+        len(by_fs),
+        figsize=(min(16, 1.2 + 1.0 * width * len(by_fs)), 4.2),
+        sharey=True,
+        squeeze=False,
+    )
+    for ax, (fs, rows) in zip(axes[0], by_fs.items(), strict=True):
+        xs = range(len(rows))
+        for x, bench in zip(xs, rows, strict=True):
+            colour, _ = style(bench.label)
+            content = (bench.per_repo("footprint_content") or 0) / 1024
+            allocated = (bench.per_repo("footprint_allocated") or 0) / 1024
+            ax.bar(x - 0.2, content, width=0.4, color=colour, alpha=0.35)
+            ax.bar(x + 0.2, allocated, width=0.4, color=colour)
+        ax.set_xticks(list(xs), [b.label for b in rows], fontsize=8, rotation=30, ha="right")
+        ax.set_title(fs, fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("KiB per repository (light: content, dark: allocated)")
+    fig.suptitle(title)
+    _footer(fig, benches)
     return fig
+
+
+def summary(benches: list[Benchmark]) -> Figure:
+    """The headline as a picture: per benchmark group, each backend's median time (with
+    its 95% interval) and device KiB written per repository, side by side."""
+    from vcsbench.report.headline import median_interval
+
+    groups_: dict[tuple[str, str, str], list[Benchmark]] = {}
+    for bench in benches:
+        groups_.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
+    keys = list(groups_)
+    fig, (time_ax, io_ax) = plt.subplots(
+        1, 2, figsize=(12, 1.2 + 0.32 * len(keys)), sharey=True, squeeze=True
+    )
+    labels = list(dict.fromkeys(b.label for b in benches))
+    offsets = {label: (i - (len(labels) - 1) / 2) * 0.12 for i, label in enumerate(labels)}
+    times: list[float] = []
+    for y, key in enumerate(keys):
+        for bench in groups_[key]:
+            colour, marker = style(bench.label)
+            median = bench.median_ms
+            if median is not None:
+                interval = median_interval([s * 1000 for s in bench.samples_s])
+                low, high = interval if interval else (median, median)
+                times += [low, high]
+                time_ax.errorbar(
+                    median,
+                    y + offsets[bench.label],
+                    xerr=[[median - low], [high - median]],
+                    fmt=marker,
+                    color=colour,
+                    markersize=4,
+                    capsize=2,
+                    label=None if bench.label in _seen(time_ax) else bench.label,
+                )
+            device = bench.per_repo("io_write_device")
+            if device is not None:
+                io_ax.plot(
+                    device / 1024, y + offsets[bench.label], marker, color=colour, markersize=4
+                )
+    time_ax.set_yticks(
+        range(len(keys)), [f"{op} · {payload} · {fs}" for op, payload, fs in keys], fontsize=7
+    )
+    time_ax.invert_yaxis()
+    if times:
+        time_ax.set_xscale("log")
+        _plain_log_ticks(time_ax.xaxis, times)
+    time_ax.set_xlabel("median ms per operation (95% interval), log")
+    io_ax.set_xlabel("device KiB written per repository")
+    for ax in (time_ax, io_ax):
+        ax.grid(axis="x", which="both", alpha=0.3)
+    handles, names = time_ax.get_legend_handles_labels()
+    if handles:
+        io_ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    fig.suptitle("summary: every backend per benchmark group")
+    _footer(fig, benches)
+    return fig
+
+
+def _seen(ax: Any) -> set[str]:
+    return set(ax.get_legend_handles_labels()[1])
 
 
 def write_plots(
@@ -245,6 +380,8 @@ def write_plots(
     directory.mkdir(parents=True, exist_ok=True)
     made: list[tuple[str, Path]] = []
     benches = [b for f in files for b in f.benchmarks]
+    title = "summary: every backend per benchmark group"
+    made.append((title, _save(summary(benches), directory, "summary", suffixes)[0]))
     for (op, payload, fs), rows in groups(benches).items():
         what = f"{op}, payload {payload}, fs {fs}"
         for kind, draw in (
