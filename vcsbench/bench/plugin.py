@@ -160,6 +160,7 @@ class ProgressDisplay:
         self.label = label
         self.overall = overall
         self._last = 0.0
+        self._drawn = False
 
     def __call__(self, done: int, total: int, elapsed: float) -> None:
         if self.mode == "none":
@@ -181,6 +182,10 @@ class ProgressDisplay:
             run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
             text = f"[{number}/{count}] {text}; run: {_duration(run_left)} left"
         with self._uncaptured():
+            if self.writer.width_of_current_line and not self._drawn:
+                # pytest's own output (a dot, a test id) is on this line: start a new one.
+                self.writer.line()
+            self._drawn = self.mode == "bar" and not final
             if self.mode == "bar":
                 width = 24
                 filled = int(width * done / total)
