@@ -138,24 +138,43 @@ def test_bad_option_is_one_usage_line(suite: pytest.Pytester, option: str, messa
     ]
 
 
-def test_study_on_a_few_repositories_prints_every_row(tmp_path: Path) -> None:
+def test_the_study_prints_durability_io_and_the_published_figures_beside_this_runs(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "study.json"
     result = vcsbench(
         "study", "markus2013", "--repos", "5", "--fs", f"dir:{tmp_path}", "--out", str(out)
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    for row in (
-        "create svn repos",
-        "create git repos",
-        "create + commit test.txt, svn",
-        "create + commit test.txt, git",
-        "create time, svn-fs / git-pygit2",
-        "create + commit time, svn-fs / git-pygit2",
-        "disk allocated for 10 repos",
-    ):
-        assert row in result.stdout
-    assert "119,184" in result.stdout
-    assert out.with_suffix(".md").read_text().count("svn-fs") >= 2
+    table = out.with_suffix(".md").read_text()
+    rows = {
+        tuple(cell.strip() for cell in line.split("|")[1:4]): line
+        for line in table.splitlines()
+        if line.startswith("| c")
+    }
+    durability = {
+        "git-pygit2": "no fsync (libgit2's default)",
+        "git-pygit2[fsync=true]": "fsync (libgit2 ENABLE_FSYNC_GITDIR on)",
+        "svn-fs": "fsync (Subversion's fsfs flushes every commit to disk)",
+    }
+    published = {
+        ("create", "git"): "12.1",
+        ("create", "svn"): "11.9",
+        ("create + commit test.txt", "git"): "22.3",
+        ("create + commit test.txt", "svn"): "28.5",
+    }
+    for op in ("create", "create + commit test.txt", "commit to an existing repository"):
+        for backend, stated in durability.items():
+            line = rows[(op, backend, stated)]
+            cells = [cell.strip() for cell in line.split("|")[1:-1]]
+            vcs = "svn" if backend.startswith("svn") else "git"
+            assert published.get((op, vcs), "—") == cells[6]
+            assert "—" == cells[8], "N=5: no total beside the blog's N=10,000 total"
+            assert "5" == cells[3]
+    for pair in ("svn-fs / git-pygit2", "svn-fs / git-pygit2[fsync=true]"):
+        assert f"| {pair} " in table
+    assert "logical KiB written/repo" in table and "device KiB written/repo" in table
+    assert "Durability differs between rows" in table and "2013:" in table
 
 
 def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -173,7 +174,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
-    import shlex
 
     from vcsbench.bench.engine import run_suite
     from vcsbench.measure.machine import machine_info
@@ -251,7 +251,7 @@ def _study(args: argparse.Namespace) -> int:
     tables = markus2013_tables([run])
     header = (
         f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
-        f"Results: `{out}`; command: `{' '.join(['vcsbench', *sys.argv[1:]])}`\n"
+        f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
     )
     text = header + "\n" + "\n".join(tables.values())
     markdown = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
