@@ -467,3 +467,28 @@ def test_a_benchmark_compare_fail_regression_is_one_line_and_exit_1(tmp_path: Pa
         "vcsbench: regression beyond --benchmark-compare-fail: Performance has regressed."
     ] == lines
     assert f"results: {tmp_path / 'b.json'}" in second.stdout
+
+
+def test_benchmark_histogram_draws_the_runners_samples(tmp_path: Path) -> None:
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "10",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--progress",
+        "none",
+        "--out",
+        str(tmp_path / "r.json"),
+        "--",
+        f"--benchmark-histogram={tmp_path / 'hist'}",
+    )
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    (svg,) = tmp_path.glob("hist-*.svg")
+    assert svg.read_text().lstrip().startswith("<?xml")
