@@ -12,7 +12,7 @@ bench: $(STAMP)
 test: lint unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check vcsbench tests benchmarks
+	$(VENV)/bin/ruff check vcsbench tests benchmarks examples
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(TEST_STAMP)

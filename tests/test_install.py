@@ -82,3 +82,50 @@ def test_the_installed_command_runs_the_shipped_suite(installed: Path, tmp_path:
     )
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
     assert "git-pygit2" in result.stdout and out.exists()
+
+
+USER_BENCHMARK = """
+import pytest
+
+
+@pytest.mark.vcs(backends=["git-pygit2"], repos=4)
+def test_tag_every_commit(vcsbench):
+    def prepare(r):
+        r.backend.create(r.repo)
+        r.backend.commit(r.repo, {"a.txt": b"a"}, "first", r.scratch)
+
+    def run(r):
+        r.sh("git", "--git-dir", r.repo, "tag", "v1")
+
+    def verify(r):
+        tags = r.sh("git", "--git-dir", r.repo, "tag", "--list").split()
+        return [] if tags == [b"v1"] else [f"tags: {tags}"]
+
+    vcsbench(run, prepare=prepare, verify=verify)
+"""
+
+
+def test_a_users_benchmark_outside_the_repository_lands_in_a_report(
+    installed: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "test_mine.py").write_text(USER_BENCHMARK)
+    out = tmp_path / "mine.json"
+    result = run(
+        [
+            str(installed / "bin/python"),
+            "-m",
+            "pytest",
+            "--benchmark-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--vcs-fs=dir:{tmp_path}",
+            f"--benchmark-json={out}",
+        ],
+        tmp_path,
+    )
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
+    report = run([str(installed / "bin/vcsbench"), "report", str(out)], tmp_path)
+    assert 0 == report.returncode, report.stderr
+    assert "### tag_every_commit · payload hello" in report.stdout
+    assert "| git-pygit2 |" in report.stdout

@@ -19,22 +19,22 @@ import shlex
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from vcsbench.backends import REGISTRY, split_variant
-from vcsbench.bench.operations import make_operation
+from vcsbench.backends import REGISTRY, Backend, split_variant
+from vcsbench.bench.operations import Operation, make_operation
 from vcsbench.bench.options import OPTIONS, Selection, add_options
 from vcsbench.bench.payloads import load_payload
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.io import compact, write_document
 from vcsbench.results.model import SCHEMA_VERSION, Benchmark
-from vcsbench.sandbox import Sandbox
+from vcsbench.sandbox import Sandbox, parse_fs_spec
 
 PREFIX = "vcs-"
 SELECTION = pytest.StashKey[Selection]()
@@ -87,6 +87,11 @@ def _explicit(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Check ``--vcs-*`` options up front when given: a bad value is one line, exit 4."""
+    config.addinivalue_line(
+        "markers",
+        "vcs(backends=[...], fs=[...], payload=..., repos=N): where and with what a "
+        "vcsbench benchmark runs (default: the --vcs-* options)",
+    )
     preset = _preset(config)
     if preset is not None:
         config.stash[SELECTION] = preset.selection
@@ -123,7 +128,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "vcs_session" not in metafunc.fixturenames:
         return
     _check_timer(metafunc.config)
-    cases = selection_of(metafunc.config).cases()
+    selection = selection_of(metafunc.config)
+    if "vcsbench" in metafunc.fixturenames:
+        # A user's benchmark: a case per backend variant and filesystem, from its
+        # @pytest.mark.vcs(backends=..., fs=...) or else from the --vcs-* options.
+        from vcsbench.bench.fixture import cases_for
+
+        pairs = cases_for(metafunc.definition.get_closest_marker("vcs"), selection)
+        metafunc.parametrize("vcs_backend,vcs_fs", pairs, ids=["-".join(pair) for pair in pairs])
+        return
+    cases = selection.cases()
     metafunc.parametrize("backend,op,payload,fs", cases, ids=["-".join(case) for case in cases])
 
 
@@ -228,7 +242,8 @@ class VcsSession:
 
     @contextmanager
     def sandbox(self, spec_text: str) -> Iterator[Sandbox]:
-        spec = next(s for s in self.selection.fs if s.text == spec_text)
+        known = [s for s in self.selection.fs if s.text == spec_text]
+        spec = known[0] if known else parse_fs_spec(spec_text)
         if self.selection.fs_scope == "session":
             if spec_text not in self._session_sandboxes:
                 self._session_sandboxes[spec_text] = self._stack.enter_context(
@@ -240,6 +255,28 @@ class VcsSession:
             yield sandbox
 
     def run(self, benchmark: Any, backend: str, op: str, payload: str, fs: str) -> None:
+        """One built-in operation of the matrix."""
+        self.run_operation(
+            benchmark,
+            backend,
+            fs,
+            op,
+            payload,
+            lambda vcs: make_operation(op, vcs, load_payload(payload)),
+        )
+
+    def run_operation(
+        self,
+        benchmark: Any,
+        backend: str,
+        fs: str,
+        op: str,
+        payload: str,
+        make: Callable[[Backend], Operation],
+        repos: int | None = None,
+    ) -> Benchmark | None:
+        """Run, record and keep one benchmark of ``make(backend)``'s operation; the
+        result (None with --benchmark-disable)."""
         selection = self.selection
         base, _ = split_variant(backend)
         availability = REGISTRY[base].available()
@@ -249,7 +286,7 @@ class VcsSession:
         label = f"{backend} {op} {payload} {fs}"
         benchmark.group = f"{op} {payload} {fs}"
         # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
-        rounds = 1 if benchmark.disabled else selection.repos
+        rounds = 1 if benchmark.disabled else (repos or selection.repos)
         RUNNING[:] = [label]
         try:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
@@ -259,7 +296,7 @@ class VcsSession:
                     r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{vcs.name}-{op}-{payload}"
                 )
                 run = BenchmarkRun(
-                    operation=make_operation(op, vcs, load_payload(payload)),
+                    operation=make(vcs),
                     sandbox=sandbox.info,
                     workdir=sandbox.root / slug,
                     rounds=rounds,
@@ -297,6 +334,7 @@ class VcsSession:
                 f"{result.errors} of {result.repos} operations failed ({cause})",
                 pytrace=False,
             )
+        return None if benchmark.disabled else result
 
     def _keep(self, benchmark: Any, result: Benchmark) -> None:
         """Put the benchmark in the results and write the result file at once."""
@@ -314,6 +352,19 @@ class VcsSession:
 
 
 SESSION = pytest.StashKey[VcsSession]()
+
+
+@pytest.fixture
+def vcsbench(
+    benchmark: Any, vcs_session: VcsSession, vcs_backend: str, vcs_fs: str, request: Any
+) -> Any:
+    """Time your own VCS operation with vcsbench's sandboxes, verification and metrics.
+
+    ``vcsbench(run, prepare=..., verify=...)``; see :mod:`vcsbench.bench.fixture`.
+    """
+    from vcsbench.bench.fixture import VcsBench
+
+    return VcsBench(benchmark, vcs_session, vcs_backend, vcs_fs, request)
 
 
 @pytest.fixture(scope="session")

@@ -2,15 +2,23 @@
 
 Shipped inside the package, so that an installed vcsbench runs it (``vcsbench run``);
 ``benchmarks/test_vcs.py`` in the source tree is this module under pytest's name, for
-``pytest benchmarks --benchmark-only``. The ``--vcs-*`` options select the matrix.
+``pytest --benchmark-only``. The ``--vcs-*`` options select the matrix. Each built-in
+operation goes through the same ``vcsbench`` fixture API a user's benchmark does.
 """
 
 from typing import Any
 
+from vcsbench.bench.fixture import VcsBench
 from vcsbench.bench.plugin import VcsSession
 
 
 def test_vcs(
-    benchmark: Any, vcs_session: VcsSession, backend: str, op: str, payload: str, fs: str
+    benchmark: Any,
+    vcs_session: VcsSession,
+    backend: str,
+    op: str,
+    payload: str,
+    fs: str,
+    request: Any,
 ) -> None:
-    vcs_session.run(benchmark, backend=backend, op=op, payload=payload, fs=fs)
+    VcsBench(benchmark, vcs_session, backend, fs, request).operation(op, payload)

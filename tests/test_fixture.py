@@ -1,0 +1,104 @@
+"""The vcsbench fixture: a user's own benchmark, verified and measured like the suite."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from helpers import REPO, skip_or_fail
+
+pytest_plugins = ["pytester"]
+
+
+def run_user(pytester: pytest.Pytester, source: str, *args: str) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+    pytester.makepyfile(test_user=source)
+    pytester.makeini("[pytest]\nfilterwarnings = default\n")
+    out = pytester.path / "out.json"
+    result = pytester.runpytest_subprocess(
+        "--benchmark-only",
+        f"--benchmark-json={out}",
+        "-p",
+        "no:cacheprovider",
+        f"--vcs-fs=dir:{pytester.path}",
+        "--vcs-repos=5",
+        *args,
+    )
+    return result, json.loads(out.read_text()) if out.exists() else {}
+
+
+KNOWN_WORK = """
+import pytest
+
+
+@pytest.mark.vcs(backends=["svn-fs", "git-cli"])
+def test_known_bytes(vcsbench):
+    def run(r):
+        r.repo.mkdir()
+        (r.repo / "f").write_bytes(b"x" * 8192)
+
+    def verify(r):
+        return [] if (r.repo / "f").stat().st_size == 8192 else ["short"]
+
+    vcsbench(run, verify=verify)
+"""
+
+
+def test_a_users_operation_is_measured_per_backend_and_verified(pytester: pytest.Pytester) -> None:
+    result, document = run_user(pytester, KNOWN_WORK)
+    result.assert_outcomes(passed=2)
+    infos = [b["extra_info"]["vcsbench"] for b in document["benchmarks"]]
+    assert ["svn-fs", "git-cli"] == [i["backend"]["name"] for i in infos]
+    for info in infos:
+        assert "known_bytes" == info["op"] and 5 == info["verified"] and 0 == info["errors"]
+        assert 8192 == info["metrics"]["footprint_content"]["per_repo"]
+        assert [8192.0] * 5 == info["rounds"]["values"]["io_write_syscall"]
+
+
+SABOTAGED = KNOWN_WORK.replace('b"x" * 8192', 'b"x" * 100')
+
+
+def test_a_sabotaged_user_operation_fails_its_verification(pytester: pytest.Pytester) -> None:
+    result, document = run_user(pytester, SABOTAGED)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*5 of 5 operations failed (first, round 0: verify: short)*"])
+    assert [] == document.get("benchmarks", [])
+
+
+def test_verify_is_required(pytester: pytest.Pytester) -> None:
+    source = KNOWN_WORK.replace("vcsbench(run, verify=verify)", "vcsbench(run, verify=None)")
+    result, _ = run_user(pytester, source)
+    result.stdout.fnmatch_lines(["*needs verify=: every timed operation is verified*"])
+
+
+def test_the_examples_run_at_small_n() -> None:
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        skip_or_fail("the gc example runs on ext4 and xfs sandboxes, which need root")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "examples",
+            "--benchmark-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--vcs-repos=2",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert 0 == result.returncode, result.stdout[-3000:]
+    assert "5 passed" in result.stdout.strip().splitlines()[-1]
+
+
+def test_every_example_is_short() -> None:
+    for path in (REPO / "examples").glob("test_*.py"):
+        assert len(path.read_text().splitlines()) <= 30, path

@@ -1,0 +1,187 @@
+"""The ``vcsbench`` fixture: your own VCS benchmark in a few lines, measured like the suite.
+
+::
+
+    import pytest
+
+    @pytest.mark.vcs(backends=["git-cli"], fs=["ext4", "xfs"])
+    def test_gc_after_history(vcsbench):
+        def prepare(r):                  # untimed: make what the operation needs
+            r.backend.create(r.repo)
+            for i in range(50):
+                r.backend.commit(r.repo, {"log.txt": b"%d" % i}, f"c{i}", r.scratch)
+
+        def run(r):                      # timed: the operation alone
+            r.sh("git", "-C", r.repo, "gc", "-q")
+
+        def verify(r):                   # untimed: what should hold afterwards
+            return r.backend.verify(r.repo, {"log.txt": b"49"})
+
+        vcsbench(run, prepare=prepare, verify=verify)
+
+Each case (backend variant x filesystem, from ``@pytest.mark.vcs`` or the ``--vcs-*``
+options) runs ``--vcs-repos`` rounds, each in a fresh repository of a fresh sandbox; the
+result -- time from the one clock, CPU, IO at the process and the device, footprint,
+floor, errors -- goes into the same result file, report and compare as the suite's.
+Every round is verified; ``verify`` is required (a failed round is an error, never a
+fast sample). The built-in operations go through :meth:`VcsBench.operation`, the same
+path.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vcsbench.backends import REGISTRY, Backend, split_variant
+from vcsbench.backends.base import Files, ToolError
+from vcsbench.bench.operations import Operation, RoundPaths, make_operation
+from vcsbench.bench.payloads import Payload, load_payload
+from vcsbench.errors import VcsbenchError
+
+if TYPE_CHECKING:
+    from vcsbench.bench.options import Selection
+    from vcsbench.bench.plugin import VcsSession
+    from vcsbench.results.model import Benchmark
+
+
+@dataclass(frozen=True)
+class Round:
+    """What a user's callables get: the round's paths, the backend and the payload."""
+
+    repo: Path
+    checkout: Path
+    scratch: Path
+    backend: Backend
+    payload: Payload
+    index: int
+
+    @property
+    def files(self) -> Files:
+        return self.payload.files
+
+    def sh(self, *argv: str | Path) -> bytes:
+        """Run a command (no shell); its stdout, or :class:`ToolError` with its stderr."""
+        proc = subprocess.run([str(a) for a in argv], capture_output=True, check=False)
+        if proc.returncode != 0:
+            raise ToolError(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode().strip()}")
+        return proc.stdout
+
+
+Step = Callable[[Round], object]
+Check = Callable[[Round], Sequence[str]]
+
+
+class CallableOperation(Operation):
+    """An operation made of a user's callables."""
+
+    needs = frozenset()
+
+    def __init__(
+        self,
+        name: str,
+        backend: Backend,
+        payload: Payload,
+        run: Step,
+        prepare: Step | None,
+        verify: Check,
+        measured: Callable[[Round], list[Path]] | None,
+    ) -> None:
+        super().__init__(backend, payload)
+        self.name = name  # type: ignore[misc]
+        self._run, self._prepare, self._verify, self._measured = run, prepare, verify, measured
+        self._index = 0
+
+    def _round(self, paths: RoundPaths) -> Round:
+        index = int(paths.repo.name.lstrip("r") or 0)
+        return Round(paths.repo, paths.checkout, paths.scratch, self.backend, self.payload, index)
+
+    def prepare(self, paths: RoundPaths) -> None:
+        if self._prepare is not None:
+            self._prepare(self._round(paths))
+
+    def run(self, paths: RoundPaths) -> None:
+        self._run(self._round(paths))
+
+    def expected(self) -> Files:
+        return {}
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        return [str(problem) for problem in self._verify(self._round(paths))]
+
+    def measured(self, paths: RoundPaths) -> list[Path]:
+        if self._measured is not None:
+            return self._measured(self._round(paths))
+        return [paths.repo, paths.checkout]
+
+
+class VcsBench:
+    """The ``vcsbench`` fixture of one case (backend variant, filesystem)."""
+
+    def __init__(
+        self, benchmark: Any, session: VcsSession, backend: str, fs: str, request: Any
+    ) -> None:
+        self.benchmark = benchmark
+        self.session = session
+        self.backend_name = backend
+        self.fs = fs
+        marker = request.node.get_closest_marker("vcs")
+        self.payload_name: str = (marker.kwargs.get("payload") if marker else None) or "hello"
+        self.repos: int | None = marker.kwargs.get("repos") if marker else None
+        self.name = request.node.originalname.removeprefix("test_")
+        self.result: Benchmark | None = None
+        """The benchmark's result once it ran (None with --benchmark-disable)."""
+
+    def __call__(
+        self,
+        run: Step,
+        *,
+        verify: Check,
+        prepare: Step | None = None,
+        measured: Callable[[Round], list[Path]] | None = None,
+        name: str | None = None,
+    ) -> Benchmark | None:
+        """Time ``run`` in every round, after an untimed ``prepare``, then ``verify``
+        (problems as strings; empty: the round is good). ``measured`` names the paths
+        whose footprint counts (default: the repository and the checkout)."""
+        if not callable(verify):
+            raise VcsbenchError("vcsbench(...) needs verify=: every timed operation is verified")
+        op_name = name or self.name
+        payload = load_payload(self.payload_name)
+        self.result = self.session.run_operation(
+            self.benchmark,
+            self.backend_name,
+            self.fs,
+            op_name,
+            self.payload_name,
+            lambda vcs: CallableOperation(op_name, vcs, payload, run, prepare, verify, measured),
+            self.repos,
+        )
+        return self.result
+
+    def operation(self, op: str, payload: str) -> Benchmark | None:
+        """One of the built-in operations (``create``, ``commit``, ...), as the suite runs it."""
+        self.result = self.session.run_operation(
+            self.benchmark,
+            self.backend_name,
+            self.fs,
+            op,
+            payload,
+            lambda vcs: make_operation(op, vcs, load_payload(payload)),
+        )
+        return self.result
+
+
+def cases_for(marker: Any, selection: Selection) -> list[tuple[str, str]]:
+    """(backend variant, fs spec) pairs of a user's benchmark."""
+    backends = list(marker.kwargs.get("backends", [])) if marker else []
+    specs = list(marker.kwargs.get("fs", [])) if marker else []
+    backends = backends or list(selection.backends)
+    fs = specs or [spec.text for spec in selection.fs]
+    for name in backends:
+        if split_variant(name)[0] not in REGISTRY:
+            raise VcsbenchError(f"@pytest.mark.vcs: unknown backend {name!r}")
+    return [(b, f) for f in fs for b in backends]
