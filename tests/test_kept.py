@@ -144,6 +144,9 @@ def test_a_report_of_three_machines_names_the_machine_of_every_row(tmp_path: Pat
     column = [cell.strip() for cell in header.split("|")].index("machine")
     rows = [line for line in lines if line.startswith("| git-pygit2")]
     assert ["A", "B", "C"] == [row.split("|")[column].strip() for row in rows]
+    headline = [line for line in lines if line.startswith("| create+commit | hello")]
+    for label in ("A", "B", "C"):
+        assert any(f"| machine {label} " in line for line in headline), headline
 
 
 def test_results_in_another_unit_are_not_merged(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ written and allocated bytes per repository are shown beside, as values.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
 from vcsbench.results.model import Benchmark
@@ -48,18 +49,33 @@ def time_cell(bench: Benchmark, fastest: Benchmark) -> str:
     return f"{fmt_ms(median)} ms, {ratio:.2f}x{spread}"
 
 
-def headline(grouped: dict[tuple[str, str, str], list[Benchmark]], fmt: str = "md") -> list[str]:
-    """Three tables (time, device KiB written, allocated KiB), a column per backend."""
+def headline(
+    grouped: dict[tuple[str, str, str], list[Benchmark]],
+    fmt: str = "md",
+    origin: Callable[[Benchmark], str] | None = None,
+) -> list[str]:
+    """Three tables (time, device KiB written, allocated KiB), a column per backend.
+
+    ``origin`` names where a benchmark came from (machine, run) when the inputs differ
+    in that: each group then has a row per origin, the fastest taken within it.
+    """
     labels = list(dict.fromkeys(b.label for rows in grouped.values() for b in rows))
     if not labels:
         return []
-    header = ["operation", "payload", "fs", *labels]
+    header = ["operation", "payload", "fs", *(["from"] if origin else []), *labels]
+    text_columns = len(header) - len(labels)
     time_rows, device_rows, allocated_rows = [], [], []
-    for (op, payload, fs), rows in grouped.items():
+    split: list[tuple[list[str], list[Benchmark]]] = []
+    for (op, payload, fs), group in grouped.items():
+        if origin is None:
+            split.append(([op, payload, fs], group))
+            continue
+        for where in dict.fromkeys(origin(b) for b in group):
+            split.append(([op, payload, fs, where], [b for b in group if origin(b) == where]))
+    for lead, rows in split:
         by_label = {b.label: b for b in rows}
         timed = [b for b in rows if b.median_ms is not None]
         fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
-        lead = [op, payload, fs]
         time_rows.append(
             lead
             + [
@@ -88,13 +104,13 @@ def headline(grouped: dict[tuple[str, str, str], list[Benchmark]], fmt: str = "m
     return [
         "Time per operation: median, and its ratio to the group's fastest with a 95% interval.",
         "",
-        render_rows(header, time_rows, fmt, text_columns=3),
+        render_rows(header, time_rows, fmt, text_columns=text_columns),
         "",
         "Device KiB written per repository (journal, metadata and writeback included).",
         "",
-        render_rows(header, device_rows, fmt, text_columns=3),
+        render_rows(header, device_rows, fmt, text_columns=text_columns),
         "",
         "Allocated KiB per repository.",
         "",
-        render_rows(header, allocated_rows, fmt, text_columns=3),
+        render_rows(header, allocated_rows, fmt, text_columns=text_columns),
     ]

@@ -10,7 +10,7 @@ import csv
 import html
 import io
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tabulate import tabulate
@@ -74,9 +74,9 @@ def spread_flag(bench: Benchmark) -> str:
 def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
     """A run label per result file, where two files hold the same benchmark (variant, op,
     payload, fs): rows must then say which run they are."""
-    seen: dict[tuple[str, str, str, str], set[str]] = {}
-    for bench in benches:
-        seen.setdefault(bench.key, set()).add(bench.source)
+    seen: dict[tuple[str, str, str, str, str], set[str]] = {}
+    for bench in benches:  # the same benchmark on the same machine in several files
+        seen.setdefault((*bench.key, bench.machine), set()).add(bench.source)
     if all(len(sources) < 2 for sources in seen.values()):
         return {}
     sources = list(dict.fromkeys(b.source for b in benches))
@@ -111,6 +111,22 @@ def check_units(benches: Iterable[Benchmark]) -> None:
                     f"{bench.source}: {bench.name} records {name} in {value.unit!r}, not "
                     f"{METRICS[name].unit!r}; results in other units are not merged"
                 )
+
+
+def origin_of(machines: dict[str, str], runs: dict[str, str]) -> Callable[[Benchmark], str] | None:
+    """Where a row came from (machine, run), when the inputs differ in that."""
+    if not machines and not runs:
+        return None
+
+    def origin(bench: Benchmark) -> str:
+        parts = []
+        if machines:
+            parts.append(f"machine {machines[bench.machine]}")
+        if runs:
+            parts.append(f"run {runs[bench.source]}")
+        return ", ".join(parts)
+
+    return origin
 
 
 def table_rows(
@@ -244,7 +260,7 @@ def render(
         parts.append("\nHeadline\n--------\n")
     else:
         parts.append("\n% Headline")
-    parts.extend(headline(grouped, fmt))
+    parts.extend(headline(grouped, fmt, origin_of(machines, runs)))
     if fmt in ("md", "github"):
         parts.append("\n## Details\n")
     parts.append(_legend(fmt))
@@ -435,7 +451,7 @@ def _html(
         f"<p class='warn'>warning: {esc(w)}</p>" for w in stability_warnings(benches, cpu_count)
     )
     body.append('<h2 id="headline">Headline</h2>')
-    for piece in headline(grouped, "html"):
+    for piece in headline(grouped, "html", origin_of(machines, runs)):
         if piece.startswith("<table"):
             body.append(piece)
         elif piece:
