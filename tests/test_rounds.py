@@ -179,3 +179,10 @@ def test_more_repositories_than_free_inodes_are_refused_in_one_line(
         assert sandbox.info is not None
         with pytest.raises(VcsbenchError, match=r"--repos 100,000,000 cannot fit in the ext4"):
             BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", 100_000_000)
+
+
+def test_a_filesystem_without_an_inode_table_is_not_refused(root: None, tmp_path: Path) -> None:
+    with sandbox_for("btrfs:size=256M", tmp_path) as sandbox:
+        assert 0 == os.statvfs(sandbox.root).f_files
+        bench = run_known(sandbox, rounds=3)
+    assert 3 == len(bench.samples_s)

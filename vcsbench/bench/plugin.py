@@ -321,7 +321,11 @@ class VcsSession:
                         raise
                 result = run.finish(vcs.describe())
         except VcsbenchError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            failure = str(exc)
+        else:
+            failure = ""
+        if failure:
+            pytest.fail(failure, pytrace=False)
         if not benchmark.disabled:
             self._keep(benchmark, result)
         if interrupted is not None:
