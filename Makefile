@@ -44,7 +44,7 @@ reference: $(STAMP)
 	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4,xfs,btrfs --vcs-repos 200 --benchmark-json $(REF)/matrix.json.gz
 	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4 --vcs-payloads many-files,large --vcs-repos 20 --benchmark-json $(REF)/large-payloads.json.gz
 	rm -rf $(REF)/plots
-	$(VENV)/bin/vcsbench report $(REF)/matrix.json.gz $(REF)/large-payloads.json.gz --format md --plots $(REF)/plots --out $(REF)
+	$(VENV)/bin/vcsbench report $(REF)/matrix.json.gz $(REF)/large-payloads.json.gz --format md --plots $(REF)/plots --plot-kinds summary,latency,footprint --out $(REF)
 	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json.gz $(REF)/markus2013-ext4.json.gz > $(REF)/compare-markus2013-tmpfs-ext4.txt
 	$(VENV)/bin/vcsbench run --backends 'git-cli,git-cli[template=empty]' --ops create+commit --payloads hello --repos 200 --fs tmpfs --progress none --out $(REF)/git-cli-templates.json.gz
 	$(VENV)/bin/vcsbench report $(REF)/git-cli-templates.json.gz > $(REF)/git-cli-templates.md

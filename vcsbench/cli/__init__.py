@@ -296,6 +296,18 @@ def _interrupted(out: Path | None = None, run: Run | None = None) -> int:
     return 128 + signum
 
 
+def _plot_kinds(text: str) -> tuple[str, ...]:
+    from vcsbench.report.plots import PLOT_KINDS
+
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if kinds == ("all",):
+        return PLOT_KINDS
+    unknown = [k for k in kinds if k not in PLOT_KINDS]
+    if unknown or not kinds:
+        raise VcsbenchError(f"--plot-kinds {text!r}: use some of {', '.join(PLOT_KINDS)}, or all")
+    return kinds
+
+
 def _report(args: argparse.Namespace) -> int:
     import base64
 
@@ -309,7 +321,7 @@ def _report(args: argparse.Namespace) -> int:
         from vcsbench.report.plots import write_plots
 
         try:
-            written = write_plots(files, plot_dir, args.plot_format)
+            written = write_plots(files, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds))
         except OSError as exc:
             raise VcsbenchError(
                 f"--plots {plot_dir}: cannot be written ({exc.strerror or exc}); give a "
@@ -468,6 +480,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["png", "svg"],
         default="png",
         help="png (default), or svg: PNG and SVG of every plot",
+    )
+    report.add_argument(
+        "--plot-kinds",
+        default="all",
+        metavar="LIST",
+        help="which plots: summary, latency, cdf, timeline, footprint (default: all)",
     )
     report.add_argument("--baseline", help="backend variant to add a ratio column against")
     report.set_defaults(func=_report)
