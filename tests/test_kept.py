@@ -75,7 +75,7 @@ def test_a_signal_mid_benchmark_keeps_its_finished_rounds_as_partial(
     (bench,) = load(out).benchmarks
     assert bench.partial and 100_000 == bench.rounds_asked
     assert 0 < bench.repos < 100_000 and bench.repos == len(bench.samples_s)
-    assert f"1 finished benchmark(s) kept in {out}" in output
+    assert f"1 benchmark(s) kept in {out}, 1 of them partial" in output
     assert "of 100,000 (partial)" in vcsbench("report", str(out)).stdout
 
 

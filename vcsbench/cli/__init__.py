@@ -288,7 +288,10 @@ def _interrupted(out: Path | None = None, run: Run | None = None) -> int:
     )
     kept = "no results written"
     if run is not None and out is not None:
-        kept = f"{len(run.benchmarks)} finished benchmark(s) kept in {out}"
+        partial = sum(b.partial for b in run.benchmarks)
+        kept = f"{len(run.benchmarks)} benchmark(s) kept in {out}" + (
+            f", {partial} of them partial" if partial else ""
+        )
     print(
         f"vcsbench: interrupted by {signal.Signals(signum).name}{where}; {torn}, {left}; {kept}",
         file=sys.stderr,

@@ -489,7 +489,7 @@ def summary(files: list[Run]) -> str:
                 bench.op,
                 bench.payload.name,
                 bench.fs,
-                bench.repos,
+                bench.repos_text,
                 fmt_ms(median),
                 spread_text(bench),
                 f"{1000 / median:,.0f}" if median else "—",
