@@ -30,14 +30,13 @@ path.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vcsbench.backends import REGISTRY, Backend, split_variant
-from vcsbench.backends.base import Files, ToolError
+from vcsbench.backends.base import Files, run_tool
 from vcsbench.bench.operations import Operation, RoundPaths, make_operation
 from vcsbench.bench.payloads import Payload, load_payload
 from vcsbench.errors import VcsbenchError
@@ -65,10 +64,7 @@ class Round:
 
     def sh(self, *argv: str | Path) -> bytes:
         """Run a command (no shell); its stdout, or :class:`ToolError` with its stderr."""
-        proc = subprocess.run([str(a) for a in argv], capture_output=True, check=False)
-        if proc.returncode != 0:
-            raise ToolError(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode().strip()}")
-        return proc.stdout
+        return run_tool([str(a) for a in argv])
 
 
 Step = Callable[[Round], object]
@@ -93,15 +89,21 @@ class CallableOperation(Operation):
         super().__init__(backend, payload)
         self.name = name  # type: ignore[misc]
         self._run, self._prepare, self._verify, self._measured = run, prepare, verify, measured
-        self._index = 0
+        self._current: Round | None = None
 
     def _round(self, paths: RoundPaths) -> Round:
-        index = int(paths.repo.name.lstrip("r") or 0)
-        return Round(paths.repo, paths.checkout, paths.scratch, self.backend, self.payload, index)
+        if self._current is None or self._current.repo != paths.repo:
+            index = int(paths.repo.name.lstrip("r") or 0)
+            self._current = Round(
+                paths.repo, paths.checkout, paths.scratch, self.backend, self.payload, index
+            )
+        return self._current
 
     def prepare(self, paths: RoundPaths) -> None:
+        # The round's handle is made here, untimed; run() only looks it up.
+        round_ = self._round(paths)
         if self._prepare is not None:
-            self._prepare(self._round(paths))
+            self._prepare(round_)
 
     def run(self, paths: RoundPaths) -> None:
         self._run(self._round(paths))

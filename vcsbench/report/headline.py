@@ -49,6 +49,14 @@ def time_cell(bench: Benchmark, fastest: Benchmark) -> str:
     return f"{fmt_ms(median)} ms, {ratio:.2f}x{spread}"
 
 
+def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) -> list[str]:
+    """A registry metric per repository, a cell per backend label ("—" where absent)."""
+    return [
+        fmt_metric(name, by_label[label].per_repo(name)) if label in by_label else "—"
+        for label in labels
+    ]
+
+
 def headline(
     grouped: dict[tuple[str, str, str], list[Benchmark]],
     fmt: str = "md",
@@ -83,24 +91,8 @@ def headline(
                 for label in labels
             ]
         )
-        device_rows.append(
-            lead
-            + [
-                fmt_metric("io_write_device", by_label[label].per_repo("io_write_device"))
-                if label in by_label
-                else "—"
-                for label in labels
-            ]
-        )
-        allocated_rows.append(
-            lead
-            + [
-                fmt_metric("footprint_allocated", by_label[label].per_repo("footprint_allocated"))
-                if label in by_label
-                else "—"
-                for label in labels
-            ]
-        )
+        device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
+        allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
     return [
         "Time per operation: median, and its ratio to the group's fastest with a 95% interval.",
         "",

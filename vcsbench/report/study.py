@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.results.model import Benchmark, Run
 
-MB = 1e6
-
 
 @dataclass(frozen=True)
 class Published:

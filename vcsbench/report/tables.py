@@ -66,11 +66,6 @@ def spread_text(bench: Benchmark) -> str:
     return f"{pct:.0f}%" + (" wide" if pct > 100 * WIDE_SPREAD else "")
 
 
-def spread_flag(bench: Benchmark) -> str:
-    pct = spread_pct(bench)
-    return f" (wide: IQR {pct:.0f}%)" if pct is not None and pct > 100 * WIDE_SPREAD else ""
-
-
 def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
     """A run label per result file, where two files hold the same benchmark (variant, op,
     payload, fs): rows must then say which run they are."""
