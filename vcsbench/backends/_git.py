@@ -57,8 +57,22 @@ class TemplateDir:
             self._empty = None
 
 
-def read_with_git_cli(git_dir: Path, paths: list[str]) -> dict[str, bytes | None]:
+def git_dir_of(path: Path) -> Path:
+    """The git directory of a bare repository or of a clone with a work tree."""
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def loose_objects(path: Path) -> int:
+    """Loose object files in the repository, counted in its object directory."""
+    objects = git_dir_of(path) / "objects"
+    return sum(
+        1 for fan in objects.iterdir() if len(fan.name) == 2 and fan.is_dir() for _ in fan.iterdir()
+    )
+
+
+def read_with_git_cli(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
     """Contents of ``paths`` at HEAD, read by ``git cat-file --batch`` (one process)."""
+    git_dir = git_dir_of(repo)
     request = b"".join(b"HEAD:" + p.encode() + b"\n" for p in paths)
     out = run_tool(
         ["git", "--git-dir", str(git_dir), "cat-file", "--batch"], env=git_env(), stdin=request
@@ -111,3 +125,13 @@ class GitBackend(Backend):
 
     def close(self) -> None:
         self.template.close()
+
+    def storage_problems(self, path: Path) -> list[str]:
+        objects = git_dir_of(path) / "objects"
+        problems = []
+        loose = loose_objects(path)
+        if loose:
+            problems.append(f"{loose} loose objects left in {objects}")
+        if not any((objects / "pack").glob("pack-*.pack")):
+            problems.append(f"no pack in {objects / 'pack'}")
+        return problems

@@ -87,6 +87,28 @@ def read_with_svnadmin_dump(repo: Path, paths: list[str]) -> dict[str, bytes | N
     return {rel: tree.get(rel) for rel in paths}
 
 
+def unpacked_shards(repo: Path) -> list[str]:
+    """Full FSFS shards that are not packed, read from ``db/format`` and ``db/current``.
+
+    ``svnadmin pack`` packs only full shards (``layout sharded N``: N revisions each);
+    a repository with fewer than N + 1 revisions has nothing to pack.
+    """
+    db = repo / "db"
+    lines = (db / "format").read_text().splitlines()
+    layout = [line for line in lines if line.startswith("layout")]
+    if not layout or layout[0].split()[1] != "sharded":
+        return [f"{db / 'format'} has no sharded layout, so nothing can be packed"]
+    shard_size = int(layout[0].split()[2])
+    youngest = int((db / "current").read_text().split()[0])
+    problems = []
+    for shard in range((youngest + 1) // shard_size):
+        revs = db / "revs"
+        if not (revs / f"{shard}.pack" / "pack").is_file() or (revs / str(shard)).exists():
+            first, last = shard * shard_size, (shard + 1) * shard_size - 1
+            problems.append(f"shard {shard} (r{first}-r{last}) is not packed")
+    return problems
+
+
 def parents_of(files: list[str]) -> list[str]:
     """Every directory that must exist for ``files``, parents before children."""
     dirs: set[str] = set()
@@ -133,3 +155,6 @@ class SvnBackend(Backend):
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_svnadmin_dump, path, files)
+
+    def storage_problems(self, path: Path) -> list[str]:
+        return unpacked_shards(path)

@@ -42,6 +42,9 @@ from typing import ClassVar
 
 from vcsbench.errors import VcsbenchError
 
+CAPABILITIES = ("create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc")
+"""Every primitive call a backend can implement; each is a method of :class:`Backend`."""
+
 Files = Mapping[str, bytes]
 """Relative POSIX paths (``dir/name.txt``) to file contents."""
 
@@ -75,7 +78,7 @@ class Backend(abc.ABC):
     apt_packages: ClassVar[tuple[str, ...]] = ()
     """Debian packages this access path needs (the bootstrap installs them)."""
     capabilities: ClassVar[frozenset[str]] = frozenset({"create", "commit", "checkout"})
-    """Which of the primitive calls below this backend implements."""
+    """Which of the primitive calls below this backend implements (of ``CAPABILITIES``)."""
     description: ClassVar[str] = ""
     """One line for the README's table: how this path writes."""
     verifier: ClassVar[str] = ""
@@ -164,6 +167,46 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Materialise the newest revision of the repository into new directory ``target``."""
+
+    # The calls below are optional: a backend implements those it lists in
+    # ``capabilities``; an operation that needs one runs only on backends that have it.
+
+    def clone(self, path: Path, target: Path, scratch: Path) -> None:
+        """A full copy of the repository with a work tree at new directory ``target``."""
+        raise NotImplementedError(f"{self.name} has no clone")
+
+    def working_copy(self, path: Path, target: Path, scratch: Path) -> None:
+        """What ``update`` and ``status`` work on: a clone where the VCS has one (git),
+        otherwise a checkout (svn)."""
+        if "clone" in self.capabilities:
+            self.clone(path, target, scratch)
+        else:
+            self.checkout(path, target, scratch)
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        """Bring the working copy ``wc`` to the repository's newest revision."""
+        raise NotImplementedError(f"{self.name} has no update")
+
+    def log(self, path: Path) -> list[str]:
+        """Every revision's log message, newest first (Subversion's r0 has none)."""
+        raise NotImplementedError(f"{self.name} has no log")
+
+    def status(self, wc: Path) -> dict[str, str]:
+        """What changed in working copy ``wc``: relative path -> ``M`` (modified), ``?``
+        (not under version control), ``A`` (added), ``D`` (deleted)."""
+        raise NotImplementedError(f"{self.name} has no status")
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        """The newest revision against its parent, as a unified diff."""
+        raise NotImplementedError(f"{self.name} has no diff")
+
+    def gc(self, path: Path) -> None:
+        """Repack the repository's storage (``git gc``, ``svnadmin pack``)."""
+        raise NotImplementedError(f"{self.name} has no gc")
+
+    def storage_problems(self, path: Path) -> list[str]:
+        """After ``gc``: what is left unpacked, read from the files themselves."""
+        return []
 
     @staticmethod
     def checkout_ignores() -> frozenset[str]:

@@ -28,6 +28,9 @@ class GitCli(GitBackend):
     apt_packages = ("git",)
     description = "`git init` / `git add` / `git commit` subprocesses with a work tree"
     verifier = "libgit2 (pygit2)"
+    capabilities = frozenset(
+        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc"}
+    )
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "core.fsync": ""}
 
     def check_options(self) -> None:
@@ -73,3 +76,33 @@ class GitCli(GitBackend):
             self._git("-C", str(path), "worktree", "add", "-q", "--detach", str(target)),
             env=self._env,
         )
+
+    def clone(self, path: Path, target: Path, scratch: Path) -> None:
+        # A local path: git's own local clone (object files hard-linked where it can).
+        run_tool(self._git("clone", "-q", str(path), str(target)), env=self._env)
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        run_tool(self._git("-C", str(wc), "pull", "-q", "--ff-only"), env=self._env)
+
+    def log(self, path: Path) -> list[str]:
+        out = run_tool(self._git("-C", str(path), "log", "-z", "--format=%B"), env=self._env)
+        return [entry.decode().strip() for entry in out.split(b"\0") if entry.strip()]
+
+    def status(self, wc: Path) -> dict[str, str]:
+        out = run_tool(
+            self._git("-C", str(wc), "status", "--porcelain=v1", "-z", "--untracked-files=all"),
+            env=self._env,
+        )
+        changes: dict[str, str] = {}
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            code, rel = entry[:2].decode(), entry[3:].decode()
+            changes[rel] = "?" if code == "??" else (code[1] if code[1] != " " else code[0])
+        return changes
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        return run_tool(self._git("-C", str(path), "diff", "HEAD~1", "HEAD"), env=self._env)
+
+    def gc(self, path: Path) -> None:
+        run_tool(self._git("-C", str(path), "gc", "-q"), env=self._env)

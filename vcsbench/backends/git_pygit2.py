@@ -39,6 +39,9 @@ class GitPygit2(GitBackend):
     apt_packages = ("git",)
     description = "libgit2 in-process (pygit2), bare repository, objects written directly"
     verifier = "`git cat-file --batch`"
+    capabilities = frozenset(
+        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
+    )
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
@@ -126,3 +129,48 @@ class GitPygit2(GitBackend):
             strategy=pygit2.enums.CheckoutStrategy.FORCE
             | pygit2.enums.CheckoutStrategy.DONT_UPDATE_INDEX,
         )
+
+    def clone(self, path: Path, target: Path, scratch: Path) -> None:
+        import pygit2
+
+        pygit2.clone_repository(str(path), str(target))
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        """Fetch from origin and fast-forward the branch and work tree (``pull --ff-only``)."""
+        import pygit2
+
+        repo = pygit2.Repository(str(wc))
+        repo.remotes["origin"].fetch()
+        fetched = repo.lookup_reference(f"refs/remotes/origin/{repo.head.shorthand}").target
+        repo.checkout_tree(repo[fetched])  # type: ignore[no-untyped-call]
+        repo.head.set_target(fetched)
+
+    def log(self, path: Path) -> list[str]:
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        walker = repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+        return [commit.message.strip() for commit in walker]
+
+    def status(self, wc: Path) -> dict[str, str]:
+        import pygit2
+
+        flags = pygit2.enums.FileStatus
+        codes = (
+            (flags.WT_NEW, "?"),
+            (flags.WT_MODIFIED | flags.INDEX_MODIFIED, "M"),
+            (flags.INDEX_NEW, "A"),
+            (flags.WT_DELETED | flags.INDEX_DELETED, "D"),
+        )
+        changes: dict[str, str] = {}
+        for rel, flag in pygit2.Repository(str(wc)).status().items():
+            changes[rel] = next((code for mask, code in codes if flag & mask), str(int(flag)))
+        return changes
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        head = repo.head.peel(pygit2.Commit)
+        patches = repo.diff(head.parents[0], head)
+        return b"".join(patch.data for patch in patches if patch is not None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 from urllib.parse import quote
+from xml.etree import ElementTree
 
 from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
 from vcsbench.backends.base import (
@@ -34,6 +35,9 @@ class SvnCli(SvnBackend):
     apt_packages = ("subversion",)
     description = "`svnadmin create`; `svnlook tree` + one `svnmucc` of mkdir/put actions"
     verifier = "`svnadmin dump -r HEAD`"
+    capabilities = frozenset(
+        {"create", "commit", "checkout", "update", "log", "status", "diff", "gc"}
+    )
 
     @classmethod
     def available(cls) -> Availability:
@@ -75,3 +79,24 @@ class SvnCli(SvnBackend):
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         run_tool(["svn", "checkout", "-q", *self._client_args(), file_url(path), str(target)])
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        run_tool(["svn", "update", "-q", *self._client_args(), str(wc)])
+
+    def log(self, path: Path) -> list[str]:
+        argv = ["svn", "log", "--xml", "-r", "HEAD:1", *self._client_args(), file_url(path)]
+        out = run_tool(argv)
+        return [entry.findtext("msg") or "" for entry in ElementTree.fromstring(out)]
+
+    def status(self, wc: Path) -> dict[str, str]:
+        # Relative paths when run inside the working copy; the path starts in column 8.
+        out = run_tool(["svn", "status", *self._client_args()], cwd=wc).decode()
+        return {line[8:]: line[0] for line in out.splitlines() if line[:1].strip()}
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        """``svnlook diff``: the newest revision against its parent, read on the server
+        (``svn diff -c`` needs the revision number, which would cost a second process)."""
+        return run_tool(["svnlook", "diff", str(path)])
+
+    def gc(self, path: Path) -> None:
+        run_tool(["svnadmin", "pack", "-q", str(path)])

@@ -19,6 +19,9 @@ class SvnFs(SvnBackend):
     apt_packages = ("python3-subversion", "subversion")
     description = "`svn.repos.create` + fs transaction through the SWIG bindings, no working copy"
     verifier = "`svnadmin dump -r HEAD`"
+    # No gc: the 1.14 SWIG wrappers of svn_repos_fs_pack2 and svn_fs_pack fail with
+    # "returned NULL without setting an exception"; svn-cli packs with svnadmin pack.
+    capabilities = frozenset({"create", "commit", "checkout", "log"})
 
     @classmethod
     def available(cls) -> Availability:
@@ -121,3 +124,20 @@ class SvnFs(SvnBackend):
             else:
                 stream = svn.core.Stream(svn.fs.file_contents(root, child, pool))
                 local.write_bytes(stream.read())
+
+    def log(self, path: Path) -> list[str]:
+        """Each revision's ``svn:log`` property, youngest to r1, through the fs API."""
+        import svn.core
+        import svn.fs
+        import svn.repos
+
+        pool = svn.core.Pool()
+        try:
+            fs = svn.repos.fs(svn.repos.open(str(path), pool))
+            messages = []
+            for rev in range(svn.fs.youngest_rev(fs, pool), 0, -1):
+                value = svn.fs.revision_prop(fs, rev, "svn:log", pool)
+                messages.append(value.decode() if isinstance(value, bytes) else str(value or ""))
+            return messages
+        finally:
+            pool.destroy()

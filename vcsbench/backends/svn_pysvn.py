@@ -27,6 +27,7 @@ class SvnPysvn(SvnBackend):
     apt_packages = ("python3-svn", "subversion")
     description = "`svnadmin create`; pysvn over `file://` (import, or checkout + add + checkin)"
     verifier = "`svnadmin dump -r HEAD`"
+    capabilities = frozenset({"create", "commit", "checkout", "update", "log", "status", "diff"})
 
     def check_options(self) -> None:
         super().check_options()
@@ -96,3 +97,42 @@ class SvnPysvn(SvnBackend):
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         self._client_for().checkout(file_url(path), str(target))
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        self._client_for().update(str(wc))
+
+    def _head(self, url: str) -> int:
+        return int(self._client_for().info2(url, recurse=False)[0][1].rev.number)
+
+    def log(self, path: Path) -> list[str]:
+        import pysvn
+
+        first = pysvn.Revision(pysvn.opt_revision_kind.number, 1)
+        entries = self._client_for().log(file_url(path), revision_end=first)
+        return [entry.message for entry in entries]
+
+    def status(self, wc: Path) -> dict[str, str]:
+        import pysvn
+
+        kinds = pysvn.wc_status_kind
+        codes = {kinds.modified: "M", kinds.unversioned: "?", kinds.added: "A", kinds.deleted: "D"}
+        changes: dict[str, str] = {}
+        for entry in self._client_for().status(str(wc), get_all=False):
+            rel = Path(entry.path).relative_to(wc).as_posix()
+            changes[rel] = codes.get(entry.text_status, str(entry.text_status))
+        return changes
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        import pysvn
+
+        url = file_url(path)
+        head = self._head(url)
+        number = pysvn.opt_revision_kind.number
+        text = self._client_for().diff(
+            str(scratch),
+            url,
+            revision1=pysvn.Revision(number, head - 1),
+            url_or_path2=url,
+            revision2=pysvn.Revision(number, head),
+        )
+        return text.encode("utf-8", "surrogateescape") if isinstance(text, str) else bytes(text)

@@ -18,7 +18,7 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, make_backend, split_variant
 from vcsbench.backends.base import parse_options
-from vcsbench.bench.operations import OPS, supports
+from vcsbench.bench.operations import DEFAULT_OPS, OPS, operation_label, supports
 from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_names
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
@@ -52,7 +52,13 @@ OPTIONS: tuple[OptionDef, ...] = (
         f"({', '.join(REGISTRY)}; default: all)",
         "LIST",
     ),
-    OptionDef("ops", "all", f"comma-separated operations: {', '.join(OPS)} (default: all)", "LIST"),
+    OptionDef(
+        "ops",
+        ",".join(DEFAULT_OPS),
+        f"comma-separated operations: {', '.join(OPS)}, or all; options as NAME[key=value], "
+        f"e.g. log[history=1000] (default: {','.join(DEFAULT_OPS)})",
+        "LIST",
+    ),
     OptionDef(
         "payloads",
         ",".join(DEFAULT_PAYLOADS),
@@ -168,16 +174,17 @@ def split_list(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def _names(text: str, known: list[str] | tuple[str, ...], what: str) -> list[str]:
+def _operations(text: str) -> list[str]:
+    """Operation labels, options checked (``log[history=10]``); ``all``: every operation."""
     names = split_list(text)
     if names == ["all"]:
-        return list(known)
-    for name in names:
-        if name not in known:
-            raise VcsbenchError(f"unknown {what} {name!r}; known: {', '.join(known)} (or all)")
+        return list(OPS)
     if not names:
-        raise VcsbenchError(f"no {what} given; known: {', '.join(known)}")
-    return names
+        raise VcsbenchError(f"no operation given; known: {', '.join(OPS)}")
+    labels = [operation_label(name) for name in names]
+    if len(set(labels)) != len(labels):
+        raise VcsbenchError(f"operations {text!r} name one operation twice")
+    return labels
 
 
 def _payloads(text: str) -> list[str]:
@@ -231,7 +238,7 @@ class Selection:
         cls,
         *,
         backends: str = "all",
-        ops: str = "all",
+        ops: str = ",".join(DEFAULT_OPS),
         payloads: str = ",".join(DEFAULT_PAYLOADS),
         fs: str | None = None,
         repos: str | int = DEFAULT_REPOS,
@@ -265,7 +272,7 @@ class Selection:
         check_image_room(specs, image, fs_scope)
         selection = cls(
             backends=_variants(backends),
-            ops=_names(ops, OPS, "operation"),
+            ops=_operations(ops),
             payloads=_payloads(payloads),
             fs=specs,
             repos=repo_count,

@@ -329,7 +329,7 @@ class BenchmarkRun:
         return Benchmark(
             name=self.name,
             backend=BackendInfo.from_json(describe_backend, "backend"),
-            op=self.operation.name,
+            op=self.operation.label,
             payload=PayloadInfo.from_json(self.operation.payload.describe(), "payload"),
             filesystem=FilesystemInfo.from_json(self.sandbox.as_dict(), "filesystem"),
             repos=n_rounds,
