@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vcsbench.backends import REGISTRY, ToolError, make_backend
+from vcsbench.backends import ToolError, make_backend
 from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
 
@@ -86,10 +86,7 @@ def test_verify_reports_a_missing_file(backend_name: str, tmp_path: Path) -> Non
 
 def test_verify_reports_a_corrupted_repository(backend_name: str, tmp_path: Path) -> None:
     repo = committed(backend_name, tmp_path, {"test.txt": b"hello world"})
-    head = repo / "HEAD" if (repo / "HEAD").exists() else repo / ".git" / "HEAD"
-    if REGISTRY[backend_name].vcs == "svn":
-        head = repo / "db" / "current"
-    head.write_text("garbage\n")
+    make_backend(backend_name).head_file(repo).write_text("garbage\n")
     problems = make_backend(backend_name).verify(repo, {"test.txt": b"hello world"})
     assert problems and problems[0].startswith("could not read the newest revision")
 

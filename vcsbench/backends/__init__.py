@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
 from vcsbench.backends.git_cli import GitCli
 from vcsbench.backends.git_pygit2 import GitPygit2
+from vcsbench.backends.hg_cli import HgCli
+from vcsbench.backends.hg_lib import HgLib
 from vcsbench.backends.svn_cli import SvnCli
 from vcsbench.backends.svn_fs import SvnFs
 from vcsbench.backends.svn_pysvn import SvnPysvn
 from vcsbench.errors import VcsbenchError
 
 REGISTRY: dict[str, type[Backend]] = {
-    cls.name: cls for cls in (GitPygit2, GitCli, SvnFs, SvnPysvn, SvnCli)
+    cls.name: cls for cls in (GitPygit2, GitCli, SvnFs, SvnPysvn, SvnCli, HgLib, HgCli)
 }
 
 

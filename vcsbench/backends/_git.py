@@ -126,6 +126,9 @@ class GitBackend(Backend):
     def close(self) -> None:
         self.template.close()
 
+    def head_file(self, path: Path) -> Path:
+        return git_dir_of(path) / "HEAD"
+
     def storage_problems(self, path: Path) -> list[str]:
         objects = git_dir_of(path) / "objects"
         problems = []

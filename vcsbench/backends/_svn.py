@@ -158,3 +158,6 @@ class SvnBackend(Backend):
 
     def storage_problems(self, path: Path) -> list[str]:
         return unpacked_shards(path)
+
+    def head_file(self, path: Path) -> Path:
+        return path / "db" / "current"

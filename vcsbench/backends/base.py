@@ -164,6 +164,11 @@ class Backend(abc.ABC):
     def verify(self, path: Path, files: Files) -> list[str]:
         """Differences between the newest revision and ``files`` (empty: all match)."""
 
+    def head_file(self, path: Path) -> Path:
+        """The file that names the repository's newest revision: what the tests garble to
+        show that ``verify`` notices a corrupted repository."""
+        raise NotImplementedError(f"{self.name} does not name its head file")
+
     @abc.abstractmethod
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Materialise the newest revision of the repository into new directory ``target``."""

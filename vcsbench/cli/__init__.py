@@ -237,10 +237,19 @@ def _conclude(out: Path, run_id: str, code: int) -> int:
 
 
 def _study(args: argparse.Namespace) -> int:
+    from vcsbench.backends import REGISTRY
     from vcsbench.bench.engine import run_suite
-    from vcsbench.report.study import MARKUS2013_OPS, MARKUS2013_PAYLOAD, markus2013_tables
+    from vcsbench.report.study import (
+        MARKUS2013_OPS,
+        MARKUS2013_PAYLOAD,
+        MARKUS2013_VCS,
+        markus2013_tables,
+    )
 
-    selection = _selection(args, ops=MARKUS2013_OPS, payloads=MARKUS2013_PAYLOAD)
+    fixed = {"ops": MARKUS2013_OPS, "payloads": MARKUS2013_PAYLOAD}
+    if args.backends == "all":  # the study's: every git and svn backend
+        fixed["backends"] = ",".join(n for n, c in REGISTRY.items() if c.vcs in MARKUS2013_VCS)
+    selection = _selection(args, **fixed)
     out = _out_path(args, args.study)
     check_out(out)
     code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])

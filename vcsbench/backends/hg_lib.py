@@ -1,0 +1,163 @@
+"""Mercurial through its own Python API in-process: ``memctx`` commits, no working copy.
+
+This is how Mercurial servers and hosting products write (Kallithea, RhodeCode's
+vcsserver, Heptapod import ``mercurial`` and commit in memory): the changeset is built
+from file contents and written to the store; the working directory stays at the null
+revision. python-hglib, the other Python route, drives an ``hg`` command server in a
+child process: the command line by another door, which ``hg-cli`` already measures.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar
+
+from vcsbench.backends.base import Availability, Backend, Files, tool_version, verify_with
+
+USER = b"vcsbench <vcsbench@localhost>"
+MODULES = ("hg", "ui", "context", "node", "patch", "mdiff", "exchange", "util")
+
+
+def hgapi(name: str) -> Any:
+    """``mercurial.<name>``, imported once with Mercurial's own DeprecationWarning (its
+    use of ``imp`` on Python 3.11) silenced, so that no timed call imports anything."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        module: ModuleType = importlib.import_module(f"mercurial.{name}")
+    return module
+
+
+def _ui() -> Any:
+    """A ui that reads no hgrc (ui.ui(), not ui.load()), with a fixed user."""
+    ui = hgapi("ui").ui()
+    ui.setconfig(b"ui", b"username", USER, b"vcsbench")
+    ui.setconfig(b"ui", b"quiet", b"true", b"vcsbench")
+    return ui
+
+
+def _repo(path: Path) -> Any:
+    return hgapi("hg").repository(_ui(), os.fsencode(path))
+
+
+def read_with_mercurial(path: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Contents of ``paths`` at tip, read by Mercurial's API in-process."""
+    if not paths:
+        return {}
+    tip = _repo(path)[b"tip"]
+    contents: dict[str, bytes | None] = {}
+    for rel in paths:
+        name = os.fsencode(rel)
+        contents[rel] = tip[name].data() if name in tip else None
+    return contents
+
+
+class HgLib(Backend):
+    name = "hg-lib"
+    vcs = "hg"
+    apt_packages = ("mercurial",)
+    description = "Mercurial's Python API in-process: `memctx` commits, no working copy"
+    verifier = "`hg archive -r tip` (the command line)"
+    capabilities = frozenset(
+        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
+    )
+    option_defaults: ClassVar[dict[str, str]] = {}
+
+    def check_options(self) -> None:
+        for name in MODULES:
+            hgapi(name)
+
+    @classmethod
+    def available(cls) -> Availability:
+        try:
+            hgapi("hg")
+        except ImportError as exc:
+            return Availability(
+                False,
+                f"mercurial cannot be imported ({exc}); apt install mercurial and use a venv "
+                "made from /usr/bin/python3 with --system-site-packages",
+            )
+        return Availability(True)
+
+    def versions(self) -> dict[str, str]:
+        return {
+            "mercurial (API)": hgapi("util").version().decode(),
+            "hg (verifier)": tool_version(["hg", "--version", "--quiet"]),
+        }
+
+    def durability(self) -> str:
+        return "no fsync (Mercurial never calls fsync)"
+
+    def create(self, path: Path) -> None:
+        hgapi("hg").repository(_ui(), os.fsencode(path), create=True)
+
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        context = hgapi("context")
+        repo = _repo(path)
+        contents = {os.fsencode(rel): data for rel, data in files.items()}
+
+        def filectx(repo: Any, memctx: Any, name: bytes) -> Any:
+            return context.memfilectx(repo, memctx, name, contents[name])
+
+        parents = (repo[b"tip"].node(), hgapi("node").nullid)
+        ctx = context.memctx(repo, parents, message.encode(), sorted(contents), filectx, user=USER)
+        ctx.commit()
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        from vcsbench.backends.hg_cli import read_with_hg_cli
+
+        return verify_with(read_with_hg_cli, path, files)
+
+    def head_file(self, path: Path) -> Path:
+        return path / ".hg" / "store" / "00changelog.i"
+
+    @staticmethod
+    def checkout_ignores() -> frozenset[str]:
+        return frozenset({".hg"})
+
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
+        """Export tip's files through the API (the repository has no working copy)."""
+        tip = _repo(path)[b"tip"]
+        target.mkdir()
+        for name in tip.manifest():
+            local = target / os.fsdecode(name)
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_bytes(tip[name].data())
+
+    def clone(self, path: Path, target: Path, scratch: Path) -> None:
+        hgapi("hg").clone(_ui(), {}, os.fsencode(path), os.fsencode(target))
+
+    def update(self, wc: Path, scratch: Path) -> None:
+        """Pull from the clone's default path, then update (``hg pull -u``)."""
+        hg = hgapi("hg")
+        repo = _repo(wc)
+        source = repo.ui.config(b"paths", b"default")
+        hgapi("exchange").pull(repo, hg.peer(repo.ui, {}, source))
+        hg.update(repo, repo[b"tip"].node())
+
+    def log(self, path: Path) -> list[str]:
+        repo = _repo(path)
+        return [repo[rev].description().decode() for rev in range(len(repo) - 1, -1, -1)]
+
+    def status(self, wc: Path) -> dict[str, str]:
+        st = _repo(wc).status(unknown=True)
+        changes: dict[str, str] = {}
+        for names, code in (
+            (st.modified, "M"),
+            (st.added, "A"),
+            (st.removed, "D"),
+            (st.deleted, "D"),
+            (st.unknown, "?"),
+        ):
+            changes.update({os.fsdecode(name): code for name in names})
+        return changes
+
+    def diff(self, path: Path, scratch: Path) -> bytes:
+        repo = _repo(path)
+        tip = repo[b"tip"]
+        opts = hgapi("mdiff").diffopts(git=True)
+        chunks = hgapi("patch").diff(repo, tip.p1().node(), tip.node(), opts=opts)
+        return b"".join(chunks)
