@@ -129,8 +129,7 @@ class Backend(abc.ABC):
     @property
     def label(self) -> str:
         """The variant's name: ``svn-fs[fs-type=fsx]``; the plain name with default options."""
-        changed = [f"{k}={v}" for k, v in self.options.items() if v != self.option_defaults[k]]
-        return f"{self.name}[{','.join(changed)}]" if changed else self.name
+        return variant_label(self.name, self.options, self.option_defaults)
 
     def durability(self) -> str:
         """What this variant does to make a commit survive a crash (fsync or not), one line."""
@@ -217,6 +216,12 @@ class Backend(abc.ABC):
     def checkout_ignores() -> frozenset[str]:
         """Top-level names in a checkout that are VCS metadata, not content."""
         return frozenset({".git", ".svn"})
+
+
+def variant_label(name: str, options: Mapping[str, str], defaults: Mapping[str, str]) -> str:
+    """``name[k=v,...]`` of the options that differ from their defaults; else ``name``."""
+    changed = [f"{k}={v}" for k, v in options.items() if v != defaults[k]]
+    return f"{name}[{','.join(changed)}]" if changed else name
 
 
 def split_variant(text: str) -> tuple[str, dict[str, str]]:

@@ -24,9 +24,6 @@ from vcsbench.backends.base import (
     write_tree,
 )
 
-ARCHIVE_FILES = ("-t", "files", "--config", "ui.archivemeta=false")
-"""``hg archive`` as plain files, without its ``.hg_archival.txt``."""
-
 
 def hg_env() -> dict[str, str]:
     env = dict(os.environ)
@@ -46,6 +43,23 @@ def hg(*args: str | Path, cwd: Path | None = None) -> bytes:
     return run_tool(["hg", *(str(a) for a in args)], cwd=cwd, env=hg_env())
 
 
+def archive_tip(path: Path, target: Path) -> None:
+    """``hg archive``: tip's files into new directory ``target``, without a repository
+    and without the ``.hg_archival.txt`` it would add."""
+    hg(
+        "archive",
+        "-R",
+        path,
+        "-r",
+        "tip",
+        "-t",
+        "files",
+        "--config",
+        "ui.archivemeta=false",
+        target,
+    )
+
+
 def read_with_hg_cli(path: Path, paths: list[str]) -> dict[str, bytes | None]:
     """Contents of ``paths`` at tip, from one ``hg archive -r tip`` into a temporary
     directory (outside the sandbox; removed afterwards)."""
@@ -53,33 +67,37 @@ def read_with_hg_cli(path: Path, paths: list[str]) -> dict[str, bytes | None]:
         return {}
     with tempfile.TemporaryDirectory(prefix="vcsbench-hg-verify-") as tmp:
         out = Path(tmp) / "tip"
-        hg(
-            "archive",
-            "-R",
-            path,
-            "-r",
-            "tip",
-            "-t",
-            "files",
-            "--config",
-            "ui.archivemeta=false",
-            out,
-        )
+        archive_tip(path, out)
         return {rel: (out / rel).read_bytes() if (out / rel).is_file() else None for rel in paths}
 
 
-class HgCli(Backend):
-    name = "hg-cli"
+class HgBackend(Backend):
+    """What both Mercurial access paths share."""
+
     vcs = "hg"
     apt_packages = ("mercurial",)
-    description = (
-        "`hg init` / `hg commit --addremove` subprocesses in the repository's working directory"
-    )
-    verifier = "Mercurial's Python API (in-process)"
     capabilities = frozenset(
         {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
     )
     option_defaults: ClassVar[dict[str, str]] = {}
+
+    def durability(self) -> str:
+        return "no fsync (Mercurial never calls fsync)"
+
+    def head_file(self, path: Path) -> Path:
+        return path / ".hg" / "store" / "00changelog.i"
+
+    @staticmethod
+    def checkout_ignores() -> frozenset[str]:
+        return frozenset({".hg"})
+
+
+class HgCli(HgBackend):
+    name = "hg-cli"
+    description = (
+        "`hg init` / `hg commit --addremove` subprocesses in the repository's working directory"
+    )
+    verifier = "Mercurial's Python API (in-process)"
 
     @classmethod
     def available(cls) -> Availability:
@@ -87,9 +105,6 @@ class HgCli(Backend):
 
     def versions(self) -> dict[str, str]:
         return {"hg": tool_version(["hg", "--version", "--quiet"])}
-
-    def durability(self) -> str:
-        return "no fsync (Mercurial never calls fsync)"
 
     def create(self, path: Path) -> None:
         hg("init", path)
@@ -104,27 +119,9 @@ class HgCli(Backend):
 
         return verify_with(read_with_mercurial, path, files)
 
-    def head_file(self, path: Path) -> Path:
-        return path / ".hg" / "store" / "00changelog.i"
-
-    @staticmethod
-    def checkout_ignores() -> frozenset[str]:
-        return frozenset({".hg"})
-
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """``hg archive``: tip's files into a new directory, without a repository."""
-        hg(
-            "archive",
-            "-R",
-            path,
-            "-r",
-            "tip",
-            "-t",
-            "files",
-            "--config",
-            "ui.archivemeta=false",
-            target,
-        )
+        archive_tip(path, target)
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
         hg("clone", "-q", path, target)

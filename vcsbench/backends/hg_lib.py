@@ -14,9 +14,10 @@ import os
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any
 
-from vcsbench.backends.base import Availability, Backend, Files, tool_version, verify_with
+from vcsbench.backends.base import Availability, Files, tool_version, verify_with
+from vcsbench.backends.hg_cli import HgBackend, read_with_hg_cli
 
 USER = b"vcsbench <vcsbench@localhost>"
 MODULES = ("hg", "ui", "context", "node", "patch", "mdiff", "exchange", "util")
@@ -55,16 +56,10 @@ def read_with_mercurial(path: Path, paths: list[str]) -> dict[str, bytes | None]
     return contents
 
 
-class HgLib(Backend):
+class HgLib(HgBackend):
     name = "hg-lib"
-    vcs = "hg"
-    apt_packages = ("mercurial",)
     description = "Mercurial's Python API in-process: `memctx` commits, no working copy"
     verifier = "`hg archive -r tip` (the command line)"
-    capabilities = frozenset(
-        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
-    )
-    option_defaults: ClassVar[dict[str, str]] = {}
 
     def check_options(self) -> None:
         for name in MODULES:
@@ -88,9 +83,6 @@ class HgLib(Backend):
             "hg (verifier)": tool_version(["hg", "--version", "--quiet"]),
         }
 
-    def durability(self) -> str:
-        return "no fsync (Mercurial never calls fsync)"
-
     def create(self, path: Path) -> None:
         hgapi("hg").repository(_ui(), os.fsencode(path), create=True)
 
@@ -107,16 +99,7 @@ class HgLib(Backend):
         ctx.commit()
 
     def verify(self, path: Path, files: Files) -> list[str]:
-        from vcsbench.backends.hg_cli import read_with_hg_cli
-
         return verify_with(read_with_hg_cli, path, files)
-
-    def head_file(self, path: Path) -> Path:
-        return path / ".hg" / "store" / "00changelog.i"
-
-    @staticmethod
-    def checkout_ignores() -> frozenset[str]:
-        return frozenset({".hg"})
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export tip's files through the API (the repository has no working copy)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends import Backend
-from vcsbench.backends.base import Files, compare_files, split_variant
+from vcsbench.backends.base import Files, compare_files, split_variant, variant_label
 from vcsbench.bench.payloads import Payload
 from vcsbench.errors import VcsbenchError
 
@@ -112,8 +112,7 @@ class Operation(abc.ABC):
     @property
     def label(self) -> str:
         """``log[history=1000]``; the plain name with default options."""
-        changed = [f"{k}={v}" for k, v in self.options.items() if v != self.option_defaults[k]]
-        return f"{self.name}[{','.join(changed)}]" if changed else self.name
+        return variant_label(self.name, self.options, self.option_defaults)
 
     def prepare(self, paths: RoundPaths) -> None:
         """Untimed: what must exist before the timed part."""
@@ -166,6 +165,19 @@ class _WithFirstCommit(Operation):
     def prepare(self, paths: RoundPaths) -> None:
         self.backend.create(paths.repo)
         self.backend.commit(paths.repo, self.payload.files, COMMIT_MESSAGE, paths.scratch)
+
+
+class _IntoCheckout(_WithFirstCommit):
+    """Works on a directory beside the repository (a checkout, clone or working copy),
+    which counts in the footprint; by default verified by its files."""
+
+    containers = ("repos", "checkouts")
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        return tree_problems(paths.checkout, self.expected(), self.backend.checkout_ignores())
+
+    def measured(self, paths: RoundPaths) -> list[Path]:
+        return [paths.repo, paths.checkout]
 
 
 class _WithHistory(Operation):
@@ -226,11 +238,10 @@ class Commit(_WithHistory):
         return {**self.history_files(), **self.change}
 
 
-class Checkout(_WithFirstCommit):
+class Checkout(_IntoCheckout):
     name = "checkout"
     checks = "the directory's files against the revision's, nothing more or less"
     needs = frozenset({"create", "commit", "checkout"})
-    containers = ("repos", "checkouts")
     summary = "the newest revision into a new directory (git-cli: a work tree; svn-fs: an export)"
 
     def run(self, paths: RoundPaths) -> None:
@@ -238,12 +249,6 @@ class Checkout(_WithFirstCommit):
 
     def expected(self) -> Files:
         return dict(self.payload.files)
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        return tree_problems(paths.checkout, self.expected(), self.backend.checkout_ignores())
-
-    def measured(self, paths: RoundPaths) -> list[Path]:
-        return [paths.repo, paths.checkout]
 
 
 def tree_problems(root: Path, expected: Files, ignore: frozenset[str]) -> list[str]:
@@ -254,11 +259,10 @@ def tree_problems(root: Path, expected: Files, ignore: frozenset[str]) -> list[s
     return problems + [f"{rel}: not in the revision" for rel in extra]
 
 
-class Clone(_WithFirstCommit):
+class Clone(_IntoCheckout):
     name = "clone"
     checks = "the work tree's files, and the clone's newest revision by the verifier"
     needs = frozenset({"create", "commit", "clone"})
-    containers = ("repos", "checkouts")
     summary = "a full clone with a work tree, from a local path"
 
     def run(self, paths: RoundPaths) -> None:
@@ -273,15 +277,11 @@ class Clone(_WithFirstCommit):
         history = [f"clone: {p}" for p in self.backend.verify(paths.checkout, self.expected())]
         return work_tree + history
 
-    def measured(self, paths: RoundPaths) -> list[Path]:
-        return [paths.repo, paths.checkout]
 
-
-class Update(_WithFirstCommit):
+class Update(_IntoCheckout):
     name = "update"
     checks = "the working copy's files against the new revision's"
     needs = frozenset({"create", "commit", "update"})
-    containers = ("repos", "checkouts")
     summary = "a working copy brought up to a new revision (`git pull --ff-only`; `svn update`)"
 
     def prepare(self, paths: RoundPaths) -> None:
@@ -295,18 +295,11 @@ class Update(_WithFirstCommit):
     def expected(self) -> Files:
         return {**self.payload.files, **self.change}
 
-    def verify(self, paths: RoundPaths) -> list[str]:
-        return tree_problems(paths.checkout, self.expected(), self.backend.checkout_ignores())
 
-    def measured(self, paths: RoundPaths) -> list[Path]:
-        return [paths.repo, paths.checkout]
-
-
-class Status(_WithFirstCommit):
+class Status(_IntoCheckout):
     name = "status"
     checks = "the answer against the one file changed and the one added"
     needs = frozenset({"create", "commit", "status"})
-    containers = ("repos", "checkouts")
     summary = "status of a working copy with one file modified and one not under version control"
 
     def prepare(self, paths: RoundPaths) -> None:
@@ -328,9 +321,6 @@ class Status(_WithFirstCommit):
         if self.answer != want:
             return [f"status said {self.answer!r}, the working copy has {want!r}"]
         return []
-
-    def measured(self, paths: RoundPaths) -> list[Path]:
-        return [paths.repo, paths.checkout]
 
 
 class Log(_WithHistory):
@@ -549,8 +539,7 @@ def operation_label(spec: str) -> str:
     """The name results use for ``spec``: options at their default are left out."""
     cls = operation_class(spec)
     options = cls.check_options(split_variant(spec)[1])
-    changed = [f"{k}={v}" for k, v in options.items() if v != cls.option_defaults[k]]
-    return f"{cls.name}[{','.join(changed)}]" if changed else cls.name
+    return variant_label(cls.name, options, cls.option_defaults)
 
 
 def supports(backend: type[Backend], op: str) -> bool:
