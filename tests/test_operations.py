@@ -38,6 +38,7 @@ NEW_OPS = (
     "diff",
     "gc[history=4]",
     "commit[history=4]",
+    "add",
 )
 
 
@@ -90,6 +91,7 @@ SABOTAGE: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "diff": ("diff", _one_added_line_changed),
     "gc[history=4]": ("gc", lambda original: lambda path: None),
     "commit[history=4]": ("commit", None),  # replaced after prepare: the timed commit only
+    "add": ("add", lambda original: lambda wc, paths: original(wc, paths[:-1])),
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
 from vcsbench.backends.git_cli import GitCli
+from vcsbench.backends.git_markus import GitMarkus
 from vcsbench.backends.git_pygit2 import GitPygit2
 from vcsbench.backends.hg_cli import HgCli
 from vcsbench.backends.hg_lib import HgLib
@@ -20,7 +21,7 @@ from vcsbench.backends.svn_pysvn import SvnPysvn
 from vcsbench.errors import VcsbenchError
 
 REGISTRY: dict[str, type[Backend]] = {
-    cls.name: cls for cls in (GitPygit2, GitCli, SvnFs, SvnPysvn, SvnCli, HgLib, HgCli)
+    cls.name: cls for cls in (GitPygit2, GitCli, GitMarkus, SvnFs, SvnPysvn, SvnCli, HgLib, HgCli)
 }
 
 

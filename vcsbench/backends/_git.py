@@ -111,6 +111,22 @@ def read_with_pygit2(repo_path: Path, paths: list[str]) -> dict[str, bytes | Non
     return contents
 
 
+def read_index_with_pygit2(wc: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Contents of ``paths`` as staged in the index of ``wc``, read by libgit2 (pygit2)."""
+    import pygit2
+
+    repo = pygit2.Repository(str(wc))
+    index = repo.index
+    contents: dict[str, bytes | None] = {}
+    for rel in paths:
+        try:
+            blob = repo.get(index[rel].id)
+        except KeyError:
+            blob = None
+        contents[rel] = blob.data if isinstance(blob, pygit2.Blob) else None
+    return contents
+
+
 class GitBackend(Backend):
     """What both git access paths share: the ``template`` option and its cleanup."""
 

@@ -12,8 +12,10 @@ from typing import ClassVar
 from vcsbench.backends.base import Backend, Files, run_tool, tool_version, verify_with
 from vcsbench.errors import VcsbenchError
 
-SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": ""}
+SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": "", "compression": ""}
 FS_TYPES = ("fsfs", "fsx", "bdb")
+COMPRESSIONS = ("none", "lz4", "zlib", *(f"zlib-{level}" for level in range(1, 10)))
+"""``compression`` in ``db/fsfs.conf`` (Subversion 1.10+); unset: lz4 on format 8, else zlib."""
 
 
 def check_svn_options(options: dict[str, str]) -> None:
@@ -26,6 +28,40 @@ def check_svn_options(options: dict[str, str]) -> None:
         raise VcsbenchError(
             f"option compatible-version={version!r} is not a Subversion version like 1.14"
         )
+    compression = options["compression"]
+    if compression and compression not in COMPRESSIONS:
+        raise VcsbenchError(
+            f"option compression={compression!r} is not known; use none, lz4, zlib or "
+            "zlib-1 ... zlib-9"
+        )
+    if compression and options["fs-type"] != "fsfs":
+        raise VcsbenchError(
+            f"option compression={compression!r} applies to fs-type=fsfs only "
+            f"(not {options['fs-type']}); leave it unset"
+        )
+    if compression == "lz4" and version and _older_than(version, (1, 10)):
+        raise VcsbenchError(
+            f"option compression=lz4 needs FSFS format 8 (Subversion 1.10+), not "
+            f"compatible-version={version}; use zlib or none"
+        )
+
+
+def _older_than(version: str, than: tuple[int, int]) -> bool:
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) < than
+
+
+def configure(path: Path, options: dict[str, str]) -> None:
+    """After create: what the options set in the repository's own configuration, as an
+    administrator edits ``db/fsfs.conf`` (the ``[deltification]`` section's compression)."""
+    if not options["compression"]:
+        return
+    conf = path / "db" / "fsfs.conf"
+    text = conf.read_text()
+    section = "[deltification]\n"
+    if section not in text:
+        raise VcsbenchError(f"{conf} has no {section.strip()} section to set compression in")
+    conf.write_text(text.replace(section, f"{section}compression = {options['compression']}\n", 1))
 
 
 def svnadmin_create_argv(path: Path, options: dict[str, str]) -> list[str]:
@@ -152,6 +188,7 @@ class SvnBackend(Backend):
 
     def create(self, path: Path) -> None:
         run_tool(svnadmin_create_argv(path, self.options))
+        configure(path, self.options)
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_svnadmin_dump, path, files)

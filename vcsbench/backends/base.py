@@ -42,7 +42,18 @@ from typing import ClassVar
 
 from vcsbench.errors import VcsbenchError
 
-CAPABILITIES = ("create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc")
+CAPABILITIES = (
+    "create",
+    "commit",
+    "checkout",
+    "clone",
+    "update",
+    "log",
+    "status",
+    "diff",
+    "gc",
+    "add",
+)
 """Every primitive call a backend can implement; each is a method of :class:`Backend`."""
 
 Files = Mapping[str, bytes]
@@ -207,6 +218,15 @@ class Backend(abc.ABC):
     def gc(self, path: Path) -> None:
         """Repack the repository's storage (``git gc``, ``svnadmin pack``)."""
         raise NotImplementedError(f"{self.name} has no gc")
+
+    def add(self, wc: Path, paths: list[str]) -> None:
+        """Put ``paths``, already written in the work tree of repository ``wc``, into the
+        index (``git add``): their objects are written, no revision is made."""
+        raise NotImplementedError(f"{self.name} has no add")
+
+    def staged(self, wc: Path, paths: list[str]) -> dict[str, bytes | None]:
+        """What the index of ``wc`` holds for ``paths``, read by the independent reader."""
+        raise NotImplementedError(f"{self.name} has no add")
 
     def storage_problems(self, path: Path) -> list[str]:
         """After ``gc``: what is left unpacked, read from the files themselves."""

@@ -7,39 +7,92 @@ user's and the system's git configuration shut out (see ``_git.git_env``).
 from __future__ import annotations
 
 import importlib.metadata
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from vcsbench.backends._git import GitBackend, git_env, read_with_pygit2
+from vcsbench.backends._git import (
+    GitBackend,
+    git_env,
+    read_index_with_pygit2,
+    read_with_pygit2,
+)
 from vcsbench.backends.base import (
     Availability,
     Files,
+    ToolError,
     run_tool,
     tool_availability,
     tool_version,
     verify_with,
     write_tree,
 )
+from vcsbench.errors import VcsbenchError
+
+FSYNC_COMPONENTS = (
+    "none",
+    "loose-object",
+    "pack",
+    "pack-metadata",
+    "commit-graph",
+    "index",
+    "reference",
+    "objects",
+    "derived-metadata",
+    "committed",
+    "added",
+    "all",
+)
+"""git 2.39's ``core.fsync`` components (one per variant: ``,`` separates options)."""
+FSYNC_METHODS = ("fsync", "writeout-only", "batch")
+OBJECT_STORES = ("loose", "packed")
 
 
 class GitCli(GitBackend):
     name = "git-cli"
     apt_packages = ("git",)
-    description = "`git init` / `git add` / `git commit` subprocesses with a work tree"
+    description = (
+        "`git init` / `git add` / `git commit` subprocesses with a work tree "
+        "(`objects=packed`: the commit by `git fast-import`, its objects in one pack)"
+    )
     verifier = "libgit2 (pygit2)"
     capabilities = frozenset(
-        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc"}
+        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc", "add"}
     )
-    option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "core.fsync": ""}
+    option_defaults: ClassVar[Mapping[str, str]] = {
+        "template": "",
+        "core.fsync": "",
+        "core.fsyncMethod": "",
+        "objects": "loose",
+    }
 
     def check_options(self) -> None:
         super().check_options()
+        fsync = self.options["core.fsync"]
+        if fsync and fsync.removeprefix("-") not in FSYNC_COMPONENTS:
+            raise VcsbenchError(
+                f"option core.fsync={fsync!r} is not a component git 2.39 knows; use one of "
+                f"{', '.join(FSYNC_COMPONENTS)} (a leading '-' removes one from the default)"
+            )
+        method = self.options["core.fsyncMethod"]
+        if method and method not in FSYNC_METHODS:
+            raise VcsbenchError(
+                f"option core.fsyncMethod={method!r} is not known; use one of "
+                f"{', '.join(FSYNC_METHODS)}"
+            )
+        if self.options["objects"] not in OBJECT_STORES:
+            raise VcsbenchError(
+                f"option objects={self.options['objects']!r} is not known; use loose "
+                "(git add + git commit) or packed (git fast-import)"
+            )
         self._env = git_env()
 
     def durability(self) -> str:
-        value = self.options["core.fsync"]
-        return f"core.fsync={value}" if value else "git's default core.fsync"
+        fsync = self.options["core.fsync"]
+        method = self.options["core.fsyncMethod"]
+        what = f"core.fsync={fsync}" if fsync else "git's default core.fsync"
+        return f"{what}, core.fsyncMethod={method}" if method and fsync != "none" else what
 
     @classmethod
     def available(cls) -> Availability:
@@ -54,8 +107,9 @@ class GitCli(GitBackend):
 
     def _git(self, *args: str) -> list[str]:
         argv = ["git", "-c", "init.defaultBranch=main"]
-        if self.options["core.fsync"]:
-            argv += ["-c", f"core.fsync={self.options['core.fsync']}"]
+        for key in ("core.fsync", "core.fsyncMethod"):
+            if self.options[key]:
+                argv += ["-c", f"{key}={self.options[key]}"]
         return [*argv, *args]
 
     def create(self, path: Path) -> None:
@@ -65,8 +119,35 @@ class GitCli(GitBackend):
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         write_tree(path, files)
+        if self.options["objects"] == "packed":
+            self._fast_import(path, files, message)
+            return
         run_tool(self._git("-C", str(path), "add", "--", *files), env=self._env)
         run_tool(self._git("-C", str(path), "commit", "-q", "-m", message), env=self._env)
+
+    def _fast_import(self, path: Path, files: Files, message: str) -> None:
+        """One commit by ``git fast-import``, kept as a pack whatever its object count,
+        then the index made to match it (``git reset``) as ``git commit`` leaves it."""
+        git = ["-C", str(path)]
+        try:
+            head = run_tool(self._git(*git, "rev-parse", "-q", "--verify", "HEAD"), env=self._env)
+        except ToolError:  # no revision yet: the first commit has no parent
+            head = b""
+        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % time.time()
+        stream = [b"commit refs/heads/main\n", committer]
+        stream.append(b"data %d\n%s\n" % (len(message.encode()), message.encode()))
+        if head.strip():
+            stream.append(b"from " + head.strip() + b"\n")
+        for rel, data in files.items():
+            stream.append(b"M 100644 inline " + rel.encode() + b"\n")
+            stream.append(b"data %d\n" % len(data) + data + b"\n")
+        stream.append(b"done\n")
+        run_tool(
+            self._git(*git, "-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"),
+            env=self._env,
+            stdin=b"".join(stream),
+        )
+        run_tool(self._git(*git, "reset", "-q"), env=self._env)
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_pygit2, path, files)
@@ -103,6 +184,12 @@ class GitCli(GitBackend):
 
     def diff(self, path: Path, scratch: Path) -> bytes:
         return run_tool(self._git("-C", str(path), "diff", "HEAD~1", "HEAD"), env=self._env)
+
+    def add(self, wc: Path, paths: list[str]) -> None:
+        run_tool(self._git("-C", str(wc), "add", "--", *paths), env=self._env)
+
+    def staged(self, wc: Path, paths: list[str]) -> dict[str, bytes | None]:
+        return read_index_with_pygit2(wc, paths)
 
     def gc(self, path: Path) -> None:
         run_tool(self._git("-C", str(path), "gc", "-q"), env=self._env)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
+from vcsbench.backends._svn import SvnBackend, configure, parents_of, svn_tool_versions
 from vcsbench.backends.base import Availability, Files, ToolError
 
 
@@ -63,6 +63,7 @@ class SvnFs(SvnBackend):
             svn.repos.create(str(path), None, None, None, self._fs_config(), pool)
         finally:
             pool.destroy()
+        configure(path, self.options)
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         import svn.core

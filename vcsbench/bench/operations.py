@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends import Backend
-from vcsbench.backends.base import Files, compare_files, split_variant, variant_label
+from vcsbench.backends.base import (
+    Files,
+    compare_files,
+    split_variant,
+    variant_label,
+    verify_with,
+    write_tree,
+)
 from vcsbench.bench.payloads import Payload
 from vcsbench.errors import VcsbenchError
 
@@ -157,6 +164,32 @@ class CreateCommit(Operation):
 
     def expected(self) -> Files:
         return dict(self.payload.files)
+
+
+class Add(Operation):
+    name = "add"
+    needs = frozenset({"create", "commit", "add"})
+    summary = (
+        "`git add` of the payload's files, already written in the work tree of a repository "
+        "with one commit: objects and index written, no revision (git's t/perf p0008)"
+    )
+    checks = "every file's index entry and object, read by the independent reader"
+    FIRST: ClassVar[Files] = {"first.t": b"first\n"}
+
+    def prepare(self, paths: RoundPaths) -> None:
+        # As p0008's setup: a repository with one commit, then the files to add.
+        self.backend.create(paths.repo)
+        self.backend.commit(paths.repo, self.FIRST, "first", paths.scratch)
+        write_tree(paths.repo, self.payload.files)
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.add(paths.repo, sorted(self.payload.files))
+
+    def expected(self) -> Files:
+        return dict(self.payload.files)
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        return verify_with(self.backend.staged, paths.repo, self.expected())
 
 
 class _WithFirstCommit(Operation):
@@ -498,7 +531,7 @@ def patch_problems(diff: bytes, old: Files, change: Files) -> list[str]:
 
 OPERATIONS: dict[str, type[Operation]] = {
     cls.name: cls
-    for cls in (Create, CreateCommit, Commit, Checkout, Clone, Update, Status, Log, Diff, Gc)
+    for cls in (Create, CreateCommit, Commit, Checkout, Clone, Update, Status, Log, Diff, Gc, Add)
 }
 OPS = tuple(OPERATIONS)
 DEFAULT_OPS = ("create", "create+commit", "commit", "checkout")

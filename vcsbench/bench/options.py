@@ -111,7 +111,7 @@ def add_options(
     add: Callable[..., Any],
     prefix: str = "",
     *,
-    defaults: dict[str, str] | None = None,
+    defaults: dict[str, str | None] | None = None,
     exclude: Container[str] = (),
 ) -> None:
     """Add every selection option through ``add`` (pytest's ``addoption`` or argparse's
@@ -122,7 +122,8 @@ def add_options(
         default = (defaults or {}).get(option.name, option.default)
         help_text = option.help
         if defaults and option.name in defaults:
-            help_text = f"{help_text.split(' (default')[0]} (default here: {default})"
+            shown = "each study's, listed below" if default is None else default
+            help_text = f"{help_text.split(' (default')[0]} (default here: {shown})"
         kwargs: dict[str, Any] = {"dest": f"{prefix.replace('-', '_')}{option.dest}"}
         if option.repeat:
             kwargs.update(action="append", default=[])

@@ -100,6 +100,13 @@ def _generate(name: str, spec: Mapping[str, Any]) -> Payload:
             files[place(f"blob{i:02d}{binary.get('suffix', '')}")] = rng.randbytes(
                 int(binary["bytes"])
             )
+    unique = spec.get("unique")
+    if unique:
+        counter = 0
+        for i in range(1, int(unique["dirs"]) + 1):
+            for j in range(1, int(unique["files_per_dir"]) + 1):
+                counter += 1
+                files[f"files/dir{i}/file{j}.txt"] = f"{unique['stamp']}.{counter}\n".encode()
     return Payload(name, str(spec.get("description", "")), files, spec.get("seed"))
 
 

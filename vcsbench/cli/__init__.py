@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +109,7 @@ def _cleanup(args: argparse.Namespace) -> int:
 def _add_selection(
     parser: argparse.ArgumentParser,
     *,
-    defaults: dict[str, str] | None = None,
+    defaults: dict[str, str | None] | None = None,
     exclude: tuple[str, ...] = (),
 ) -> None:
     from vcsbench.bench.options import add_options
@@ -239,36 +240,49 @@ def _conclude(out: Path, run_id: str, code: int) -> int:
 def _study(args: argparse.Namespace) -> int:
     from vcsbench.backends import REGISTRY
     from vcsbench.bench.engine import run_suite
-    from vcsbench.report.study import (
-        MARKUS2013_OPS,
-        MARKUS2013_PAYLOAD,
-        MARKUS2013_VCS,
-        markus2013_tables,
-    )
+    from vcsbench.report.studies import STUDIES
 
-    fixed = {"ops": MARKUS2013_OPS, "payloads": MARKUS2013_PAYLOAD}
-    if args.backends == "all":  # the study's: every git and svn backend
-        fixed["backends"] = ",".join(n for n, c in REGISTRY.items() if c.vcs in MARKUS2013_VCS)
+    study = STUDIES[args.study]
+    backends = args.backends or study.backends
+    if backends == "all":  # the study's: every backend of the VCSs it compares
+        backends = ",".join(n for n, c in REGISTRY.items() if c.vcs in study.vcs)
+    fixed = {
+        "ops": study.ops,
+        "payloads": study.payloads,
+        "backends": backends,
+        "repos": args.repos or str(study.repos),
+        "fs": args.fs or study.fs,
+    }
     selection = _selection(args, **fixed)
-    out = _out_path(args, args.study)
+    out = _out_path(args, study.name)
     check_out(out)
     code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])
     run = _this_run(out, run_id)
     interrupted = _interrupted(out, run)
     if interrupted or run is None:
         return interrupted or code or 1
-    tables = markus2013_tables([run])
-    header = (
-        f"# markus2013 reproduced: {args.repos} repositories per operation\n\n"
-        f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
-    )
-    text = header + "\n" + "\n".join(tables.values())
+    text = study_markdown(study.name, [run], out)
     markdown = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
     markdown.write_text(text)
     print()
     print(text)
     print(f"table: {markdown}")
     return code
+
+
+def study_markdown(name: str, runs: list[Run], out: Path) -> str:
+    """The study's tables under a header naming the results and the command."""
+    from vcsbench.report.studies import STUDIES
+
+    study = STUDIES[name]
+    sizes = sorted({b.repos for r in runs for b in r.benchmarks})
+    n = ", ".join(f"{size:,}" for size in sizes)
+    header = (
+        f"# {study.name}: {n} repositories per benchmark\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}.\n\n"
+        f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
+    )
+    return header + "\n" + "\n".join(study.tables(runs).values())
 
 
 _SAID: list[int] = []
@@ -455,19 +469,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_run)
 
+    from vcsbench.report.studies import STUDIES
+
     study = commands.add_parser(
         "study",
-        help="reproduce a published study (markus2013)",
-        description="markus2013: create N svn and git repositories, and N each with one commit "
-        "of test.txt; print the 2013 blog's table with this run's figures beside it.",
+        help=f"reproduce a published study or compare a VCS's choices ({', '.join(STUDIES)})",
+        description="Run a study: its operations and payloads are fixed; backends, "
+        "filesystems and N default to the study's (below) and may be changed. Prints the "
+        "study's tables, with published figures beside this run's where they exist, and "
+        "writes the result JSON (which report and compare read) and the tables as Markdown.",
+        epilog="studies:\n"
+        + "\n".join(
+            textwrap.fill(
+                f"{s.name}: {s.summary}. Defaults: --backends {s.backends} --fs {s.fs} "
+                f"--repos {s.repos}; operations {s.ops}; payloads {s.payloads}.",
+                width=88,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+            for s in STUDIES.values()
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from vcsbench.report.study import MARKUS2013_DEFAULT_BACKENDS
-
-    study.add_argument("study", choices=["markus2013"], help="which study")
-    # The study fixes its operations and payload; --ops and --payloads are not offered.
+    study.add_argument("study", choices=list(STUDIES), help="which study")
+    # The study fixes its operations and payloads; --ops and --payloads are not offered.
     _add_selection(
         study,
-        defaults={"backends": MARKUS2013_DEFAULT_BACKENDS, "repos": "10000"},
+        defaults={"backends": None, "repos": None, "fs": None},
         exclude=("ops", "payloads"),
     )
     study.set_defaults(func=_study)

@@ -40,8 +40,6 @@ MARKUS2013_SOURCE = (
 )
 MARKUS2013_DEFAULT_BACKENDS = "git-pygit2,git-pygit2[fsync=true],svn-fs"
 MARKUS2013_OPS = "create,create+commit,commit"
-MARKUS2013_VCS = ("git", "svn")
-"""What the study compared; its ``--backends all`` means every backend of these."""
 MARKUS2013_PAYLOAD = "hello"
 OP_LABELS = {
     "create": "create",

@@ -1,0 +1,259 @@
+"""The studies: each table sets this run's figures (checked against the result file) beside
+the published ones; the variants they compare do what their options say, and bad option
+values are refused in one line before anything runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import skip_or_fail, vcsbench
+
+from vcsbench.backends import make_backend
+from vcsbench.backends._git import git_env, loose_objects
+from vcsbench.backends.git_markus import HOOK, bare_of, work_of
+from vcsbench.bench.payloads import load_payload
+from vcsbench.errors import VcsbenchError
+from vcsbench.report.studies import STUDIES
+from vcsbench.results import load
+from vcsbench.results.model import Benchmark
+
+
+def rows(table: str) -> dict[str, list[str]]:
+    """Markdown table rows by their first cell (every table of the file, later wins)."""
+    out = {}
+    for line in table.splitlines():
+        if line.startswith("| ") and not line.startswith("|:"):
+            cells = [cell.strip() for cell in line.split("|")[1:-1]]
+            out[cells[0]] = cells
+    return out
+
+
+def headers(table: str) -> list[str]:
+    line = next(line for line in table.splitlines() if line.startswith("| "))
+    return [cell.strip() for cell in line.split("|")[1:-1]]
+
+
+def median_ms(bench: Benchmark) -> float:
+    return statistics.median(bench.rounds.series("wall")) * 1000
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x"
+
+
+def study(tmp_path: Path, *args: str) -> tuple[str, list[Benchmark]]:
+    out = tmp_path / "study.json"
+    result = vcsbench("study", *args, "--out", str(out), "--image-dir", str(tmp_path))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    table = out.with_suffix(".md").read_text()
+    assert table in result.stdout
+    return table, load(out).benchmarks
+
+
+def test_git_fsync_sets_gits_published_figures_beside_this_runs(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        skip_or_fail("git-fsync runs on a loop-mounted ext4 (root)")
+    table, benches = study(tmp_path, "git-fsync", "--repos", "2", "--fs", "ext4")
+    found = rows(table)
+    cols = headers(table)
+    by_mode = {b.backend.options.get("core.fsyncMethod") or "none": b for b in benches}
+    none = by_mode["none"]
+    published = {"none": ("0.06", "1.00x"), "fsync": ("1.88", "31.33x"), "batch": ("0.15", "2.50x")}
+    for mode, bench in by_mode.items():
+        cells = dict(zip(cols, found[bench.label], strict=True))
+        assert cells["N"] == "2" and cells["errors"] == "0"
+        assert cells["time ratio"] == ratio(median_ms(bench), median_ms(none))
+        shown = (cells["c0f4752ed2 Linux s"], cells["c0f4752ed2 ratio"])
+        assert shown == published.get(mode, ("—", "—"))
+    # 500 objects flushed one by one: at least one device write request each.
+    fsync = dict(zip(cols, found[by_mode["fsync"].label], strict=True))
+    assert float(fsync["device write requests"].replace(",", "")) >= 500
+    flush = (median_ms(by_mode["fsync"]) - median_ms(none)) / 500
+    assert f"= {flush:.2f} ms here, 3.64 ms in the published run" in table
+    assert "c0f4752ed2" in table and "p0008" in table
+
+
+def test_markus_today_sets_markus_against_the_2013_way(tmp_path: Path) -> None:
+    table, benches = study(tmp_path, "markus-today", "--repos", "3", "--fs", f"dir:{tmp_path}")
+    cols = headers(table)
+    index = {(b.backend.name, b.op): b for b in benches}
+    base = index[("git-pygit2", "create+commit")]
+    found = {
+        tuple(cells[:2]): dict(zip(cols, cells, strict=True)) for cells in rows(table).values()
+    }
+    create = found[("MarkUs: create (its own first commit and push)", "git-markus")]
+    markus = index[("git-markus", "create")]
+    assert create["time vs 2013 way"] == ratio(median_ms(markus), median_ms(base))
+    inodes = markus.per_repo("footprint_inodes")
+    base_inodes = base.per_repo("footprint_inodes")
+    assert inodes is not None and base_inodes is not None
+    assert create["inodes vs 2013 way"] == ratio(inodes, base_inodes)
+    assert found[("2013 study: create+commit", "git-pygit2")]["2013 ms/repo"] == "22.3"
+    assert found[("2013 study: create", "git-pygit2")]["2013 ms/repo"] == "12.1"
+    assert "app/lib/git_repository.rb" in table
+
+
+@pytest.mark.parametrize(
+    ("name", "backends"),
+    [
+        ("svn-storage", "svn-fs,svn-fs[compression=none]"),
+        ("git-storage", "git-cli,git-cli[objects=packed]"),
+    ],
+)
+def test_storage_studies_set_each_variant_against_its_default(
+    name: str, backends: str, tmp_path: Path
+) -> None:
+    table, benches = study(
+        tmp_path, name, "--repos", "2", "--backends", backends, "--fs", f"dir:{tmp_path}"
+    )
+    sections = table.split("### ")[1:]
+    assert len(sections) == 4  # create+commit and commit, of submission and many-files
+    for section in sections:
+        op_payload = section.splitlines()[0].split(": ", 1)[1]
+        op, payload = op_payload.split(", ")
+        group = {b.label: b for b in benches if (b.op, b.payload.name) == (op, payload)}
+        base_label, variant = backends.split(",")
+        cells = dict(zip(headers(section), rows(section)[variant], strict=True))
+        assert cells["time ratio"] == ratio(median_ms(group[variant]), median_ms(group[base_label]))
+        allocated = group[variant].per_repo("footprint_allocated")
+        base = group[base_label].per_repo("footprint_allocated")
+        assert allocated is not None and base is not None
+        assert cells["allocated ratio"] == ratio(allocated, base)
+        assert "No figures for these choices are published" in section
+
+
+@pytest.mark.parametrize(
+    ("variant", "message"),
+    [
+        ("svn-fs[compression=gzip]", "option compression='gzip' is not known; use none, lz4"),
+        ("svn-fs[fs-type=fsx,compression=zlib]", "applies to fs-type=fsfs only (not fsx)"),
+        ("svn-cli[compatible-version=1.9,compression=lz4]", "needs FSFS format 8"),
+        ("git-cli[core.fsync=often]", "option core.fsync='often' is not a component"),
+        ("git-cli[core.fsyncMethod=later]", "use one of fsync, writeout-only, batch"),
+        ("git-cli[objects=zipped]", "use loose (git add + git commit) or packed"),
+        ("git-markus[colour=red]", "unknown option 'colour' for backend git-markus"),
+    ],
+)
+def test_a_bad_variant_option_is_refused_naming_what_is_accepted(
+    variant: str, message: str
+) -> None:
+    with pytest.raises(VcsbenchError, match=re.escape(message)):
+        make_backend(variant)
+
+
+def test_a_study_refuses_a_bad_variant_in_one_line_before_running() -> None:
+    result = vcsbench("study", "svn-storage", "--backends", "svn-fs[compression=gzip]")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "vcsbench: error: option compression='gzip' is not known; use none, lz4, zlib or "
+        "zlib-1 ... zlib-9"
+    ]
+
+
+def test_every_study_is_offered_with_its_defaults() -> None:
+    result = vcsbench("study", "--help")
+    text = " ".join(result.stdout.split())
+    for study in STUDIES.values():
+        assert f"{study.name}: " in text and f"--repos {study.repos};" in text
+
+
+def test_fsfs_compression_changes_what_the_revision_stores(tmp_path: Path) -> None:
+    payload = load_payload("submission")
+    sizes = {}
+    for value in ("none", "zlib"):
+        with make_backend(f"svn-fs[compression={value}]") as backend:
+            backend.ready(tmp_path)
+            repo = tmp_path / value
+            backend.create(repo)
+            backend.commit(repo, payload.files, "m", tmp_path)
+            assert backend.verify(repo, payload.files) == []
+            assert f"compression = {value}" in (repo / "db" / "fsfs.conf").read_text()
+            sizes[value] = (repo / "db" / "revs" / "0" / "1").stat().st_size
+    # Uncompressed, the revision holds every byte of the payload; zlib holds less.
+    assert sizes["none"] >= payload.total_bytes > sizes["zlib"]
+
+
+def count_objects(repo: Path) -> dict[str, int]:
+    out = subprocess.run(
+        ["git", "-C", str(repo), "count-objects", "-v"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=git_env(),
+    ).stdout
+    return {k: int(v) for k, v in (line.split(": ") for line in out.splitlines())}
+
+
+@pytest.mark.parametrize("objects", ["loose", "packed"])
+def test_a_commit_writes_its_objects_loose_or_as_one_pack(objects: str, tmp_path: Path) -> None:
+    files = load_payload("submission").files
+    dirs = {rel.rsplit("/", 1)[0] for rel in files if "/" in rel}
+    dirs |= {d.rsplit("/", 1)[0] for d in dirs if "/" in d}
+    expected = len(files) + len(dirs) + 1 + 1  # blobs, trees (and the root's), the commit
+    with make_backend(f"git-cli[objects={objects}]") as backend:
+        backend.ready(tmp_path)
+        repo = tmp_path / "repo"
+        backend.create(repo)
+        backend.commit(repo, files, "m", tmp_path)
+        assert backend.verify(repo, files) == []
+        counts = count_objects(repo)
+        if objects == "packed":
+            assert (counts["count"], counts["in-pack"], counts["packs"]) == (0, expected, 1)
+        else:
+            assert (counts["count"], counts["in-pack"]) == (expected, 0)
+            assert loose_objects(repo) == expected
+        status = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain"],
+            capture_output=True,
+            env=git_env(),
+            check=True,
+        )
+        assert status.stdout == b"", "the index matches the commit, as after git commit"
+
+
+def test_p0008_payload_is_gits_500_unique_files() -> None:
+    files = load_payload("p0008").files
+    assert len(files) == 500 and len(set(files.values())) == 500
+    assert sorted({rel.rsplit("/", 1)[0] for rel in files}) == sorted(
+        f"files/dir{i}" for i in range(1, 11)
+    )
+    assert files["files/dir1/file1.txt"] == b"1112912053.1\n"
+    assert files["files/dir10/file50.txt"] == b"1112912053.500\n"
+
+
+def test_markus_layout_bare_clone_reflog_and_hook(tmp_path: Path) -> None:
+    files = load_payload("submission").files
+    with make_backend("git-markus") as backend:
+        backend.ready(tmp_path)
+        repo = tmp_path / "student"
+        backend.create(repo)
+        backend.commit(repo, files, "submission", tmp_path)
+        assert backend.verify(repo, files) == []
+
+        def git(where: Path, *args: str) -> str:
+            return subprocess.run(
+                ["git", "--git-dir", str(where), *args],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=git_env(),
+            ).stdout.strip()
+
+        bare = bare_of(repo)
+        assert git(bare, "config", "core.logAllRefUpdates") == "true"
+        assert git(bare, "config", "gc.reflogExpire") == "never"
+        assert git(bare, "config", "core.bare") == "true"
+        # Two pushes (the first commit, the submission), each in the bare reflog.
+        assert len(git(bare, "reflog", "show", "--format=%H", "refs/heads/master").split()) == 2
+        assert git(bare, "rev-parse", "HEAD") == git(work_of(repo) / ".git", "rev-parse", "HEAD")
+        assert git(bare, "show", "HEAD~1:.required.json").startswith("{")
+        assert (bare / "hooks" / HOOK).is_symlink()
+        # The push is what verify checks: a bare repository a commit behind fails it.
+        behind = git(bare, "rev-parse", "HEAD~1")
+        (bare / "refs" / "heads" / "master").write_text(behind + "\n")
+        assert "the clone's HEAD is not the bare repository's" in " ".join(backend.verify(repo, {}))

@@ -1,0 +1,103 @@
+"""git as MarkUs creates a student's repository, through libgit2 (pygit2 here, Rugged there).
+
+MarkUs's ``app/lib/git_repository.rb`` (``GitRepository.create``) makes, per student:
+a bare repository with ``core.logAllRefUpdates`` on (the reflog dates each push) and
+``gc.reflogExpire=never``; a non-bare clone of it kept on the server; a first commit of
+``.required.json`` (the assignment's required files) in the clone, pushed to the bare
+repository; and server-side hooks linked into the bare repository's ``hooks``. A later
+commit is made in the clone and pushed, as MarkUs's ``commit`` does.
+
+One repository here is a directory with both: ``bare.git`` (what the server serves and
+what ``verify`` reads) and ``work`` (the clone).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from vcsbench.backends._git import git_env, read_with_git_cli
+from vcsbench.backends.base import Files, run_tool, verify_with, write_tree
+from vcsbench.backends.git_pygit2 import GitPygit2
+
+REQUIRED_JSON = json.dumps({"a1": {"required": [], "required_only": False}}).encode()
+"""What MarkUs commits first: the required-files list (here one assignment, none required)."""
+HOOK = "pre-receive"
+"""The server-side hook linked into each bare repository."""
+
+
+def bare_of(path: Path) -> Path:
+    return path / "bare.git"
+
+
+def work_of(path: Path) -> Path:
+    return path / "work"
+
+
+class GitMarkus(GitPygit2):
+    name = "git-markus"
+    description = (
+        "MarkUs's way (app/lib/git_repository.rb) through libgit2: a bare repository with "
+        "reflogs kept, a clone kept beside it, `.required.json` committed and pushed, a "
+        "server hook linked; commits made in the clone and pushed"
+    )
+    verifier = "`git cat-file --batch` on the bare repository; the clone must hold the same HEAD"
+    capabilities = frozenset({"create", "commit"})
+
+    def ready(self, temp_root: Path) -> None:
+        super().ready(temp_root)
+        self._hook = temp_root / f"vcsbench-markus-{HOOK}"
+        self._hook.write_text("#!/bin/sh\n# MarkUs's server-side hook stands here.\nexit 0\n")
+        self._hook.chmod(0o755)
+
+    def create(self, path: Path) -> None:
+        import pygit2
+
+        bare = bare_of(path)
+        super().create(bare)
+        config = pygit2.Repository(str(bare)).config
+        config["core.logAllRefUpdates"] = True
+        config["gc.reflogExpire"] = "never"
+        pygit2.clone_repository(str(bare), str(work_of(path)))
+        self._commit_and_push(path, {".required.json": REQUIRED_JSON}, "Initial commit")
+        (bare / "hooks").mkdir(exist_ok=True)
+        os.symlink(self._hook, bare / "hooks" / HOOK)
+
+    def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        self._commit_and_push(path, files, message)
+
+    def _commit_and_push(self, path: Path, files: Files, message: str) -> None:
+        """As MarkUs's ``do_commit_and_push``: files through the clone's index, a commit on
+        HEAD, then a push of the branch to the bare repository (origin)."""
+        import pygit2
+
+        work = work_of(path)
+        write_tree(work, files)
+        repo = pygit2.Repository(str(work))
+        index = repo.index
+        for rel in files:
+            index.add(rel)
+        tree = index.write_tree()
+        index.write()
+        signature = pygit2.Signature("Markus", "markus@markus.com")
+        parents = [] if repo.head_is_unborn else [repo.head.target]
+        repo.create_commit("HEAD", signature, signature, message, tree, parents)
+        branch = repo.head.name
+        repo.remotes["origin"].push([f"{branch}:{branch}"])
+
+    def verify(self, path: Path, files: Files) -> list[str]:
+        problems = verify_with(read_with_git_cli, bare_of(path), files)
+        heads = []
+        for where in (bare_of(path), work_of(path) / ".git"):
+            try:
+                argv = ["git", "--git-dir", str(where), "rev-parse", "HEAD"]
+                heads.append(run_tool(argv, env=git_env()))
+            except Exception as exc:  # an unreadable repository is a verification failure
+                return [*problems, f"{where}: no HEAD ({exc})"]
+        if heads[0] != heads[1]:
+            problems.append("the clone's HEAD is not the bare repository's: the push is missing")
+        return problems
+
+    def head_file(self, path: Path) -> Path:
+        return bare_of(path) / "HEAD"
