@@ -41,6 +41,9 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench doctor --calibrate | tee $(REF)/calibrate.txt
 	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs tmpfs --progress none --out $(REF)/markus2013-tmpfs.json.gz
 	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs ext4 --progress none --out $(REF)/markus2013-ext4.json.gz
+	for study in git-fsync markus-today svn-storage git-storage; do \
+		$(VENV)/bin/vcsbench study $$study --progress none --out $(REF)/$$study.json.gz || exit 1; \
+	done
 	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4,xfs,btrfs --vcs-repos 200 --benchmark-json $(REF)/matrix.json.gz
 	$(PYTEST_BENCH) --vcs-fs tmpfs,ext4 --vcs-payloads many-files,large --vcs-repos 20 --benchmark-json $(REF)/large-payloads.json.gz
 	rm -rf $(REF)/plots

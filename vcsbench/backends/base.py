@@ -183,6 +183,10 @@ class Backend(abc.ABC):
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Materialise the newest revision of the repository into new directory ``target``."""
 
+    def moved(self, path: Path) -> None:
+        """Untimed, after a repository was copied to ``path`` from elsewhere (a history
+        seed): make it work at its new place. Most repositories hold no path of their own."""
+
     # The calls below are optional: a backend implements those it lists in
     # ``capabilities``; an operation that needs one runs only on backends that have it.
 

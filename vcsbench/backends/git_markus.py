@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from vcsbench.backends._git import git_env, read_with_git_cli
@@ -43,13 +45,30 @@ class GitMarkus(GitPygit2):
         "server hook linked; commits made in the clone and pushed"
     )
     verifier = "`git cat-file --batch` on the bare repository; the clone must hold the same HEAD"
-    capabilities = frozenset({"create", "commit"})
+    capabilities = frozenset({"create", "commit", "checkout"})
+
+    def check_options(self) -> None:
+        super().check_options()
+        self._hooks: str | None = None
+
+    def hook(self) -> Path:
+        """The one hook script every repository links to, made on first use."""
+        if self._hooks is None:
+            self._hooks = tempfile.mkdtemp(prefix="vcsbench-markus-hooks-", dir=self.temp_root)
+            script = Path(self._hooks) / HOOK
+            script.write_text("#!/bin/sh\n# MarkUs's server-side hook stands here.\nexit 0\n")
+            script.chmod(0o755)
+        return Path(self._hooks) / HOOK
 
     def ready(self, temp_root: Path) -> None:
         super().ready(temp_root)
-        self._hook = temp_root / f"vcsbench-markus-{HOOK}"
-        self._hook.write_text("#!/bin/sh\n# MarkUs's server-side hook stands here.\nexit 0\n")
-        self._hook.chmod(0o755)
+        self.hook()
+
+    def close(self) -> None:
+        super().close()
+        if self._hooks is not None:
+            shutil.rmtree(self._hooks, ignore_errors=True)
+            self._hooks = None
 
     def create(self, path: Path) -> None:
         import pygit2
@@ -62,7 +81,7 @@ class GitMarkus(GitPygit2):
         pygit2.clone_repository(str(bare), str(work_of(path)))
         self._commit_and_push(path, {".required.json": REQUIRED_JSON}, "Initial commit")
         (bare / "hooks").mkdir(exist_ok=True)
-        os.symlink(self._hook, bare / "hooks" / HOOK)
+        os.symlink(self.hook(), bare / "hooks" / HOOK)
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         self._commit_and_push(path, files, message)
@@ -86,6 +105,13 @@ class GitMarkus(GitPygit2):
         branch = repo.head.name
         repo.remotes["origin"].push([f"{branch}:{branch}"])
 
+    def moved(self, path: Path) -> None:
+        """The clone's origin is its bare repository by absolute path: point it at the
+        copied one."""
+        import pygit2
+
+        pygit2.Repository(str(work_of(path))).remotes.set_url("origin", str(bare_of(path)))
+
     def verify(self, path: Path, files: Files) -> list[str]:
         problems = verify_with(read_with_git_cli, bare_of(path), files)
         heads = []
@@ -98,6 +124,10 @@ class GitMarkus(GitPygit2):
         if heads[0] != heads[1]:
             problems.append("the clone's HEAD is not the bare repository's: the push is missing")
         return problems
+
+    def checkout(self, path: Path, target: Path, scratch: Path) -> None:
+        """What a grader gets: the bare repository's newest revision."""
+        super().checkout(bare_of(path), target, scratch)
 
     def head_file(self, path: Path) -> Path:
         return bare_of(path) / "HEAD"

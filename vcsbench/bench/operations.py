@@ -254,6 +254,7 @@ class _WithHistory(Operation):
             (seed / "scratch").mkdir(parents=True)
             self._build(seed / "repo", seed / "scratch")
         shutil.copytree(seed / "repo", paths.repo, symlinks=True)
+        self.backend.moved(paths.repo)
 
 
 class Commit(_WithHistory):

@@ -62,7 +62,7 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "payloads",
         ",".join(DEFAULT_PAYLOADS),
-        "comma-separated payloads: hello, submission, many-files, large, or tree:PATH "
+        f"comma-separated payloads: {', '.join(payload_names())}, or tree:PATH "
         "(a directory of your own) "
         f"(default: {','.join(DEFAULT_PAYLOADS)})",
         "LIST",

@@ -411,7 +411,7 @@ STUDIES: dict[str, Study] = {
             "create+commit,commit",
             "submission,many-files",
             "ext4",
-            50,
+            30,
             _storage_tables("git-storage", GIT_STORAGE_ABOUT),
             ("git",),
         ),
