@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from vcsbench.backends import ToolError, make_backend
+from vcsbench.backends._git import git_env
 from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
 
@@ -208,3 +210,39 @@ def test_a_backends_temporary_directories_are_made_where_it_is_told(
         made = [p.name for p in tmp_path.iterdir()]
         assert 1 == len(made) and made[0].startswith("vcsbench-")
     assert [] == list(tmp_path.iterdir())
+
+
+def test_git_pygit2_reads_loose_objects_itself_and_notices_a_swapped_object(
+    tmp_path: Path,
+) -> None:
+    from vcsbench.backends._git import read_loose_objects
+
+    files = {"a.txt": b"first\n", "d/b.txt": b"second\n"}
+    repo = committed("git-pygit2", tmp_path, files)
+    assert read_loose_objects(repo, sorted(files)) == files
+    backend = make_backend("git-pygit2")
+    objects = repo / "objects"
+    loose = {p.parent.name + p.name: p for p in objects.glob("??/*")}
+    # A well-formed object stored under another object's name: its SHA-1 gives it away.
+    blob_a, blob_b = (git_oid(repo, f"HEAD:{rel}") for rel in sorted(files))
+    loose[blob_a].write_bytes(loose[blob_b].read_bytes())
+    problems = backend.verify(repo, files)
+    assert problems == [
+        f"could not read the newest revision: ValueError: object {blob_a} does not hash to its name"
+    ]
+    # Packed objects are read by git cat-file.
+    subprocess.run(["git", "--git-dir", str(repo), "gc", "-q"], check=True, env=git_env())
+    repo2 = committed("git-pygit2", tmp_path / "two", files)
+    subprocess.run(["git", "--git-dir", str(repo2), "gc", "-q"], check=True, env=git_env())
+    assert not list((repo2 / "objects").glob("??/*"))
+    assert backend.verify(repo2, files) == []
+
+
+def git_oid(repo: Path, spec: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), "rev-parse", spec],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=git_env(),
+    ).stdout.strip()

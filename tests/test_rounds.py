@@ -186,3 +186,34 @@ def test_a_filesystem_without_an_inode_table_is_not_refused(root: None, tmp_path
         assert 0 == os.statvfs(sandbox.root).f_files
         bench = run_known(sandbox, rounds=3)
     assert 3 == len(bench.samples_s)
+
+
+def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: Path) -> None:
+    """Rounds run in forked workers (3, 3, then 1 round each) are recorded exactly as rounds
+    run in the benchmark's own process: the worker is the measured process."""
+    found = {}
+    with sandbox_for("ext4:size=256M", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        for recycle in (0, 3):
+            backend = FakeBackend()
+            run = BenchmarkRun(
+                operation=KnownWrite(backend),
+                sandbox=sandbox.info,
+                workdir=sandbox.root / f"bench-{recycle}",
+                rounds=7,
+                recycle=recycle,
+            )
+            run.run_all()
+            found[recycle] = run.finish(backend.describe())
+    plain, recycled = found[0], found[3]
+    for key in ("io_write_syscall", "io_write_logical"):
+        assert recycled.rounds.values[key] == plain.rounds.values[key] == [WRITTEN] * 7
+    assert recycled.rounds.values["io_read_syscall"] == [0] * 7
+    for name in ("footprint_content", "footprint_inodes", "scratch_allocated"):
+        assert recycled.per_repo(name) == plain.per_repo(name), name
+    assert (recycled.repos, recycled.errors, recycled.verified) == (7, 0, 7)
+    assert recycled.harness["workers"]["workers"] == 3
+    assert plain.harness["workers"]["workers"] == 0
+    assert all(w > 0 for w in recycled.rounds.wall_ns)
+    # The floor is measured on the last round, which a worker ran.
+    assert recycled.floor_ratio is not None

@@ -18,6 +18,7 @@ the change it made -- never against the backend's own answer.
 from __future__ import annotations
 
 import abc
+import hashlib
 import re
 import shutil
 from collections.abc import Mapping
@@ -51,16 +52,23 @@ class RoundPaths:
     scratch: Path
 
     @classmethod
-    def of(cls, workdir: Path, index: int) -> RoundPaths:
+    def of(cls, workdir: Path, index: int, layout: str = "flat") -> RoundPaths:
+        """Round ``index``'s paths. ``flat``: every repository in one directory;
+        ``hashed``: ``repos/@hashed/ab/cd/<sha256 of the name>``, as large hosts spread
+        them (checkouts and scratch stay flat: they are the round's, not the server's)."""
         name = f"r{index:07d}"
-        return cls(
-            workdir / "repos" / name, workdir / "checkouts" / name, workdir / "scratch" / name
-        )
+        repos = workdir / "repos"
+        if layout == "hashed":
+            digest = hashlib.sha256(name.encode()).hexdigest()
+            repo = repos / "@hashed" / digest[:2] / digest[2:4] / digest
+        else:
+            repo = repos / name
+        return cls(repo, workdir / "checkouts" / name, workdir / "scratch" / name)
 
     @property
     def seeds(self) -> Path:
         """Where an operation keeps what it builds once per benchmark (not measured)."""
-        return self.repo.parent.parent / "seeds"
+        return self.scratch.parent.parent / "seeds"
 
 
 def read_tree(root: Path, ignore: frozenset[str] = frozenset()) -> dict[str, bytes]:
@@ -535,6 +543,7 @@ OPERATIONS: dict[str, type[Operation]] = {
     for cls in (Create, CreateCommit, Commit, Checkout, Clone, Update, Status, Log, Diff, Gc, Add)
 }
 OPS = tuple(OPERATIONS)
+LAYOUTS = ("flat", "hashed")
 DEFAULT_OPS = ("create", "create+commit", "commit", "checkout")
 """What ``--ops`` runs unless told: the 2013 study's operations and a checkout."""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, make_backend, split_variant
 from vcsbench.backends.base import parse_options
-from vcsbench.bench.operations import DEFAULT_OPS, OPS, operation_label, supports
+from vcsbench.bench.operations import DEFAULT_OPS, LAYOUTS, OPS, operation_label, supports
 from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_names
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
@@ -28,6 +28,7 @@ from vcsbench.sandbox.sandbox import DEFAULT_IMAGE_SIZE, LOOP_KINDS
 FS_SCOPES = ("benchmark", "session")
 PROGRESS_MODES = ("auto", "bar", "lines", "none")
 DEFAULT_REPOS = 100
+AUTO_RECYCLE = 1000
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,27 @@ OPTIONS: tuple[OptionDef, ...] = (
         "option for every variant of a backend, repeatable, e.g. git-cli:core.fsync=all",
         "BACKEND:KEY=VALUE",
         repeat=True,
+    ),
+    OptionDef(
+        "age",
+        "0",
+        "fill each sandbox with N repositories of the backend under test before the "
+        "measured rounds, untimed (default 0): what the next one costs when N exist",
+        "N",
+    ),
+    OptionDef(
+        "layout",
+        "flat",
+        "where repositories go: flat (one directory, default) or hashed "
+        "(repos/@hashed/ab/cd/<sha256>, as large hosts spread them)",
+    ),
+    OptionDef(
+        "recycle",
+        "auto",
+        "rounds per worker process: each K rounds run in a fresh forked process, the one "
+        "measured, so memory a library keeps cannot pile up; 0: every round in one process; "
+        f"auto (default): {AUTO_RECYCLE:,} when a benchmark has more rounds than that, else 0",
+        "K",
     ),
     OptionDef(
         "progress",
@@ -233,6 +255,9 @@ class Selection:
     fs_scope: str = "benchmark"
     backend_options: dict[str, dict[str, str]] = field(default_factory=dict)
     progress: str = "auto"
+    age: int = 0
+    layout: str = "flat"
+    recycle: int = 0
 
     @classmethod
     def parse(
@@ -249,6 +274,9 @@ class Selection:
         fs_scope: str = "benchmark",
         backend_option: list[str] | None = None,
         progress: str = "auto",
+        age: str | int = 0,
+        layout: str = "flat",
+        recycle: str | int = "auto",
     ) -> Selection:
         try:
             repo_count = int(repos)
@@ -262,6 +290,14 @@ class Selection:
             raise VcsbenchError("cache cold drops the page cache, which needs root; use warm")
         if fs_scope not in FS_SCOPES:
             raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
+        if not str(age).isdigit():
+            raise VcsbenchError(f"age {age!r} is not a whole number >= 0")
+        if recycle == "auto":
+            recycle = AUTO_RECYCLE if repo_count > AUTO_RECYCLE else 0
+        if not str(recycle).isdigit():
+            raise VcsbenchError(f"recycle {recycle!r} is not auto or a whole number >= 0")
+        if layout not in LAYOUTS:
+            raise VcsbenchError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
         if progress not in PROGRESS_MODES:
             raise VcsbenchError(f"progress {progress!r} is not one of {', '.join(PROGRESS_MODES)}")
         image = Path(image_dir) if image_dir else None
@@ -282,6 +318,9 @@ class Selection:
             verify=VerifyPolicy.parse(verify),
             fs_scope=fs_scope,
             progress=progress,
+            age=int(age),
+            layout=layout,
+            recycle=int(recycle),
         )
         for item in backend_option or []:
             name, sep, pair = item.partition(":")

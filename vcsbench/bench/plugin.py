@@ -176,7 +176,7 @@ class ProgressDisplay:
         self._last = 0.0
         self._drawn = False
 
-    def __call__(self, done: int, total: int, elapsed: float) -> None:
+    def __call__(self, done: int, total: int, elapsed: float, unit: str = "rounds") -> None:
         if self.mode == "none":
             return
         now = time.monotonic()
@@ -188,8 +188,8 @@ class ProgressDisplay:
         rate = done / elapsed if elapsed > 0 else 0.0
         left = (total - done) / rate if rate > 0 else 0.0
         number, count, started = self.overall
-        text = f"{self.label}: {done}/{total} rounds, {rate:.1f}/s, {left:.0f}s left"
-        if count > 1:
+        text = f"{self.label}: {done:,}/{total:,} {unit}, {rate:,.1f}/s, {left:.0f}s left"
+        if count > 1 and unit == "rounds":
             # The run's time left, at the pace so far, for the benchmarks still to come.
             share = (number - 1 + done / total) / count
             run_elapsed = time.perf_counter() - started
@@ -309,6 +309,9 @@ class VcsSession:
                         (self._serial, self.count, self.started),
                     ),
                     name=benchmark.name,
+                    age=selection.age,
+                    layout=selection.layout,
+                    recycle=selection.recycle if rounds > selection.recycle else 0,
                 )
                 interrupted: KeyboardInterrupt | None = None
                 try:
@@ -326,6 +329,9 @@ class VcsSession:
             failure = ""
         if failure:
             pytest.fail(failure, pytrace=False)
+        result.harness["teardown_s"] = sandbox.teardown_s
+        if sandbox.teardown_s is None:
+            result.harness["teardown_note"] = "one sandbox for the session, torn down at its end"
         if not benchmark.disabled:
             self._keep(benchmark, result)
         if interrupted is not None:

@@ -13,8 +13,11 @@ in ``finish`` from what was recorded.
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
 import os
 import re
+import signal
 import statistics
 import time
 import traceback
@@ -52,8 +55,9 @@ from vcsbench.sandbox import SandboxInfo
 CACHE_STATES = ("warm", "cold")
 MAX_ERROR_SAMPLES = 20
 
-Progress = Callable[[int, int, float], None]
-"""Called after each round with (rounds done, rounds in all, seconds since start)."""
+Progress = Callable[..., None]
+"""Called after each round with (rounds done, rounds in all, seconds since start), and
+while an aged sandbox is filled with the same and ``unit="repositories filled in"``."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,28 @@ KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and na
 
 
 @dataclass
+class RoundRecord:
+    """What one round left: its timing, counters and outcome, sent whole by a worker."""
+
+    t_start_s: float
+    wall_ns: int
+    values: dict[str, float | None]
+    error: str | None = None
+    verified: bool = False
+    diagnosis: str = ""
+    floor_tree: dict[str, floor.TreeEntry] | None = None
+
+
+@dataclass(frozen=True)
+class WorkerEnd:
+    """A worker's last message: its peak and grown RSS, or why it stopped."""
+
+    peak_rss: int
+    rss_growth: int
+    failure: str = ""
+
+
+@dataclass
 class RoundLog:
     """Every round's record, as parallel arrays; running totals over successful rounds."""
 
@@ -196,6 +222,11 @@ class BenchmarkRun:
     verify: VerifyPolicy = field(default_factory=VerifyPolicy)
     progress: Progress | None = None
     name: str = ""
+    age: int = 0
+    """Repositories to fill the sandbox with before the first round (untimed)."""
+    layout: str = "flat"
+    recycle: int = 0
+    """Rounds per worker process (a new one for each K rounds); 0: all in this one."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
@@ -203,9 +234,11 @@ class BenchmarkRun:
         st = os.statvfs(self.workdir.parent)
         free_inodes = st.f_favail
         # btrfs (and others with dynamic inodes) report no inode table: nothing to check.
-        if st.f_files and self.rounds > free_inodes:
+        wanted = self.rounds + self.age
+        if st.f_files and wanted > free_inodes:
+            asked = f"--repos {self.rounds:,}" + (f" and --age {self.age:,}" if self.age else "")
             raise VcsbenchError(
-                f"--repos {self.rounds:,} cannot fit in the {self.sandbox.spec} sandbox: it has "
+                f"{asked} cannot fit in the {self.sandbox.spec} sandbox: it has "
                 f"{free_inodes:,} free inodes and every repository takes at least one; use "
                 "fewer repositories or a larger sandbox (size=..., mkfs=-N ...)"
             )
@@ -222,20 +255,37 @@ class BenchmarkRun:
         self._overhead_ns = 0
         self._rss_start = 0
         self._t0 = 0.0
+        self.age_info: dict[str, object] = {}
+        self._workers: list[WorkerEnd] = []
+
+    def paths(self, index: int) -> RoundPaths:
+        """Round ``index``'s paths: after the ``age`` repositories filled in first."""
+        return RoundPaths.of(self.workdir, self.age + index, self.layout)
 
     # -- the rounds ---------------------------------------------------------------------
 
     def run_all(self) -> None:
-        for _ in range(self.rounds - len(self.log.rounds)):
-            self.run_round()
-
-    def run_round(self) -> None:
-        """One round: prepare, time the operation alone, read counters, verify."""
         if not self._started:
             self._start()
-        index = len(self.log.rounds)
-        paths = RoundPaths.of(self.workdir, index)
+        while len(self.log.rounds) < self.rounds:
+            left = self.rounds - len(self.log.rounds)
+            if self.recycle:
+                self._run_worker(min(self.recycle, left))
+            else:
+                self.run_round()
+
+    def run_round(self) -> None:
+        """One round in this process: run it and record it."""
+        if not self._started:
+            self._start()
+        self._accept(self._round(len(self.log.rounds)))
+
+    def _round(self, index: int) -> RoundRecord:
+        """One round: prepare, time the operation alone, read counters, verify."""
+        paths = self.paths(index)
         paths.scratch.mkdir()
+        if self.layout != "flat":  # the fan-out directories exist on a host already
+            paths.repo.parent.mkdir(parents=True, exist_ok=True)
         error: str | None = None
         try:
             self.operation.prepare(paths)
@@ -257,10 +307,11 @@ class BenchmarkRun:
                 error = _describe(exc)
             wall_ns = time.perf_counter_ns() - start
         delta = Probe.delta(before, self.probe.after(), wall_ns)
+        record = RoundRecord(t_start_s, wall_ns, round_values(delta))
         if is_floor_round and error is None:
-            self._floor_tree = floor.changed(roots, self.workdir, floor_before)
+            record.floor_tree = floor.changed(roots, self.workdir, floor_before)
         if error is None and self.verify.verifies(index, self.rounds):
-            self.log.verified += 1
+            record.verified = True
             problems = self.operation.verify(paths)
             if problems:
                 more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
@@ -268,18 +319,83 @@ class BenchmarkRun:
         if error is not None and not self.diagnosis:
             full = fullness(self.workdir)
             if full is not None:
-                self.diagnosis = (
+                record.diagnosis = (
                     f"the sandbox {self.sandbox.spec} filled up at round {index} ({full[0]:,} "
                     f"bytes, {full[1]:,} inodes free); give it more room with size=... (or "
                     "mkfs=-N ... for inodes), or run fewer repositories"
                 )
-        self.log.add(t_start_s, wall_ns, round_values(delta), error)
+        record.error = error
         if not any(paths.scratch.iterdir()):
             paths.scratch.rmdir()
+        return record
+
+    def _accept(self, record: RoundRecord) -> None:
+        """Keep a finished round's record (from this process or a worker)."""
+        self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
+        self.log.verified += record.verified
+        if record.diagnosis and not self.diagnosis:
+            self.diagnosis = record.diagnosis
+        if record.floor_tree is not None:
+            self._floor_tree = record.floor_tree
         if self.progress is not None:
-            self.progress(index + 1, self.rounds, time.perf_counter() - self._t0)
+            self.progress(len(self.log.rounds), self.rounds, time.perf_counter() - self._t0)
+
+    def _run_worker(self, count: int) -> None:
+        """The next ``count`` rounds in a forked worker process, which sends each round's
+        record as it finishes and exits: memory the backend's library keeps across calls
+        goes with it. The worker is the measured process: /proc/self/io and getrusage
+        are its own, so every counter stays per round and exact."""
+        first = len(self.log.rounds)
+        reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
+        pid = os.fork()
+        if pid == 0:  # the worker: it never returns and never runs the parent's cleanup
+            code = 1
+            try:
+                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(signum, signal.SIG_DFL)
+                reader.close()
+                peak_rss_reset()
+                start_rss = current_rss_bytes()
+                for index in range(first, first + count):
+                    writer.send(self._round(index))
+                writer.send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
+                code = 0
+            except BaseException as exc:
+                with contextlib.suppress(BaseException):
+                    writer.send(WorkerEnd(0, 0, _describe(exc)))
+            finally:
+                os._exit(code)
+        writer.close()
+        end: WorkerEnd | None = None
+        try:
+            while True:
+                try:
+                    message = reader.recv()
+                except EOFError:
+                    break
+                if isinstance(message, WorkerEnd):
+                    end = message
+                else:
+                    self._accept(message)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            raise
+        finally:
+            reader.close()
+            os.waitpid(pid, 0)
+        if end is None or end.failure:
+            why = end.failure if end is not None else "it exited without a word"
+            raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
+        self._workers.append(end)
 
     def _start(self) -> None:
+        if self.age:
+            from vcsbench.bench.age import fill
+
+            self.age_info = fill(
+                self.operation.backend, self.workdir, self.age, self.layout, self.progress
+            )
         self._started = True
         self._overhead_ns = self.probe.overhead_ns(pairs=10)
         peak_rss_reset()
@@ -302,12 +418,21 @@ class BenchmarkRun:
         samples = self._sampler.stop() if self._started else []
         rss_end = current_rss_bytes()
         rss_peak = peak_rss_bytes()
+        rss_growth = rss_end - self._rss_start
+        if self._workers:  # the measured processes were the workers
+            rss_peak = max(w.peak_rss for w in self._workers)
+            rss_growth = max(w.rss_growth for w in self._workers)
         # A harness failure here (a scan, the floor) costs the figure it was for, never
         # the timed, verified rounds: the figure is marked missing with the reason.
         result: Footprint | str
         scratch: Footprint | str
         try:
-            result = footprint(*(self.workdir / c for c in self.operation.containers), roots=False)
+            if self.age:  # the rounds' own paths, not the repositories filled in before
+                measured = [p for i in range(len(self.log.rounds)) for p in self._measured(i)]
+                result = footprint(*measured)
+            else:
+                containers = (self.workdir / c for c in self.operation.containers)
+                result = footprint(*containers, roots=False)
         except OSError as exc:
             result = f"the footprint scan failed: {_describe(exc)}"
         try:
@@ -334,9 +459,11 @@ class BenchmarkRun:
             filesystem=FilesystemInfo.from_json(self.sandbox.as_dict(), "filesystem"),
             repos=n_rounds,
             rounds_asked=self.rounds,
+            age=self.age,
+            layout=self.layout,
             errors=log.error_count,
             verified=log.verified,
-            metrics=self._metrics(result, scratch, rss_peak, rss_end - self._rss_start),
+            metrics=self._metrics(result, scratch, rss_peak, rss_growth),
             rounds=log.rounds,
             cache=self.cache,
             cache_note="cold is meaningless on tmpfs: its page cache is the storage"
@@ -355,6 +482,15 @@ class BenchmarkRun:
                 if n_rounds
                 else None,
                 "sampler": "a separate process (python -m vcsbench.measure.sampler)",
+                **({"age": self.age_info} if self.age_info else {}),
+                "workers": {
+                    "rounds_per_worker": self.recycle or None,
+                    "workers": len(self._workers),
+                    "note": "each worker a forked process that ran its rounds and exited; "
+                    "rss_peak and rss_growth are the largest of the workers'"
+                    if self._workers
+                    else "every round in the benchmark's own process",
+                },
                 "note": "harness = prepare, probes, syncfs and verification around the timed "
                 "operations; none of it is inside a timed region",
             },
@@ -364,6 +500,9 @@ class BenchmarkRun:
                 "samples": samples,
             },
         )
+
+    def _measured(self, index: int) -> list[Path]:
+        return self.operation.measured(self.paths(index))
 
     def _metrics(
         self, result: Footprint | str, scratch: Footprint | str, rss_peak: int, rss_growth: int

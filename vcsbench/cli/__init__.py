@@ -347,7 +347,9 @@ def _report(args: argparse.Namespace) -> int:
         from vcsbench.report.plots import write_plots
 
         try:
-            written = write_plots(files, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds))
+            written = write_plots(
+                files, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds), args.block_size
+            )
         except OSError as exc:
             raise VcsbenchError(
                 f"--plots {plot_dir}: cannot be written ({exc.strerror or exc}); give a "
@@ -359,7 +361,7 @@ def _report(args: argparse.Namespace) -> int:
                 plots.append((title, f"data:image/png;base64,{data}"))
             else:
                 plots.append((title, os.path.relpath(png, args.out or Path.cwd())))
-    text = render(files, args.format, args.baseline, plots)
+    text = render(files, args.format, args.baseline, plots, args.block_size)
     if args.out is None:
         print(text, end="")
         return 0
@@ -401,6 +403,12 @@ def _compare(args: argparse.Namespace) -> int:
     for line in found:
         print(f"REGRESSION {line}")
     return 1 if found else 0
+
+
+def _block_size(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -527,9 +535,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--plot-kinds",
         default="all",
         metavar="LIST",
-        help="which plots: summary, latency, cdf, timeline, footprint (default: all)",
+        help="which plots: summary, latency, cdf, timeline, footprint, growth (default: all; "
+        "growth where a benchmark has two blocks of rounds)",
     )
     report.add_argument("--baseline", help="backend variant to add a ratio column against")
+    report.add_argument(
+        "--block-size",
+        type=_block_size,
+        default=1000,
+        metavar="N",
+        help="rounds per block for cost as repositories accumulate: per-block percentiles, "
+        "the growth column and plot, shown where a benchmark has two blocks (default 1000)",
+    )
     report.set_defaults(func=_report)
 
     compare = commands.add_parser(

@@ -25,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from vcsbench.report.blocks import DEFAULT_BLOCK, blocks
 from vcsbench.report.tables import groups
 from vcsbench.results.model import Benchmark, Run
 
@@ -381,7 +382,42 @@ def _seen(ax: Any) -> set[str]:
     return set(ax.get_legend_handles_labels()[1])
 
 
-PLOT_KINDS = ("summary", "latency", "cdf", "timeline", "footprint")
+def growth_plot(rows: list[Benchmark], title: str, size: int = DEFAULT_BLOCK) -> Figure:
+    """Latency against repositories already present: every round as a faint dot, each
+    block's p50 as a line and its p90 and p99 dashed."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    every: list[float] = []
+    for bench in rows:
+        found = [b for b in blocks(bench, size) if b.p50_ms is not None]
+        if len(found) < 2:
+            continue
+        colour, _ = style(bench.label)
+        rounds = bench.rounds
+        xs = [bench.age + i for i in range(len(rounds)) if rounds.ok[i]]
+        ys = [rounds.wall_ns[i] / 1e6 for i in range(len(rounds)) if rounds.ok[i]]
+        every += ys
+        ax.scatter(xs, ys, s=2, alpha=0.15, color=colour, linewidths=0)
+        mids = [b.present + b.rounds / 2 for b in found]
+        ax.plot(mids, [b.p50_ms or 0.0 for b in found], color=colour, label=f"{bench.label} p50")
+        for q, style_ in (("p90_ms", "--"), ("p99_ms", ":")):
+            values: list[float] = [getattr(b, q) for b in found]
+            ax.plot(mids, values, color=colour, linestyle=style_, label=f"{bench.label} {q[:3]}")
+    ax.set_yscale("log")
+    _plain_log_ticks(ax.yaxis, every or None)
+    ax.set_xlabel("repositories already in the sandbox")
+    ax.set_ylabel("latency per operation (ms, log scale)")
+    ax.set_title(title)
+    ax.grid(which="both", alpha=0.3)
+    _legend_outside(ax)
+    _footer(fig, rows)
+    return fig
+
+
+def _grows(rows: list[Benchmark], size: int) -> bool:
+    return any(len(blocks(b, size)) >= 2 for b in rows)
+
+
+PLOT_KINDS = ("summary", "latency", "cdf", "timeline", "footprint", "growth")
 
 
 def write_plots(
@@ -389,6 +425,7 @@ def write_plots(
     directory: Path,
     plot_format: str = "png",
     kinds: tuple[str, ...] = PLOT_KINDS,
+    block: int = DEFAULT_BLOCK,
 ) -> list[tuple[str, Path]]:
     """Write the plots of ``kinds`` as PNG (and SVG with ``svg``); return (title, PNG path)."""
     suffixes = PLOT_FORMATS[plot_format]
@@ -409,6 +446,11 @@ def write_plots(
                 continue
             title = f"{kind}: {what}"
             paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs), suffixes)
+            made.append((title, paths[0]))
+        if "growth" in kinds and _grows(rows, block):
+            title = f"growth as repositories accumulate: {what}, blocks of {block:,}"
+            figure = growth_plot(rows, title, block)
+            paths = _save(figure, directory, _slug("growth", op, payload, fs), suffixes)
             made.append((title, paths[0]))
     by_op: dict[tuple[str, str], list[Benchmark]] = defaultdict(list)
     for bench in benches:

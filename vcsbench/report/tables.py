@@ -16,6 +16,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.blocks import DEFAULT_BLOCK, blocks, growth, slope_ms_per_1000
 from vcsbench.report.format import (
     TABULATE_FORMAT,
     fmt_metric,
@@ -129,6 +130,7 @@ def table_rows(
     baseline: str | None = None,
     machines: dict[str, str] | None = None,
     runs: dict[str, str] | None = None,
+    block: int = DEFAULT_BLOCK,
 ) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of one group's table: a machine column for several
     machines, a run column where several files hold the same benchmark."""
@@ -139,6 +141,9 @@ def table_rows(
     header += ["repos", "median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
         header.append(f"vs {baseline}")
+    growing = any(growth(b, block) is not None for b in rows)
+    if growing:
+        header += [f"growth (last/first {block:,})", "slope ms/1k repos"]
     header += [METRICS[m].label for m in metrics] + ["x floor", "errors"]
     out: list[list[str]] = []
     for bench in rows:
@@ -157,6 +162,12 @@ def table_rows(
         if baseline:
             base_median = base.median_ms if base else None
             line.append(fmt_ratio(median / base_median if median and base_median else None))
+        if growing:
+            slope = slope_ms_per_1000(bench)
+            line += [
+                fmt_ratio(growth(bench, block)),
+                "—" if slope is None else f"{slope:+.3f}",
+            ]
         line += [fmt_metric(m, bench.per_repo(m)) for m in metrics]
         line += [
             fmt_ratio(bench.floor_ratio),
@@ -211,8 +222,10 @@ def render(
     fmt: str = "md",
     baseline: str | None = None,
     plots: list[tuple[str, str]] | None = None,
+    block: int = DEFAULT_BLOCK,
 ) -> str:
-    """The whole report in ``fmt``; ``plots`` are (title, data URI or path) for html."""
+    """The whole report in ``fmt``; ``plots`` are (title, data URI or path) for html;
+    ``block``: rounds per block for growth as repositories accumulate."""
     if fmt not in FORMATS:
         raise VcsbenchError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     benches = [b for f in files for b in f.benchmarks]
@@ -260,7 +273,7 @@ def render(
         parts.append("\n## Details\n")
     parts.append(_legend(fmt))
     for (op, payload, fs), rows in grouped.items():
-        header, body = table_rows(rows, baseline, machines, runs)
+        header, body = table_rows(rows, baseline, machines, runs, block)
         title = f"{op} · payload {payload} · fs {fs}"
         if fmt in ("md", "github"):
             parts.append(f"\n### {title}\n")
@@ -270,10 +283,51 @@ def render(
             parts.append(f"\n% {title}")
         parts.append(aligned(body, header, TABULATE_FORMAT[fmt]))
         parts.extend(error_lines(rows))
+        for bench in rows:
+            table = block_table(bench, block, TABULATE_FORMAT[fmt])
+            if table:
+                parts.append(f"\nAs repositories accumulate: {bench.label}, blocks of {block:,}\n")
+                parts.append(table)
     if plots and fmt in ("md", "github"):
         parts.append("\n## Plots\n")
         parts.extend(f"![{title}]({src})" for title, src in plots)
     return "\n".join(parts) + "\n"
+
+
+MAX_BLOCK_ROWS = 20
+
+
+def block_table(bench: Benchmark, size: int, tablefmt: str) -> str:
+    """Per block of rounds: repositories present, latency percentiles, device bytes and
+    filesystem space per round; "" with fewer than two blocks. Long runs show
+    ``MAX_BLOCK_ROWS`` evenly spaced blocks, always the first and the last."""
+    found = blocks(bench, size)
+    if len(found) < 2:
+        return ""
+    step = max(1, -(-len(found) // MAX_BLOCK_ROWS))
+    shown = found[::step] if found[-1] in found[::step] else [*found[::step], found[-1]]
+    body = [
+        [
+            f"{b.present:,}",
+            f"{b.ok:,}/{b.rounds:,}",
+            fmt_ms(b.p50_ms),
+            fmt_ms(b.p90_ms),
+            fmt_ms(b.p99_ms),
+            fmt_metric("io_write_device", b.device_written),
+            fmt_metric("fs_used_delta", b.fs_used),
+        ]
+        for b in shown
+    ]
+    header = [
+        "repositories present",
+        "ok rounds",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "device KiB written/round",
+        "fs used KiB/round",
+    ]
+    return tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True)
 
 
 TEXT_COLUMNS = ("backend", "run", "machine")

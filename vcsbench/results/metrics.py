@@ -191,6 +191,7 @@ METRICS: dict[str, MetricDef] = _defs(
         "fs used KiB",
         KIB,
         "growth of the sandbox's used blocks (statvfs) across the operation",
+        round_key="fs_used_delta",
     ),
     MetricDef(
         "fs_inodes_delta",

@@ -285,6 +285,10 @@ class Benchmark:
     harness: dict[str, Any] = field(default_factory=dict)
     sampler: dict[str, Any] = field(default_factory=dict)
     rounds_asked: int = 0
+    age: int = 0
+    """Repositories the sandbox was filled with before the first round (``--age``)."""
+    layout: str = "flat"
+    """Where repositories go: ``flat`` (one directory) or ``hashed`` (``@hashed/ab/cd/``)."""
     """Rounds the benchmark was to run; more than ``repos`` when it was interrupted."""
     schema_version: int = SCHEMA_VERSION
     source: str = ""
@@ -386,6 +390,8 @@ class Benchmark:
             "clock": CLOCK,
             "repos": self.repos,
             "rounds_asked": max(self.rounds_asked, self.repos),
+            "age": self.age,
+            "layout": self.layout,
             "partial": self.partial,
             "repos_ok": self.repos_ok,
             "verified": self.verified,
@@ -431,6 +437,8 @@ class Benchmark:
             filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
             repos=_field(d, "repos", int, where),
             rounds_asked=_optional(d, "rounds_asked", int, where, 0),
+            age=_optional(d, "age", int, where, 0),
+            layout=_optional(d, "layout", str, where, "flat"),
             errors=_field(d, "errors", int, where),
             verified=_optional(d, "verified", int, where, 0),
             metrics=metrics,

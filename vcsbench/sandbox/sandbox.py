@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
@@ -252,6 +253,8 @@ class Sandbox:
         self.info: SandboxInfo | None = None
         self._state: State | None = None
         self._state_path: Path | None = None
+        self.teardown_s: float | None = None
+        """How long removing it took (unmount, detach, delete), once it is closed."""
 
     def __enter__(self) -> Sandbox:
         require_root(self.spec)
@@ -398,7 +401,9 @@ class Sandbox:
         """
         failures: list[str] = []
         if self._state is not None:
+            start = time.perf_counter()
             failures = teardown(self._state)
+            self.teardown_s = time.perf_counter() - start
             what = self._state.mountpoint or self._state.workdir or self.spec.text
             if self._state_path is not None:
                 if failures:

@@ -1,0 +1,103 @@
+"""Pre-aged sandboxes and repository layouts: N valid repositories where the rounds' layout
+puts them, figures of the measured rounds unchanged by what was filled in, teardown timed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import skip_or_fail, vcsbench
+
+from vcsbench.backends import REGISTRY, make_backend
+from vcsbench.bench.age import fill
+from vcsbench.bench.operations import RoundPaths
+from vcsbench.results import load
+
+
+@pytest.mark.parametrize("backend_name", ["git-pygit2", "git-markus", "svn-fs", "hg-cli"])
+@pytest.mark.parametrize("layout", ["flat", "hashed"])
+def test_age_fills_n_valid_repositories_where_the_layout_puts_them(
+    backend_name: str, layout: str, tmp_path: Path
+) -> None:
+    availability = REGISTRY[backend_name].available()
+    if not availability.ok:
+        skip_or_fail(f"backend {backend_name} unavailable: {availability.reason}")
+    seen: list[tuple[int, int]] = []
+    with make_backend(backend_name) as backend:
+        backend.ready(tmp_path)
+        info = fill(
+            backend,
+            tmp_path,
+            23,
+            layout,
+            lambda done, total, _t, unit: seen.append((done, total)),
+            processes=2,
+        )
+        repos = [RoundPaths.of(tmp_path, i, layout).repo for i in range(23)]
+        for repo in repos:
+            assert backend.verify(repo, {}) == [], repo
+        # Each is a working repository of its own: a commit into one shows in it alone.
+        backend.commit(repos[7], {"a.txt": b"seven\n"}, "m", tmp_path)
+        assert backend.verify(repos[7], {"a.txt": b"seven\n"}) == []
+        assert backend.verify(repos[8], {"a.txt": b"seven\n"}) == ["a.txt: missing"]
+    assert info["repos"] == 23 and seen[-1] == (23, 23)
+    placed = sorted(p for p in (tmp_path / "repos").rglob("*") if p in set(repos))
+    assert len(placed) == 23
+    if layout == "hashed":
+        assert all(r.parent.parent.parent.name == "@hashed" for r in repos)
+        assert all(len(r.name) == 64 and r.parent.name == r.name[2:4] for r in repos)
+    else:
+        assert [r.name for r in repos] == [f"r{i:07d}" for i in range(23)]
+
+
+def run(tmp_path: Path, name: str, *extra: str) -> object:
+    out = tmp_path / f"{name}.json"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        # create: its footprint is the same in every round (a commit's object ids, and so
+        # its fan-out directories, vary with the time in it).
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "4",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--progress",
+        "none",
+        "--out",
+        str(out),
+        *extra,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    return load(out).benchmarks[0]
+
+
+def test_an_aged_run_measures_its_own_rounds_only(tmp_path: Path) -> None:
+    plain = run(tmp_path, "plain")
+    aged = run(tmp_path, "aged", "--age", "40", "--layout", "hashed")
+    assert (aged.age, aged.layout, plain.age, plain.layout) == (40, "hashed", 0, "flat")  # type: ignore[attr-defined]
+    assert aged.harness["age"]["repos"] == 40  # type: ignore[attr-defined]
+    for metric in ("footprint_inodes", "footprint_content", "footprint_allocated"):
+        # The 40 repositories filled in are not the rounds' footprint.
+        assert aged.per_repo(metric) == plain.per_repo(metric), metric  # type: ignore[attr-defined]
+    for bench in (plain, aged):
+        teardown = bench.harness["teardown_s"]  # type: ignore[attr-defined]
+        assert isinstance(teardown, float) and teardown > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--age", "-1"), "age '-1' is not a whole number >= 0"),
+        (("--age", "many"), "age 'many' is not a whole number >= 0"),
+        (("--layout", "deep"), "layout 'deep' is not one of flat, hashed"),
+    ],
+)
+def test_bad_age_or_layout_is_one_line(args: tuple[str, str], message: str) -> None:
+    result = vcsbench("run", *args)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"vcsbench: error: {message}"
