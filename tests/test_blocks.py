@@ -70,3 +70,16 @@ def test_slope_is_the_least_squares_line_per_1000_repositories() -> None:
     assert slope_ms_per_1000(bench_of(walls, age=5000)) == pytest.approx(500.0)
     flat = [3.0] * 20
     assert slope_ms_per_1000(bench_of(flat)) == pytest.approx(0.0)
+
+
+def test_the_growth_plot_is_drawn_only_where_a_benchmark_has_two_blocks(tmp_path: Path) -> None:
+    from vcsbench.report.plots import write_plots
+    from vcsbench.results.model import Machine, Run
+
+    bench = bench_of([float(i) for i in range(1, 11)], age=1000)
+    run = Run("x.json", [bench], Machine.from_json({}, "machine"))
+    made = write_plots([run], tmp_path / "two", kinds=("growth",), block=4)
+    assert [title.split(":")[0] for title, _ in made] == ["growth as repositories accumulate"]
+    png = made[0][1].read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert write_plots([run], tmp_path / "one", kinds=("growth",), block=20) == []

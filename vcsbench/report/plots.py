@@ -387,23 +387,28 @@ def growth_plot(rows: list[Benchmark], title: str, size: int = DEFAULT_BLOCK) ->
     block's p50 as a line and its p90 and p99 dashed."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
     every: list[float] = []
+    labels = [b.label for b in rows]
     for bench in rows:
         found = [b for b in blocks(bench, size) if b.p50_ms is not None]
         if len(found) < 2:
             continue
         colour, _ = style(bench.label)
+        name = bench.label
+        if labels.count(bench.label) > 1:  # one variant from several runs: say which
+            name = f"{bench.label}, {bench.age:,} present first"
         rounds = bench.rounds
         xs = [bench.age + i for i in range(len(rounds)) if rounds.ok[i]]
         ys = [rounds.wall_ns[i] / 1e6 for i in range(len(rounds)) if rounds.ok[i]]
         every += ys
         ax.scatter(xs, ys, s=2, alpha=0.15, color=colour, linewidths=0)
         mids = [b.present + b.rounds / 2 for b in found]
-        ax.plot(mids, [b.p50_ms or 0.0 for b in found], color=colour, label=f"{bench.label} p50")
+        ax.plot(mids, [b.p50_ms or 0.0 for b in found], color=colour, label=f"{name} p50")
         for q, style_ in (("p90_ms", "--"), ("p99_ms", ":")):
             values: list[float] = [getattr(b, q) for b in found]
-            ax.plot(mids, values, color=colour, linestyle=style_, label=f"{bench.label} {q[:3]}")
+            ax.plot(mids, values, color=colour, linestyle=style_, label=f"{name} {q[:3]}")
     ax.set_yscale("log")
     _plain_log_ticks(ax.yaxis, every or None)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
     ax.set_xlabel("repositories already in the sandbox")
     ax.set_ylabel("latency per operation (ms, log scale)")
     ax.set_title(title)
