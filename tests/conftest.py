@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import skip_or_fail
+from helpers import require_backend, skip_or_fail
 
 from vcsbench.backends import REGISTRY
 
@@ -20,9 +20,7 @@ def root() -> None:
 @pytest.fixture(params=list(REGISTRY))
 def backend_name(request: pytest.FixtureRequest) -> str:
     name: str = request.param
-    availability = REGISTRY[name].available()
-    if not availability.ok:
-        skip_or_fail(f"backend {name} unavailable: {availability.reason}")
+    require_backend(name)
     return name
 
 

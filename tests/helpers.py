@@ -21,6 +21,15 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def require_backend(name: str) -> None:
+    """Skip (fail in CI) a test whose backend cannot run here, saying why."""
+    from vcsbench.backends import REGISTRY
+
+    availability = REGISTRY[name].available()
+    if not availability.ok:
+        skip_or_fail(f"backend {name} unavailable: {availability.reason}")
+
+
 def vcsbench(
     *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import skip_or_fail, vcsbench
+from helpers import require_backend, vcsbench
 
-from vcsbench.backends import REGISTRY, make_backend
+from vcsbench.backends import make_backend
 from vcsbench.bench.age import fill
 from vcsbench.bench.operations import RoundPaths
 from vcsbench.results import load
@@ -19,9 +19,7 @@ from vcsbench.results import load
 def test_age_fills_n_valid_repositories_where_the_layout_puts_them(
     backend_name: str, layout: str, tmp_path: Path
 ) -> None:
-    availability = REGISTRY[backend_name].available()
-    if not availability.ok:
-        skip_or_fail(f"backend {backend_name} unavailable: {availability.reason}")
+    require_backend(backend_name)
     seen: list[tuple[int, int]] = []
     with make_backend(backend_name) as backend:
         backend.ready(tmp_path)

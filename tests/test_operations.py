@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import skip_or_fail, vcsbench
+from helpers import require_backend, vcsbench
 
 from vcsbench.backends import REGISTRY, Backend, make_backend
 from vcsbench.backends._svn import unpacked_shards
@@ -102,9 +102,7 @@ PAIRS = [(b, op) for op in NEW_OPS for b in REGISTRY if supports(REGISTRY[b], op
 def test_each_operation_verifies_and_its_sabotage_is_caught(
     op_spec: str, backend_name: str, tmp_path: Path
 ) -> None:
-    availability = REGISTRY[backend_name].available()
-    if not availability.ok:
-        skip_or_fail(f"backend {backend_name} unavailable: {availability.reason}")
+    require_backend(backend_name)
     method, make_bad = SABOTAGE[op_spec]
     if op_spec.startswith("gc") and REGISTRY[backend_name].vcs == "svn":
         op_spec = "gc"  # svnadmin pack packs only full shards: 1,000 revisions

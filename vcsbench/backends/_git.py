@@ -131,7 +131,7 @@ def _tree_entries(body: bytes) -> dict[bytes, tuple[bytes, str]]:
     return entries
 
 
-def _head_oid(git_dir: Path) -> str | None:
+def head_oid(git_dir: Path) -> str | None:
     """The commit HEAD names, through its branch (a loose ref or packed-refs); None while
     the branch has no commit."""
     head = (git_dir / "HEAD").read_text()
@@ -159,7 +159,7 @@ def read_loose_objects(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
     an object is packed."""
     git_dir = git_dir_of(repo)
     objects = git_dir / "objects"
-    commit = _head_oid(git_dir)
+    commit = head_oid(git_dir)
     if commit is None:
         return dict.fromkeys(paths)
     first_line = _loose(objects, commit, b"commit").split(b"\n", 1)[0]

@@ -14,14 +14,15 @@ from typing import ClassVar
 
 from vcsbench.backends._git import (
     GitBackend,
+    git_dir_of,
     git_env,
+    head_oid,
     read_index_with_pygit2,
     read_with_pygit2,
 )
 from vcsbench.backends.base import (
     Availability,
     Files,
-    ToolError,
     run_tool,
     tool_availability,
     tool_version,
@@ -129,15 +130,12 @@ class GitCli(GitBackend):
         """One commit by ``git fast-import``, kept as a pack whatever its object count,
         then the index made to match it (``git reset``) as ``git commit`` leaves it."""
         git = ["-C", str(path)]
-        try:
-            head = run_tool(self._git(*git, "rev-parse", "-q", "--verify", "HEAD"), env=self._env)
-        except ToolError:  # no revision yet: the first commit has no parent
-            head = b""
+        head = head_oid(git_dir_of(path))  # read from the ref files: no process in the timing
         committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % time.time()
         stream = [b"commit refs/heads/main\n", committer]
         stream.append(b"data %d\n%s\n" % (len(message.encode()), message.encode()))
-        if head.strip():
-            stream.append(b"from " + head.strip() + b"\n")
+        if head is not None:  # else the first commit: no parent
+            stream.append(b"from " + head.encode() + b"\n")
         for rel, data in files.items():
             stream.append(b"M 100644 inline " + rel.encode() + b"\n")
             stream.append(b"data %d\n" % len(data) + data + b"\n")

@@ -292,8 +292,8 @@ class Selection:
             raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
         if not str(age).isdigit():
             raise VcsbenchError(f"age {age!r} is not a whole number >= 0")
-        if recycle == "auto":
-            recycle = AUTO_RECYCLE if repo_count > AUTO_RECYCLE else 0
+        if recycle == "auto":  # benchmarks of fewer rounds run in one process anyway
+            recycle = AUTO_RECYCLE
         if not str(recycle).isdigit():
             raise VcsbenchError(f"recycle {recycle!r} is not auto or a whole number >= 0")
         if layout not in LAYOUTS:

@@ -311,7 +311,7 @@ class VcsSession:
                     name=benchmark.name,
                     age=selection.age,
                     layout=selection.layout,
-                    recycle=selection.recycle if rounds > selection.recycle else 0,
+                    recycle=selection.recycle,
                 )
                 interrupted: KeyboardInterrupt | None = None
                 try:

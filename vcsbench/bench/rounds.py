@@ -226,7 +226,8 @@ class BenchmarkRun:
     """Repositories to fill the sandbox with before the first round (untimed)."""
     layout: str = "flat"
     recycle: int = 0
-    """Rounds per worker process (a new one for each K rounds); 0: all in this one."""
+    """Rounds per worker process (a new one for each K rounds); 0, or at least the
+    benchmark's rounds: all in this one."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
@@ -269,7 +270,7 @@ class BenchmarkRun:
             self._start()
         while len(self.log.rounds) < self.rounds:
             left = self.rounds - len(self.log.rounds)
-            if self.recycle:
+            if 0 < self.recycle < self.rounds:
                 self._run_worker(min(self.recycle, left))
             else:
                 self.run_round()
@@ -484,7 +485,7 @@ class BenchmarkRun:
                 "sampler": "a separate process (python -m vcsbench.measure.sampler)",
                 **({"age": self.age_info} if self.age_info else {}),
                 "workers": {
-                    "rounds_per_worker": self.recycle or None,
+                    "rounds_per_worker": self.recycle if self._workers else None,
                     "workers": len(self._workers),
                     "note": "each worker a forked process that ran its rounds and exited; "
                     "rss_peak and rss_growth are the largest of the workers'"

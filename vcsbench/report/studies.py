@@ -13,16 +13,18 @@ from dataclasses import dataclass
 
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.study import (
+    KIB,
     MARKUS2013,
     MARKUS2013_DEFAULT_BACKENDS,
     MARKUS2013_OPS,
     MARKUS2013_PAYLOAD,
     MARKUS2013_SOURCE,
+    cpu_ms,
     markus2013_tables,
+    ratio,
 )
 from vcsbench.results.model import Benchmark, Run
 
-KIB = 1024.0
 Tables = Callable[[list[Run]], dict[str, str]]
 
 
@@ -50,15 +52,6 @@ def _groups(runs: list[Run]) -> dict[tuple[str, str, str], list[Benchmark]]:
         for bench in run.benchmarks:
             groups.setdefault((bench.fs, bench.op, bench.payload.name), []).append(bench)
     return groups
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
-
-
-def _cpu_ms(bench: Benchmark) -> float | None:
-    value = bench.per_repo("cpu")
-    return value * 1000 if value is not None else None
 
 
 def _fs_note(fs: str) -> str:
@@ -100,13 +93,13 @@ def variant_table(
             *([bench.backend.durability or "?"] if durability else []),
             f"{bench.repos_ok:,}",
             fmt_ms(bench.median_ms),
-            fmt_ratio(_ratio(bench.median_ms, base.median_ms)) if base else "—",
+            _time_ratio(bench, base),
         ]
         if published is not None:
             row += list(published(bench))
         requests = bench.per_repo("io_write_requests_device")
         row += [
-            fmt_num(_cpu_ms(bench), digits=2),
+            fmt_num(cpu_ms(bench), digits=2),
             fmt_num(requests, digits=1),
             fmt_num(bench.per_repo("io_write_device"), KIB),
             _metric_ratio(bench, base, "io_write_device"),
@@ -119,22 +112,25 @@ def variant_table(
     return render_rows(headers, rows, text_columns=2 if durability else 1)
 
 
+def _time_ratio(bench: Benchmark, base: Benchmark | None) -> str:
+    return fmt_ratio(ratio(bench.median_ms, base.median_ms)) if base else "—"
+
+
 def _metric_ratio(bench: Benchmark, base: Benchmark | None, name: str) -> str:
     if base is None:
         return "—"
-    return fmt_ratio(_ratio(bench.per_repo(name), base.per_repo(name)))
+    return fmt_ratio(ratio(bench.per_repo(name), base.per_repo(name)))
 
 
 def _first(group: list[Benchmark], test: Callable[[Benchmark], bool]) -> Benchmark | None:
     return next((b for b in group if test(b)), None)
 
 
-def _per_repo_note() -> str:
-    return (
-        "Figures per repository (per round): median of the verified rounds; CPU, device "
-        "write requests and KiB written are means; allocated KiB and inodes are what the "
-        "repositories hold at the end, divided by N."
-    )
+PER_REPO_NOTE = (
+    "Figures per repository (per round): median of the verified rounds; CPU, device write "
+    "requests and KiB written are means; allocated KiB and inodes are what the repositories "
+    "hold at the end, divided by N."
+)
 
 
 # --- git-fsync: git's t/perf/p0008-odb-fsync.sh ------------------------------------------
@@ -205,7 +201,7 @@ def git_fsync_tables(runs: list[Run]) -> dict[str, str]:
             f"`{op}` of `{payload}` into a repository with one commit, as p0008 does; ratios "
             "to `core.fsync=none` (p0008's first case). Device write requests are what batch "
             "mode saves: one flush for the whole add instead of one per object. "
-            f"{_per_repo_note()}{_fs_note(fs)} Published: {GIT_FSYNC_SOURCE}; "
+            f"{PER_REPO_NOTE}{_fs_note(fs)} Published: {GIT_FSYNC_SOURCE}; "
             f"{GIT_FSYNC_OTHERS}."
         )
         out[f"{fs}/{op}/{payload}"] = f"### git-fsync on {fs}\n\n{table}\n\n_{notes}_\n"
@@ -248,11 +244,11 @@ def markus_today_tables(runs: list[Run]) -> dict[str, str]:
                     f"{published_2013[bench.op]:.1f}"
                     if not is_markus and bench.op in published_2013
                     else "—",
-                    fmt_num(_cpu_ms(bench), digits=2),
+                    fmt_num(cpu_ms(bench), digits=2),
                     fmt_num(bench.per_repo("io_write_device"), KIB),
                     fmt_num(bench.per_repo("footprint_allocated"), KIB),
                     fmt_num(bench.per_repo("footprint_inodes"), digits=1),
-                    fmt_ratio(_ratio(bench.median_ms, base.median_ms)) if base else "—",
+                    _time_ratio(bench, base),
                     _metric_ratio(bench, base, "io_write_device"),
                     _metric_ratio(bench, base, "footprint_allocated"),
                     _metric_ratio(bench, base, "footprint_inodes"),
@@ -285,7 +281,7 @@ def markus_today_tables(runs: list[Run]) -> dict[str, str]:
             "on the server, `.required.json` committed in the clone and pushed, a hook "
             "linked (`git-markus`); its create+commit adds the student's test.txt, committed "
             "and pushed. Ratios set each MarkUs row against the 2013 way's create+commit. "
-            f"{_per_repo_note()}{_fs_note(fs)} Sources: {MARKUS_TODAY_SOURCE}."
+            f"{PER_REPO_NOTE}{_fs_note(fs)} Sources: {MARKUS_TODAY_SOURCE}."
         )
         out[fs] = f"### markus-today on {fs}\n\n{table}\n\n_{notes}_\n"
     return out
@@ -325,7 +321,7 @@ def _storage_tables(title: str, about: str) -> Tables:
             table = variant_table(group, {b.label: labels.get(b.backend.name) for b in group})
             notes = (
                 f"`{op}` of `{payload}`. {about} Ratios: each variant against its backend "
-                f"with default options. {_per_repo_note()}{_fs_note(fs)} No figures for "
+                f"with default options. {PER_REPO_NOTE}{_fs_note(fs)} No figures for "
                 "these choices are published to set beside this run's."
             )
             heading = f"### {title} on {fs}: {op}, {payload}"

@@ -69,7 +69,7 @@ def _pairs(group: list[Benchmark]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
+def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
@@ -106,7 +106,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     f"{published.per_repo_ms:.1f}" if published else "—",
                     fmt_ms(total),
                     f"{published.total_ms:,.0f}" if published and equal_n else "—",
-                    fmt_num(_cpu_ms(bench), digits=2),
+                    fmt_num(cpu_ms(bench), digits=2),
                     _per_repo_kib(bench, "io_write_logical"),
                     _per_repo_kib(bench, "io_write_device"),
                     _per_repo_kib(bench, "footprint_allocated"),
@@ -144,16 +144,16 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     [
                         f"{svn} / {git}",
                         OP_LABELS[op],
-                        fmt_ratio(_ratio(s.median_ms, g.median_ms)),
+                        fmt_ratio(ratio(s.median_ms, g.median_ms)),
                         fmt_ratio(ps.per_repo_ms / pg.per_repo_ms) if ps and pg else "—",
                         fmt_ratio(
-                            _ratio(s.per_repo("io_write_device"), g.per_repo("io_write_device"))
+                            ratio(s.per_repo("io_write_device"), g.per_repo("io_write_device"))
                         ),
                         fmt_ratio(
-                            _ratio(s.per_repo("io_write_logical"), g.per_repo("io_write_logical"))
+                            ratio(s.per_repo("io_write_logical"), g.per_repo("io_write_logical"))
                         ),
                         fmt_ratio(
-                            _ratio(
+                            ratio(
                                 s.per_repo("footprint_allocated"), g.per_repo("footprint_allocated")
                             )
                         ),
@@ -202,6 +202,6 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
     return out
 
 
-def _cpu_ms(bench: Benchmark) -> float | None:
+def cpu_ms(bench: Benchmark) -> float | None:
     value = bench.per_repo("cpu")
     return value * 1000 if value is not None else None

@@ -141,12 +141,13 @@ def table_rows(
     header += ["repos", "median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
         header.append(f"vs {baseline}")
-    growing = any(growth(b, block) is not None for b in rows)
+    growths = [growth(b, block) for b in rows]
+    growing = any(g is not None for g in growths)
     if growing:
         header += [f"growth (last/first {block:,})", "slope ms/1k repos"]
     header += [METRICS[m].label for m in metrics] + ["x floor", "errors"]
     out: list[list[str]] = []
-    for bench in rows:
+    for bench, grew in zip(rows, growths, strict=True):
         median = bench.median_ms
         line = [
             bench.label,
@@ -165,7 +166,7 @@ def table_rows(
         if growing:
             slope = slope_ms_per_1000(bench)
             line += [
-                fmt_ratio(growth(bench, block)),
+                fmt_ratio(grew),
                 "—" if slope is None else f"{slope:+.3f}",
             ]
         line += [fmt_metric(m, bench.per_repo(m)) for m in metrics]
