@@ -18,6 +18,7 @@ from vcsbench.errors import VcsbenchError
 
 if TYPE_CHECKING:
     from vcsbench.bench.options import Selection
+    from vcsbench.report.studies import Study
     from vcsbench.results import Run
 
 
@@ -261,7 +262,7 @@ def _study(args: argparse.Namespace) -> int:
     interrupted = _interrupted(out, run)
     if interrupted or run is None:
         return interrupted or code or 1
-    text = study_markdown(study.name, [run], out)
+    text = study_markdown(study, [run], out)
     markdown = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
     markdown.write_text(text)
     print()
@@ -270,11 +271,8 @@ def _study(args: argparse.Namespace) -> int:
     return code
 
 
-def study_markdown(name: str, runs: list[Run], out: Path) -> str:
+def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     """The study's tables under a header naming the results and the command."""
-    from vcsbench.report.studies import STUDIES
-
-    study = STUDIES[name]
     sizes = sorted({b.repos for r in runs for b in r.benchmarks})
     n = ", ".join(f"{size:,}" for size in sizes)
     header = (
