@@ -80,9 +80,7 @@ def test_tiny_matrix_writes_every_field_with_units(suite: pytest.Pytester) -> No
     machine = document["machine_info"]["vcsbench"]
     for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
         assert machine[key]
-    assert {"git-pygit2", "git-cli", "svn-fs", "svn-pysvn", "svn-cli"} <= set(
-        machine["backend_versions"]
-    )
+    assert set(machine["backend_versions"]) == {"git-pygit2", "svn-fs"}  # those run only
     for bench in document["benchmarks"]:
         info = bench["extra_info"]["vcsbench"]
         assert 4 == len(bench["stats"]["data"]) == info["repos"] == info["verified"]

@@ -10,7 +10,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-from vcsbench.backends.base import Backend, run_tool
+from vcsbench.backends.base import Backend, read_file, run_tool
 from vcsbench.errors import VcsbenchError
 
 IDENTITY = {
@@ -62,7 +62,8 @@ class TemplateDir:
 
 def git_dir_of(path: Path) -> Path:
     """The git directory of a bare repository or of a clone with a work tree."""
-    return path / ".git" if (path / ".git").is_dir() else path
+    dot_git = f"{path}/.git"
+    return Path(dot_git) if os.path.isdir(dot_git) else path
 
 
 def loose_objects(path: Path) -> int:
@@ -105,7 +106,7 @@ def _loose(objects: Path, oid: str, kind: bytes) -> bytes:
     if not re.fullmatch(r"[0-9a-f]{40}", oid):
         raise ValueError(f"{oid[:60]!r} is not an object id")
     try:
-        raw = zlib.decompress((objects / oid[:2] / oid[2:]).read_bytes())
+        raw = zlib.decompress(read_file(f"{objects}/{oid[:2]}/{oid[2:]}"))
     except FileNotFoundError:
         raise NotLoose(oid) from None
     if hashlib.sha1(raw).hexdigest() != oid:
@@ -134,14 +135,14 @@ def _tree_entries(body: bytes) -> dict[bytes, tuple[bytes, str]]:
 def head_oid(git_dir: Path) -> str | None:
     """The commit HEAD names, through its branch (a loose ref or packed-refs); None while
     the branch has no commit."""
-    head = (git_dir / "HEAD").read_text()
+    head = read_file(f"{git_dir}/HEAD").decode()
     if not head.startswith("ref: "):
         return head.strip()
     ref = head[5:].strip()
     if not ref.startswith("refs/") or ".." in ref:
         raise ValueError(f"HEAD names {ref!r}, not a branch")
     try:
-        return (git_dir / ref).read_text().strip()
+        return read_file(f"{git_dir}/{ref}").decode().strip()
     except FileNotFoundError:
         pass
     packed = git_dir / "packed-refs"

@@ -9,7 +9,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from vcsbench.backends.base import Backend, Files, run_tool, tool_version, verify_with
+from vcsbench.backends.base import (
+    Backend,
+    Digest,
+    Files,
+    run_tool,
+    tool_version,
+    verify_with,
+)
+from vcsbench.backends.svn_verifier import VERIFIER, SvnVerifier, bindings_available
 from vcsbench.errors import VcsbenchError
 
 SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": "", "compression": ""}
@@ -158,15 +166,19 @@ def parents_of(files: list[str]) -> list[str]:
 class SvnBackend(Backend):
     """What every Subversion access path shares: options, svnadmin create, the verifier.
 
-    ``create`` defaults to ``svnadmin create``; ``verify`` reads a full-text dump of HEAD.
+    ``create`` defaults to ``svnadmin create``; ``verify`` reads HEAD back in a reader
+    process of its own (:mod:`vcsbench.backends.svn_verifier`), or where the bindings are
+    missing from a full-text ``svnadmin dump`` of it.
     """
 
     vcs = "svn"
+    verifier = VERIFIER
     option_defaults: ClassVar[Mapping[str, str]] = SVN_OPTION_DEFAULTS
 
     def check_options(self) -> None:
         check_svn_options(self.options)
         self._config: ClientConfigDir | None = None
+        self._reader = SvnVerifier() if bindings_available() else None
 
     def config_dir(self) -> str:
         """An empty client configuration directory, made on first use."""
@@ -179,6 +191,8 @@ class SvnBackend(Backend):
         self.config_dir()
 
     def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
         if self._config is not None:
             self._config.close()
             self._config = None
@@ -191,7 +205,13 @@ class SvnBackend(Backend):
         configure(path, self.options)
 
     def verify(self, path: Path, files: Files) -> list[str]:
-        return verify_with(read_with_svnadmin_dump, path, files)
+        if self._reader is None:
+            return verify_with(read_with_svnadmin_dump, path, files)
+        return verify_with(self._read_back, path, files)
+
+    def _read_back(self, path: Path, paths: list[str]) -> dict[str, Digest | None]:
+        assert self._reader is not None
+        return self._reader.read(path, paths)[1]
 
     def storage_problems(self, path: Path) -> list[str]:
         return unpacked_shards(path)

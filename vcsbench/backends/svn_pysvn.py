@@ -26,7 +26,6 @@ class SvnPysvn(SvnBackend):
     libraries = ("pysvn",)
     apt_packages = ("python3-svn", "subversion")
     description = "`svnadmin create`; pysvn over `file://` (import, or checkout + add + checkin)"
-    verifier = "`svnadmin dump -r HEAD`"
     capabilities = frozenset({"create", "commit", "checkout", "update", "log", "status", "diff"})
 
     def check_options(self) -> None:

@@ -57,13 +57,13 @@ class RoundPaths:
         ``hashed``: ``repos/@hashed/ab/cd/<sha256 of the name>``, as large hosts spread
         them (checkouts and scratch stay flat: they are the round's, not the server's)."""
         name = f"r{index:07d}"
-        repos = workdir / "repos"
+        base = str(workdir)  # one Path each, not a join per part: this runs every round
         if layout == "hashed":
             digest = hashlib.sha256(name.encode()).hexdigest()
-            repo = repos / "@hashed" / digest[:2] / digest[2:4] / digest
+            repo = Path(f"{base}/repos/@hashed/{digest[:2]}/{digest[2:4]}/{digest}")
         else:
-            repo = repos / name
-        return cls(repo, workdir / "checkouts" / name, workdir / "scratch" / name)
+            repo = Path(f"{base}/repos/{name}")
+        return cls(repo, Path(f"{base}/checkouts/{name}"), Path(f"{base}/scratch/{name}"))
 
     @property
     def seeds(self) -> Path:

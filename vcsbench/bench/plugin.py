@@ -418,10 +418,13 @@ def closing_line(terminalreporter: Any, config: pytest.Config) -> None:
     )
 
 
-def backend_versions() -> dict[str, dict[str, str]]:
-    """Each available backend's library and tool versions (default options)."""
+def backend_versions(backends: list[str]) -> dict[str, dict[str, str]]:
+    """The library and tool versions (default options) of each backend the run selected
+    (importing every registered library would cost seconds a run: Mercurial's alone ~1 s)."""
     versions: dict[str, dict[str, str]] = {}
-    for name, cls in REGISTRY.items():
+    names = dict.fromkeys(split_variant(spec)[0] for spec in backends)
+    for name in names:
+        cls = REGISTRY[name]
         if cls.available().ok:
             with cls() as backend:
                 versions[name] = backend.versions()
@@ -439,7 +442,10 @@ def pytest_benchmark_update_machine_info(
     from vcsbench.measure.machine import machine_info as vcs_machine_info
 
     if MACHINE not in config.stash:
-        config.stash[MACHINE] = {**vcs_machine_info(), "backend_versions": backend_versions()}
+        config.stash[MACHINE] = {
+            **vcs_machine_info(),
+            "backend_versions": backend_versions(config.stash[SELECTION].backends),
+        }
     machine_info["vcsbench"] = config.stash[MACHINE]
 
 

@@ -14,6 +14,7 @@ in ``finish`` from what was recorded.
 from __future__ import annotations
 
 import contextlib
+import errno
 import multiprocessing
 import os
 import re
@@ -326,8 +327,11 @@ class BenchmarkRun:
                     "mkfs=-N ... for inodes), or run fewer repositories"
                 )
         record.error = error
-        if not any(paths.scratch.iterdir()):
-            paths.scratch.rmdir()
+        try:  # an empty scratch directory goes; one a backend wrote in stays, to be measured
+            os.rmdir(paths.scratch)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
         return record
 
     def _accept(self, record: RoundRecord) -> None:
@@ -417,6 +421,7 @@ class BenchmarkRun:
         """Stop sampling; measure footprint, scratch and floor; return the benchmark."""
         wall_s = time.perf_counter() - self._t0 if self._started else 0.0
         samples = self._sampler.stop() if self._started else []
+        self.probe.close()
         rss_end = current_rss_bytes()
         rss_peak = peak_rss_bytes()
         rss_growth = rss_end - self._rss_start

@@ -100,13 +100,31 @@ class Footprint:
         return self.content_bytes + self.dir_bytes
 
 
+_OPEN: dict[tuple[int, str], int] = {}
+"""Descriptors of files read each round, kept open per process (a forked worker opens its
+own: ``/proc/self`` names the process that opened it)."""
+
+
+def _pread(path: str) -> bytes:
+    """The whole of a small /proc or /sys file, read again from offset 0 (the kernel
+    renders it afresh), without an open and close each time."""
+    key = (os.getpid(), path)
+    fd = _OPEN.get(key)
+    if fd is not None:
+        try:
+            return os.pread(fd, 4096, 0)
+        except OSError:  # the device behind a /sys file went away: open it again
+            os.close(_OPEN.pop(key))
+    fd = _OPEN[key] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    return os.pread(fd, 4096, 0)
+
+
 def read_process() -> ProcessCounters:
     # getrusage has microsecond resolution; os.times() counts 10 ms clock ticks.
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     io: dict[str, int] = {}
-    with open("/proc/self/io", "rb") as handle:
-        text = handle.read()
+    text = _pread(f"/proc/{os.getpid()}/io")
     for line in text.splitlines():
         key, _, value = line.partition(b": ")
         io[key.decode()] = int(value)
@@ -122,7 +140,7 @@ def read_process() -> ProcessCounters:
 
 
 def read_device(stat_path: str) -> DeviceCounters:
-    fields = [int(f) for f in Path(stat_path).read_text().split()]
+    fields = [int(f) for f in _pread(stat_path).split()]
     return DeviceCounters(
         read_bytes=fields[2] * SECTOR_BYTES,
         write_bytes=fields[6] * SECTOR_BYTES,
@@ -141,15 +159,19 @@ def read_fs_usage(path: Path) -> FsUsage:
     )
 
 
-def syncfs(path: Path) -> None:
-    """Write back everything dirty on the filesystem holding ``path``."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+def syncfs(path: Path, fd: int | None = None) -> None:
+    """Write back everything dirty on the filesystem holding ``path`` (through ``fd``,
+    a descriptor of it, when one is open already)."""
+    own = fd is None
+    if fd is None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         if _libc.syncfs(fd) != 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), str(path))
     finally:
-        os.close(fd)
+        if own:
+            os.close(fd)
 
 
 def drop_caches() -> None:
@@ -255,10 +277,25 @@ class Probe:
         self.root = root
         self.device_stat_path = device_stat_path
         self.sync = sync
+        self._fd: tuple[int, int] | None = None
+
+    def _root_fd(self) -> int:
+        """The root, opened once per process for syncfs (and closed with the probe)."""
+        if self._fd is None or self._fd[0] != os.getpid():
+            self._fd = (
+                os.getpid(),
+                os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC),
+            )
+        return self._fd[1]
+
+    def close(self) -> None:
+        if self._fd is not None and self._fd[0] == os.getpid():
+            os.close(self._fd[1])
+        self._fd = None
 
     def before(self) -> Snapshot:
         if self.sync:
-            syncfs(self.root)
+            syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
         fs = read_fs_usage(self.root)
         return Snapshot(read_process(), device, fs)
@@ -266,7 +303,7 @@ class Probe:
     def after(self) -> Snapshot:
         process = read_process()
         if self.sync:
-            syncfs(self.root)
+            syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
         return Snapshot(process, device, read_fs_usage(self.root))
 

@@ -1,0 +1,116 @@
+"""The Subversion reader process: what it catches, that copies cannot fool it, that a lost
+reader fails the round it was reading and is started again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import require_backend
+
+from vcsbench.backends import make_backend
+from vcsbench.backends.base import digest
+
+HELLO = {"test.txt": b"hello world"}
+
+
+@pytest.fixture(autouse=True)
+def _svn_fs() -> None:
+    require_backend("svn-fs")
+
+
+def _repo(tmp_path: Path, name: str, files: dict[str, bytes]) -> Path:
+    (tmp_path / "scratch").mkdir(exist_ok=True)
+    with make_backend("svn-fs") as backend:
+        backend.create(tmp_path / name)
+        backend.commit(tmp_path / name, files, "first", tmp_path / "scratch")
+    return tmp_path / name
+
+
+def test_reads_each_file_back_as_its_size_and_sha256(tmp_path: Path) -> None:
+    files = {"a.txt": b"a" * 1000, "d/e/b.bin": bytes(range(256)) * 3}
+    repo = _repo(tmp_path, "repo", files)
+    with make_backend("svn-fs") as backend:
+        assert backend._reader is not None  # type: ignore[attr-defined]
+        youngest, got = backend._reader.read(repo, ["a.txt", "d/e/b.bin", "d", "gone"])  # type: ignore[attr-defined]
+    assert youngest == 1
+    assert got == {
+        "a.txt": (1000, digest(files["a.txt"])[1]),
+        "d/e/b.bin": (768, digest(files["d/e/b.bin"])[1]),
+        "d": None,  # a directory is not a file
+        "gone": None,
+    }
+
+
+def test_a_flipped_byte_in_the_revision_file_fails_verification(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "repo", HELLO)
+    rev = repo / "db" / "revs" / "0" / "1"
+    data = rev.read_bytes()
+    assert data.count(b"hello world") == 1  # stored literally (too short to compress)
+    os.chmod(rev, 0o644)
+    rev.write_bytes(data.replace(b"hello world", b"hellO world"))
+    with make_backend("svn-fs") as backend:
+        problems = backend.verify(repo, HELLO)
+    assert len(problems) == 1
+    assert problems[0].startswith("could not read the newest revision")
+    assert "checksum mismatch" in problems[0].lower()
+
+
+def test_copies_sharing_a_uuid_are_each_read_from_their_own_files(tmp_path: Path) -> None:
+    original = _repo(tmp_path, "original", HELLO)
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    assert (copy / "db" / "uuid").read_text() == (original / "db" / "uuid").read_text()
+    with make_backend("svn-fs") as backend:
+        assert backend.verify(original, HELLO) == []
+        backend.commit(copy, {"test.txt": b"changed"}, "second", tmp_path / "scratch")
+        # One reader process read the original first; the copy must not be served from it.
+        assert backend.verify(copy, {"test.txt": b"changed"}) == []
+        assert backend.verify(copy, HELLO) == ["test.txt: content differs (7 bytes, expected 11)"]
+        assert backend.verify(original, HELLO) == []
+
+
+def test_a_reader_that_dies_fails_that_round_and_the_next_one_starts_again(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path, "repo", HELLO)
+    with make_backend("svn-fs") as backend:
+        reader = backend._reader  # type: ignore[attr-defined]
+        assert backend.verify(repo, HELLO) == []
+        first = reader._proc.pid
+        reader._proc.kill()
+        reader._proc.wait()
+        # The dead reader is noticed before the request, and a new one answers.
+        assert backend.verify(repo, HELLO) == []
+        assert reader._proc.pid != first
+        # A reader that ends while reading (here: one that takes the request and exits)
+        # fails that round; the next round has a new reader.
+        reader._end()
+        reader._proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.readline()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        reader._owner = os.getpid()
+        problems = backend.verify(repo, HELLO)
+        assert problems == [
+            "could not read the newest revision: VerifierLost: the Subversion reader "
+            "process ended while reading this repository"
+        ]
+        assert backend.verify(repo, HELLO) == []
+    assert reader._proc is None  # closed with the backend
+
+
+def test_without_the_bindings_svnadmin_dump_verifies(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, "repo", HELLO)
+    with make_backend("svn-cli") as backend:
+        backend._reader = None  # type: ignore[attr-defined]
+        assert backend.verify(repo, HELLO) == []
+        assert backend.verify(repo, {"test.txt": b"x"}) == [
+            "test.txt: content differs (11 bytes, expected 1)"
+        ]

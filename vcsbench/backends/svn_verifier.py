@@ -1,0 +1,116 @@
+"""Subversion repositories read back by a process of their own, for verification.
+
+``svnadmin dump`` proves a round but costs a process start and a full dump (about 5 ms
+a round here). The reader (:mod:`vcsbench.svn_reader`) is one long-lived process per
+benchmark process: it opens each repository afresh through libsvn_fs (the SWIG
+bindings), reads the newest revision's files to the end (FSFS checks every
+representation's MD5 there) and answers with each file's size and SHA-256. It shares
+nothing with the process that wrote the repository, and nothing between repositories.
+This module is the client side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends.base import Digest
+
+VERIFIER = (
+    "libsvn_fs in a reader process of vcsbench's own (caches off, the repository opened "
+    "afresh; `svnadmin dump -r HEAD` without the bindings)"
+)
+"""What the svn backends name as their verifier."""
+
+
+def bindings_available() -> bool:
+    try:
+        import svn.fs
+        import svn.repos  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class VerifierLost(RuntimeError):
+    """The reader process ended without answering (it is started again on the next call)."""
+
+
+class SvnVerifier:
+    """The client side: starts the reader on first use, in the process that uses it."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[str] | None = None
+        self._owner = 0
+        self._finalizer: weakref.finalize[[subprocess.Popen[str], int], SvnVerifier] | None = None
+
+    def _process(self) -> subprocess.Popen[str]:
+        # A forked worker must not share its parent's pipes: it starts a reader of its own.
+        if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
+            if self._proc is not None and self._owner == os.getpid():
+                self._end()
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "vcsbench.svn_reader"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+            )
+            self._owner = os.getpid()
+            # A backend never closed (a test's, an interrupted run's) still ends its reader.
+            self._finalizer = weakref.finalize(self, _shut, self._proc, self._owner)
+        return self._proc
+
+    def read(self, repo: Path, paths: list[str]) -> tuple[int, dict[str, Digest | None]]:
+        """The newest revision number and each path's digest (None: not a file there)."""
+        proc = self._process()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps({"repo": str(repo), "paths": paths}) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (OSError, ValueError):  # the pipe broke or was closed: the reader is gone
+            line = ""
+        if not line:
+            self._end()
+            raise VerifierLost("the Subversion reader process ended while reading this repository")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        files: Mapping[str, list[Any] | None] = reply["files"]
+        return reply["youngest"], {
+            rel: None if got is None else (int(got[0]), str(got[1])) for rel, got in files.items()
+        }
+
+    def _end(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+            _shut(proc, self._owner)
+
+    def close(self) -> None:
+        if self._proc is not None and self._owner == os.getpid():
+            self._end()
+        self._proc = None
+
+
+def _shut(proc: subprocess.Popen[str], owner: int) -> None:
+    """Close the reader's input (it ends on that) and reap it, in the process that
+    started it only."""
+    if os.getpid() != owner:
+        return
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
