@@ -271,6 +271,36 @@ def _study(args: argparse.Namespace) -> int:
     return code
 
 
+def _load(args: argparse.Namespace) -> int:
+    from vcsbench.load.run import LoadPlan, markdown, run_load
+    from vcsbench.sandbox import install_signal_handlers
+
+    plan = LoadPlan.parse(
+        scenario=args.scenario,
+        paths=args.paths,
+        fs=args.fs,
+        students=args.students,
+        steps=args.steps,
+        step_seconds=args.step_seconds,
+        step_ops=args.step_ops,
+        payload=args.payload,
+        precreate=args.precreate,
+        capacity_factor=args.capacity_factor,
+        port=args.port,
+    )
+    out = _out_path(args, "load")
+    check_out(out)
+    install_signal_handlers()
+    document = run_load(plan, out, ["vcsbench", *sys.argv[1:]])
+    text = markdown(document, out)
+    table = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
+    table.write_text(text)
+    print()
+    print(text)
+    print(f"results: {out}; table: {table}")
+    return 0
+
+
 def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     """The study's tables under a header naming the results and the command."""
     sizes = sorted({b.repos for r in runs for b in r.benchmarks})
@@ -507,6 +537,57 @@ def build_parser() -> argparse.ArgumentParser:
         exclude=("ops", "payloads"),
     )
     study.set_defaults(func=_study)
+
+    load = commands.add_parser(
+        "load",
+        help="many clients at once over the real servers (Locust): latency, errors, capacity",
+        description="Run a load scenario over each access path, in a sandbox of its own: "
+        "servers (svnserve, git daemon) are started on 127.0.0.1 and stopped by vcsbench; "
+        "Locust runs C clients at once for each step of --steps (closed loop); every "
+        "repository is read back afterwards. Prints a table per path with p50-p99, errors, "
+        "device IO per session and the capacity, and writes the JSON (raw latencies "
+        "included) and the table as Markdown.",
+    )
+    load.add_argument("--scenario", default="deadline", help="deadline (default)")
+    load.add_argument(
+        "--paths",
+        default="svnserve,git-daemon",
+        help="access paths, comma-separated: svnserve, git-daemon, local:BACKEND "
+        "(e.g. local:svn-fs, local:git-pygit2); default svnserve,git-daemon",
+    )
+    load.add_argument("--fs", default="tmpfs", help="sandbox filesystem spec (default tmpfs)")
+    load.add_argument("--students", type=int, default=800, help="students (default 800)")
+    load.add_argument(
+        "--steps", default="1,2,4,8", help="client counts, one step each (default 1,2,4,8)"
+    )
+    load.add_argument(
+        "--step-seconds", type=float, default=10.0, help="each step's length (default 10)"
+    )
+    load.add_argument(
+        "--step-ops",
+        type=int,
+        default=0,
+        help="end a step after this many sessions started, if sooner than --step-seconds",
+    )
+    load.add_argument("--payload", default="submission", help="what a student submits")
+    load.add_argument(
+        "--precreate",
+        action="store_true",
+        help="make every repository before the load (else a student's first session does)",
+    )
+    load.add_argument(
+        "--capacity-factor",
+        type=float,
+        default=2.0,
+        help="capacity: the most clients whose p95 stays within this factor of the first "
+        "step's p95, with no error (default 2)",
+    )
+    load.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
+    load.add_argument(
+        "--out", type=Path, default=None, help="results JSON (default results/load-<time>.json)"
+    )
+    load.add_argument("--name", default=None, help=argparse.SUPPRESS)
+    load.set_defaults(func=_load)
 
     report = commands.add_parser(
         "report",

@@ -1,0 +1,292 @@
+"""Load runs: real overlap of C clients, figures from raw latencies, the capacity rule,
+verification afterwards, errors counted when the server dies, nothing left after SIGINT,
+and bad input in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from helpers import require_backend, vcsbench, vcsbench_mounts
+
+from vcsbench.backends import make_backend
+from vcsbench.bench.payloads import load_payload
+from vcsbench.load.clients import repo_name, submission
+from vcsbench.load.run import capacity, step_figures, verify
+
+
+def _max_in_flight(records: dict[str, Any], step: int) -> int:
+    """The most sessions of ``step`` in flight at one instant, from their raw intervals."""
+    edges = []
+    for i, s in enumerate(records["step"]):
+        if s == step:
+            start = records["t_start"][i]
+            edges += [(start, 1), (start + records["latency_s"][i], -1)]
+    depth = best = 0
+    for _, change in sorted(edges, key=lambda e: (e[0], e[1])):
+        depth += change
+        best = max(best, depth)
+    return best
+
+
+def _load(tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = tmp_path / "load.json"
+    (tmp_path / "fs").mkdir(exist_ok=True)
+    result = vcsbench(
+        "load", "--fs", f"dir:{tmp_path / 'fs'}", "--out", str(out), *args, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Capacity" in result.stdout
+    document: dict[str, Any] = json.loads(out.read_text())["vcsbench_load"]
+    return document
+
+
+@pytest.mark.parametrize("path", ["svnserve", "git-daemon", "local:git-pygit2"])
+def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) -> None:
+    if path.startswith("local:"):
+        require_backend(path.split(":", 1)[1])
+    document = _load(
+        tmp_path, "--paths", path, "--students", "12", "--steps", "1,4", "--step-seconds", "2"
+    )
+    (entry,) = document["loads"]
+    raw = entry["raw"]
+    # One client: one session at a time. Four: four in flight at once, which gevent alone
+    # could not give blocking client work (it would run them one after another).
+    assert _max_in_flight(raw, 0) == 1
+    assert _max_in_flight(raw, 1) == 4
+    assert [row["clients"] for row in entry["steps"]] == [1, 4]
+    assert all(not row["errors"] for row in entry["steps"])
+    # Every session is in the raw records, and the figures count them.
+    assert sum(row["sessions"] for row in entry["steps"]) == len(raw["latency_s"])
+    assert entry["verified_repositories"] == 12  # 12 students, each visited at least once
+    assert entry["verify_failure_count"] == 0
+
+
+def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> dict[str, Any]:
+    records: dict[str, list[Any]] = {
+        k: [] for k in ("step", "student", "visit", "t_start", "latency_s", "error")
+    }
+    steps = []
+    for index, (lat, err) in enumerate(zip(latencies, errors, strict=True)):
+        for i, (value, kind) in enumerate(zip(lat, err, strict=True)):
+            for key, item in zip(
+                records, (index, i, 1, 100.0 * index + i, value, kind), strict=True
+            ):
+                records[key].append(item)
+        steps.append(
+            {
+                "clients": 2**index,
+                "before": {
+                    "t": 100.0 * index,
+                    "device": [0, 0, 0, 0],
+                    "server_cpu_s": 1.0,
+                    "client_cpu_s": 0.0,
+                },
+                "after": {
+                    "t": 100.0 * index + 10,
+                    "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
+                    "server_cpu_s": 3.0,
+                    "client_cpu_s": 0.5,
+                },
+            }
+        )
+    return {"steps": steps, "records": records}
+
+
+def test_step_figures_are_computed_from_the_raw_latencies() -> None:
+    # Step 0: 0.01 .. 0.10 s, all good. Step 1: ten good and two failed.
+    good = [0.01 * (i + 1) for i in range(10)]
+    document = _document(
+        [good, [*good, 5.0, 6.0]], [[None] * 10, [None] * 10 + ["commit", "push"]]
+    )
+    samples = [
+        {"t_s": 1.0, "cpu_iowait_pct": 10.0, "device_busy_pct": 50.0, "dirty_bytes": 4096},
+        {"t_s": 5.0, "cpu_iowait_pct": 30.0, "device_busy_pct": 70.0, "dirty_bytes": 8192},
+        {"t_s": 50.0, "cpu_iowait_pct": 99.0, "device_busy_pct": 99.0, "dirty_bytes": 1},
+    ]
+    figures, cap = step_figures(document, samples, 2.0)
+    first, second = figures
+    assert first["sessions"] == 10 and first["ok"] == 10 and first["errors"] == {}
+    assert first["ops_per_s"] == pytest.approx(1.0)  # 10 good in 10 s
+    # Type-7 percentiles of 10..100 ms: p50 = 55, p90 = 91, p95 = 95.5, p99 = 99.1.
+    assert first["latency_ms"]["p50"] == pytest.approx(55.0)
+    assert first["latency_ms"]["p90"] == pytest.approx(91.0)
+    assert first["latency_ms"]["p95"] == pytest.approx(95.5)
+    assert first["latency_ms"]["p99"] == pytest.approx(99.1)
+    assert first["latency_ms"]["max"] == pytest.approx(100.0)
+    # Failed sessions are counted by kind and left out of the percentiles.
+    assert second["errors"] == {"commit": 1, "push": 1}
+    assert second["latency_ms"]["max"] == pytest.approx(100.0)
+    assert first["device"]["write_bytes_per_session"] == 40960
+    assert first["device"]["write_requests_per_session"] == 3
+    assert first["server_cpu_s"] == pytest.approx(2.0)
+    # Only the samples inside the step's window: (10 + 30) / 2.
+    assert first["system"]["iowait_pct_mean"] == pytest.approx(20.0)
+    assert first["system"]["dirty_bytes_max"] == 8192
+    assert cap["clients"] == 1  # the second step had errors
+
+
+def test_capacity_is_the_last_step_within_the_factor_without_errors() -> None:
+    def row(clients: int, p95: float | None, errors: dict[str, int] | None = None) -> Any:
+        return {
+            "clients": clients,
+            "ops_per_s": float(clients),
+            "errors": errors or {},
+            "latency_ms": {"p95": p95},
+        }
+
+    figures = [row(1, 10.0), row(2, 12.0), row(4, 19.9), row(8, 25.0), row(16, 12.0)]
+    assert capacity(figures, 2.0)["clients"] == 4  # 25 > 2 x 10: stop there
+    assert capacity(figures, 3.0)["clients"] == 16
+    assert capacity([row(1, 10.0), row(2, 11.0, {"commit": 1})], 2.0)["clients"] == 1
+    assert capacity([row(1, None, {"create": 3})], 2.0)["clients"] is None
+
+
+def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
+    require_backend("svn-fs")
+    payload = dict(load_payload("hello").files)
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    with make_backend("svn-fs") as backend:
+        for student in (0, 1):
+            repo = repos / repo_name(student)
+            backend.create(repo)
+            backend.commit(repo, submission(payload, student, 1), "s1", tmp_path)
+    # The records claim two good sessions for student 1, but only one revision exists.
+    records: dict[str, list[Any]] = {
+        "step": [0, 0, 0],
+        "student": [0, 1, 1],
+        "visit": [1, 1, 2],
+        "t_start": [0.0, 0.1, 0.2],
+        "latency_s": [0.01, 0.01, 0.01],
+        "error": [None, None, None],
+    }
+    checked, problems = verify("local:svn-fs", repos, records, payload)
+    assert checked == 2
+    assert records["error"] == [None, None, "verify"]
+    assert len(problems) == 1 and problems[0].startswith("s000001: ")
+    assert "1 revisions, 2 sessions succeeded" in problems[0]
+    assert "content differs" in problems[0]  # visit 2's line is not there
+
+
+def _server_of(logs: Path, name: str) -> psutil.Process | None:
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if name in (proc.info["name"] or "") and any(str(logs) in part for part in cmdline):
+            return proc
+    return None
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    (tmp_path / "fs").mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "load", "--fs", f"dir:{tmp_path / 'fs'}"]
+        + ["--out", str(tmp_path / "load.json"), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(find: Any, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = find()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("not seen in time")
+
+
+def test_a_server_that_dies_mid_run_gives_counted_errors_not_a_hang(tmp_path: Path) -> None:
+    proc = _start(
+        tmp_path, "--paths", "svnserve", "--students", "30", "--steps", "1,2",
+        "--step-seconds", "3",
+    )  # fmt: skip
+    logs = tmp_path / "load-logs"
+    server = _wait_for(lambda: _server_of(logs, "svnserve"))
+    time.sleep(4.0)  # into the second step
+    server.kill()
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    entry = json.loads((tmp_path / "load.json").read_text())["vcsbench_load"]["loads"][0]
+    first, second = entry["steps"]
+    assert first["errors"] == {} and first["ok"] > 0
+    # svnmucc cannot connect: each session after the kill is a failed commit.
+    assert second["errors"].get("commit", 0) > 0
+    assert entry["capacity"]["clients"] == 1
+    assert "commit" in " ".join(entry["error_details"])
+    assert "Capacity: **1 clients**" in out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_load_leaves_no_server_and_no_mount(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("tmpfs needs root")
+    (tmp_path / "fs").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "load", "--fs", "tmpfs", "--paths", "git-daemon"]
+        + ["--students", "20", "--steps", "1,2", "--step-seconds", "30"]
+        + ["--out", str(tmp_path / "load.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    logs = tmp_path / "load-logs"
+    _wait_for(lambda: _server_of(logs, "git-daemon"))
+    time.sleep(1.0)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, err
+    assert _server_of(logs, "git-daemon") is None
+    assert vcsbench_mounts() == ""
+    engines = [
+        p for p in psutil.process_iter(["cmdline"])
+        if "vcsbench.load.engine" in " ".join(p.info["cmdline"] or [])
+    ]  # fmt: skip
+    assert engines == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scenario", "stampede"], "scenario 'stampede' is not known; use deadline"),
+        (["--paths", "ftp"], "access path 'ftp' is not known; use svnserve, git-daemon"),
+        (["--paths", "local:hg-cli"], "only svn and git backends are offered"),
+        (["--steps", "1,two"], "--steps '1,two' is not a list of client counts"),
+        (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the largest"),
+        (["--payload", "nothing"], "payload 'nothing' is not known"),
+        (["--capacity-factor", "1"], "--capacity-factor 1.0 must be > 1"),
+        (["--fs", "ntfs"], "ntfs"),
+    ],
+)
+def test_bad_load_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    result = vcsbench("load", "--out", str(tmp_path / "x.json"), *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = vcsbench(
+            "load", "--paths", "svnserve", "--port", str(port), "--out", str(tmp_path / "x.json")
+        )
+    assert result.returncode == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,203 @@
+"""What one client does over each access path: a student's session at the deadline.
+
+A session is the first visit's repository creation (unless the repositories were made
+beforehand) and one commit of the student's submission. ``prepare`` is the client's own
+untimed work (writing the files on the student's machine); ``session`` is what is timed.
+
+Access paths:
+
+- ``local:BACKEND``: a vcsbench backend (``local:svn-fs``, ``local:git-pygit2``) in a
+  process of the client's own, against the sandbox's repositories directly (how MarkUs
+  called Subversion through its bindings in 2011); a library's blocking calls in one
+  process could not overlap, so each client has one.
+- ``svnserve``: ``svnadmin create`` on the server's side for a first visit, then one
+  ``svnmucc`` commit over svn://.
+- ``git-daemon``: ``git init --bare`` on the server's side for a first visit; the
+  student's clone commits and pushes over git://.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends._svn import parents_of
+
+SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git"}
+SESSION_FILE = "vcsbench-session.txt"
+
+
+class SessionError(Exception):
+    """A failed session; ``kind`` is what the error table counts it under."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+
+
+def submission(payload: Mapping[str, bytes], student: int, visit: int) -> dict[str, bytes]:
+    """The files a student submits at a visit: the payload and a line that changes."""
+    return {**payload, SESSION_FILE: f"student {student} visit {visit}\n".encode()}
+
+
+def repo_name(student: int) -> str:
+    return f"s{student:06d}"
+
+
+def path_vcs(path: str) -> str:
+    """The VCS an access path writes (``local:git-pygit2`` -> git)."""
+    if path.startswith("local:"):
+        from vcsbench.backends import backend_class
+
+        return backend_class(path.split(":", 1)[1]).vcs
+    return SERVER_PATHS[path]
+
+
+def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> None:
+    proc = subprocess.run(argv, capture_output=True, env=dict(env) if env else None, check=False)
+    if proc.returncode != 0:
+        text = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
+        raise SessionError(kind, (text[-1] if text else f"{argv[0]} exited {proc.returncode}"))
+
+
+class Client:
+    """One student machine: a scratch directory of its own outside the sandbox."""
+
+    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+        self.config = config
+        self.repos = Path(config["repos"])
+        self.scratch = scratch
+        self.precreated = bool(config["precreate"])
+
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        """Untimed: what the student does before submitting."""
+
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class SvnServeClient(Client):
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        self.src = self.scratch / "src"
+        shutil.rmtree(self.src, ignore_errors=True)
+        for rel, data in files.items():
+            target = self.src / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        name = repo_name(student)
+        if visit == 1 and not self.precreated:
+            _run(["svnadmin", "create", str(self.repos / name)], "create")
+        argv = ["svnmucc", "--non-interactive", "--no-auth-cache"]
+        argv += ["--config-dir", str(self.scratch), "-m", f"submission {visit}"]
+        argv += ["-U", f"{self.config['url_base']}/{name}"]
+        if visit == 1:
+            for directory in parents_of(list(files)):
+                argv += ["mkdir", directory]
+        for rel in files:
+            argv += ["put", str(self.src / rel), rel]
+        _run(argv, "commit")
+
+
+class GitDaemonClient(Client):
+    """Each student's clone stays in the clients' directory between visits, as on a
+    student's machine, so a later visit pushes on top of the earlier ones."""
+
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        from vcsbench.backends._git import git_env
+
+        self.env = git_env()
+        self.work = self.scratch.parent / repo_name(student)
+        if not self.work.exists():
+            url = f"{self.config['url_base']}/{repo_name(student)}"
+            _run(["git", "init", "-q", "-b", "main", str(self.work)], "prepare", self.env)
+            _run(self._git("remote", "add", "origin", url), "prepare", self.env)
+        for rel, data in files.items():
+            target = self.work / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def _git(self, *args: str) -> list[str]:
+        return ["git", "-C", str(self.work), *args]
+
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        if visit == 1 and not self.precreated:
+            bare = self.repos / repo_name(student)
+            _run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], "create", self.env)
+        _run(self._git("add", "-A"), "commit", self.env)
+        _run(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
+        _run(self._git("push", "-q", "origin", "main"), "push", self.env)
+
+
+class LocalClient(Client):
+    """A backend in a process of this client's own (``python -m vcsbench.load.worker``)."""
+
+    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+        super().__init__(config, scratch)
+        backend = config["path"].split(":", 1)[1]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vcsbench.load.worker", backend, str(scratch)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        request = {
+            "repo": str(self.repos / repo_name(student)),
+            "create": visit == 1 and not self.precreated,
+            "files": {rel: data.decode("latin-1") for rel, data in files.items()},
+            "message": f"submission {visit}",
+        }
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except OSError as exc:
+            raise SessionError("client", f"the client process is gone ({exc})") from None
+        if not line:
+            raise SessionError("client", "the client process ended")
+        reply = json.loads(line)
+        if reply.get("error"):
+            raise SessionError(reply["kind"], reply["error"])
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        super().close()
+
+
+def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
+    scratch.mkdir(parents=True, exist_ok=True)
+    path = config["path"]
+    if path.startswith("local:"):
+        return LocalClient(config, scratch)
+    if path == "svnserve":
+        return SvnServeClient(config, scratch)
+    if path == "git-daemon":
+        return GitDaemonClient(config, scratch)
+    raise ValueError(path)
+
+
+def client_pids(clients: list[Client]) -> list[int]:
+    return [c.pid for c in clients if isinstance(c, LocalClient)]

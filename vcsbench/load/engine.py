@@ -1,0 +1,266 @@
+"""The load generator: Locust, headless, in a process of its own.
+
+``python -m vcsbench.load.engine CONFIG OUT``. Locust patches the standard library for
+gevent on import, which is why this runs apart from vcsbench's own process. Each Locust
+user is one student machine; its client's work is a subprocess (svnmucc, git) or a
+client process of its own (``local:``), so C users have C sessions in flight at once:
+gevent waits on their pipes, it does not run their work.
+
+Closed loop, step by step: for each client count C, C users submit back to back for the
+step's duration (or operation count); the step ends when the last session in flight
+ends, so none is cut off. Every session's start and latency are kept here, raw (Locust's
+own percentiles are rounded), and written to OUT with each step's counters: the block
+device, the server's and the clients' CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import gevent  # type: ignore[import-untyped]
+
+# Locust first: it patches the standard library before anything else imports it.
+import locust
+from locust import User, constant, task
+from locust.env import Environment
+
+from vcsbench.bench.payloads import load_payload
+from vcsbench.load.clients import Client, SessionError, make_client, submission
+
+DRAIN_S = 300.0
+"""The longest a step waits for its sessions in flight after its time is up."""
+
+MAX_DETAILS = 20
+
+
+class Shared:
+    """What the users of this process share (gevent: one thread, no locks needed)."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.students = int(config["students"])
+        self.payload = dict(load_payload(config["payload"]).files)
+        self.visits = [0] * self.students
+        self.busy: set[int] = set()
+        self.next = 0
+        self.open = False
+        self.step = -1
+        self.in_flight = 0
+        self.started = 0
+        self.pool: list[Client] = []
+        self.records: dict[str, list[Any]] = {
+            k: [] for k in ("step", "student", "visit", "t_start", "latency_s", "error")
+        }
+        self.details: list[str] = []
+
+    def take(self) -> tuple[int, int] | None:
+        """The next student not being served, and the visit this is for them."""
+        for _ in range(self.students):
+            student = self.next
+            self.next = (self.next + 1) % self.students
+            if student not in self.busy:
+                self.busy.add(student)
+                self.visits[student] += 1
+                return student, self.visits[student]
+        return None
+
+
+SHARED: Shared
+
+
+class Student(User):
+    wait_time = constant(0)
+
+    def on_start(self) -> None:
+        self.client_ = SHARED.pool.pop()
+
+    def on_stop(self) -> None:
+        SHARED.pool.append(self.client_)
+
+    @task
+    def submit(self) -> None:
+        shared = SHARED
+        if not shared.open:
+            gevent.sleep(0.005)
+            return
+        taken = shared.take()
+        if taken is None:
+            gevent.sleep(0.005)
+            return
+        student, visit = taken
+        files = submission(shared.payload, student, visit)
+        step = shared.step
+        error: str | None = None
+        shared.in_flight += 1
+        try:
+            try:
+                self.client_.prepare(student, visit, files)
+            except SessionError as exc:  # the client's own side failed: not timed
+                shared.visits[student] -= 1
+                _detail(shared, f"prepare: {exc}")
+                return
+            shared.started += 1
+            t_start = time.perf_counter()
+            try:
+                self.client_.session(student, visit, files)
+            except SessionError as exc:
+                error = exc.kind
+                _detail(shared, str(exc))
+            except Exception as exc:  # a client bug is an error in the results too
+                error = "client"
+                _detail(shared, f"client: {type(exc).__name__}: {exc}")
+            latency = time.perf_counter() - t_start
+        finally:
+            shared.in_flight -= 1
+            shared.busy.discard(student)
+        for key, value in (
+            ("step", step),
+            ("student", student),
+            ("visit", visit),
+            ("t_start", t_start),
+            ("latency_s", latency),
+            ("error", error),
+        ):
+            shared.records[key].append(value)
+        self.environment.events.request.fire(
+            request_type=shared.config["path"],
+            name=shared.config["scenario"],
+            response_time=latency * 1000,
+            response_length=0,
+            exception=SessionError(error, "") if error else None,
+            context={},
+        )
+
+
+def _detail(shared: Shared, text: str) -> None:
+    if len(shared.details) < MAX_DETAILS:
+        shared.details.append(text)
+
+
+def _stat_cpu(fields: list[str]) -> int:
+    return sum(int(f) for f in fields[11:15])  # utime stime cutime cstime, in ticks
+
+
+def _cpu_of(pids: list[int], session: int | None) -> float:
+    """CPU seconds of ``pids`` and of every live process in ``session`` (the server's:
+    it and the handlers it forks), each with the children it has reaped, so that a
+    handler that ended is counted once, in its parent."""
+    ticks = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if pid in pids or (session is not None and int(fields[3]) == session):
+            ticks += _stat_cpu(fields)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _device(path: str | None) -> list[int] | None:
+    if not path:
+        return None
+    fields = [int(f) for f in Path(path).read_text().split()]
+    return [fields[2] * 512, fields[6] * 512, fields[0], fields[4]]
+
+
+def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
+    return {
+        "t": time.perf_counter(),
+        "device": _device(config.get("device_stat")),
+        "server_cpu_s": _cpu_of(server_pids, config.get("server_session")),
+        "client_cpu_s": _own_cpu(),
+    }
+
+
+def run(config: dict[str, Any], out: Path) -> None:
+    global SHARED
+    SHARED = shared = Shared(config)
+    home = Path(tempfile.mkdtemp(prefix="vcsbench-clients-", dir=config.get("client_dir")))
+    steps: list[dict[str, Any]] = []
+    env = Environment(user_classes=[Student], catch_exceptions=False)
+    runner = env.create_local_runner()
+    try:
+        for index in range(max(config["steps"])):
+            shared.pool.append(make_client(config, home / f"client-{index}"))
+        # The server's work: the server's session, or the local clients' processes.
+        server_pids = [c.pid for c in shared.pool if hasattr(c, "pid")]
+        for index, clients in enumerate(config["steps"]):
+            shared.step = index
+            runner.start(clients, spawn_rate=min(clients, 100), wait=True)
+            while runner.user_count < clients:
+                gevent.sleep(0.01)
+            gevent.sleep(0.05)  # every user's on_start has run
+            before = _counters(config, server_pids)
+            shared.started = 0
+            shared.open = True
+            deadline = time.perf_counter() + float(config["step_seconds"])
+            target = int(config.get("step_ops") or 0)
+            while time.perf_counter() < deadline and not (target and shared.started >= target):
+                gevent.sleep(0.01)
+            shared.open = False
+            drain = time.perf_counter() + DRAIN_S
+            while shared.in_flight and time.perf_counter() < drain:
+                gevent.sleep(0.005)
+            after = _counters(config, server_pids)
+            steps.append({"clients": clients, "before": before, "after": after})
+            _write(out, shared, steps)  # an interrupted run keeps every finished step
+            done = sum(1 for s in shared.records["step"] if s == index)
+            print(
+                f"step {index + 1}/{len(config['steps'])}: {clients} clients, {done} sessions "
+                f"in {after['t'] - before['t']:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        runner.quit()
+    finally:
+        for client in shared.pool:
+            client.close()
+        for user in list(getattr(runner, "user_greenlets", [])):
+            user.kill(block=False)
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+    _write(out, shared, steps)
+
+
+def _write(out: Path, shared: Shared, steps: list[dict[str, Any]]) -> None:
+    """The finished steps and their sessions' records, atomically."""
+    keep = [i for i, step in enumerate(shared.records["step"]) if step < len(steps)]
+    document = {
+        "engine": {"locust": locust.__version__, "gevent": gevent.__version__},
+        "steps": steps,
+        "records": {k: [v[i] for i in keep] for k, v in shared.records.items()},
+        "error_details": shared.details,
+    }
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(document))
+    os.replace(tmp, out)
+
+
+def main() -> None:
+    import signal
+
+    # Stopped by the run (an interrupt, an error): unwind, so the clients are closed.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    config = json.loads(Path(sys.argv[1]).read_text())
+    run(config, Path(sys.argv[2]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,523 @@
+"""A load run: sandbox, repositories, server, the Locust process, verification, figures.
+
+For each access path, in a sandbox of its own: the repository directory is made (and the
+students' repositories too with ``precreate``), the server is started on loopback, the
+system sampler runs, and the engine (:mod:`vcsbench.load.engine`) drives the steps.
+Afterwards, untimed, every student's repository is read back: it must hold one revision
+per session that succeeded and the last successful submission's files; a repository
+that does not turns that student's last successful session into an error. Then the raw
+latencies become each step's figures and the capacity.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends import backend_class, make_backend
+from vcsbench.backends._git import git_env, read_git_objects
+from vcsbench.backends.base import compare_files
+from vcsbench.backends.svn_verifier import SvnVerifier
+from vcsbench.bench.payloads import load_payload, payload_names
+from vcsbench.errors import VcsbenchError
+from vcsbench.load import servers
+from vcsbench.load.clients import SERVER_PATHS, path_vcs, repo_name, submission
+from vcsbench.report.blocks import quantile
+from vcsbench.sandbox import open_sandbox, parse_fs_spec
+
+SCENARIOS = ("deadline",)
+PLANNED_SCENARIOS = ("shared", "clone-storm")
+SCHEMA = 1
+PERCENTILES = (50, 90, 95, 99)
+
+
+@dataclass
+class LoadPlan:
+    scenario: str
+    paths: list[str]
+    fs: str
+    students: int
+    steps: list[int]
+    step_seconds: float
+    step_ops: int
+    payload: str
+    precreate: bool
+    capacity_factor: float
+    port: int = 0
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        scenario: str,
+        paths: str,
+        fs: str,
+        students: int,
+        steps: str,
+        step_seconds: float,
+        step_ops: int,
+        payload: str,
+        precreate: bool,
+        capacity_factor: float,
+        port: int = 0,
+    ) -> LoadPlan:
+        if scenario not in SCENARIOS:
+            later = f" ({', '.join(PLANNED_SCENARIOS)} are not built yet)"
+            raise VcsbenchError(
+                f"scenario {scenario!r} is not known; use {', '.join(SCENARIOS)}{later}"
+            )
+        path_list = [p.strip() for p in paths.split(",") if p.strip()]
+        if not path_list:
+            raise VcsbenchError("--paths is empty; give e.g. svnserve,git-daemon,local:svn-fs")
+        for path in path_list:
+            check_path(path)
+        parse_fs_spec(fs)
+        try:
+            step_list = [int(s) for s in steps.split(",")]
+        except ValueError:
+            step_list = []
+        if not step_list or any(s < 1 for s in step_list):
+            raise VcsbenchError(
+                f"--steps {steps!r} is not a list of client counts >= 1, like 1,2,4,8"
+            )
+        if students < max(step_list):
+            raise VcsbenchError(
+                f"--students {students} is fewer than the largest step's {max(step_list)} "
+                "clients; each client serves a different student at a time"
+            )
+        if step_seconds <= 0:
+            raise VcsbenchError(f"--step-seconds {step_seconds} must be > 0")
+        if payload not in payload_names():
+            raise VcsbenchError(
+                f"payload {payload!r} is not known; use {', '.join(payload_names())}"
+            )
+        if capacity_factor <= 1:
+            raise VcsbenchError(f"--capacity-factor {capacity_factor} must be > 1, like 2")
+        if port:
+            if len([p for p in path_list if p in SERVER_PATHS]) > 1:
+                raise VcsbenchError("--port applies to one server path at a time; leave it out")
+            servers.check_port(port)
+        return cls(
+            scenario,
+            path_list,
+            fs,
+            students,
+            step_list,
+            step_seconds,
+            step_ops,
+            payload,
+            precreate,
+            capacity_factor,
+            port,
+        )
+
+
+def check_path(path: str) -> None:
+    if path in SERVER_PATHS:
+        return
+    if path.startswith("local:"):
+        name = path.split(":", 1)[1]
+        try:
+            cls = backend_class(name)
+        except VcsbenchError as exc:
+            raise VcsbenchError(f"access path {path!r}: {exc}") from None
+        if cls.vcs not in ("svn", "git"):
+            raise VcsbenchError(f"access path {path!r}: only svn and git backends are offered")
+        ok = cls.available()
+        if not ok.ok:
+            raise VcsbenchError(f"access path {path!r}: {ok.reason}")
+        return
+    raise VcsbenchError(
+        f"access path {path!r} is not known; use {', '.join(SERVER_PATHS)} or local:BACKEND "
+        "(local:svn-fs, local:git-pygit2)"
+    )
+
+
+def _create_server_side(vcs: str, repo: Path) -> None:
+    if vcs == "svn":
+        subprocess.run(["svnadmin", "create", str(repo)], check=True, capture_output=True)
+    else:
+        argv = ["git", "init", "-q", "--bare", "-b", "main", str(repo)]
+        subprocess.run(argv, check=True, capture_output=True, env=git_env())
+
+
+def precreate(path: str, repos: Path, students: int) -> None:
+    """Every student's repository, made the way the path's server side makes them."""
+    if path.startswith("local:"):
+        with make_backend(path.split(":", 1)[1]) as backend:
+            for student in range(students):
+                backend.create(repos / repo_name(student))
+        return
+    for student in range(students):
+        _create_server_side(path_vcs(path), repos / repo_name(student))
+
+
+def _revisions_git(repo: Path) -> int:
+    proc = subprocess.run(
+        ["git", "--git-dir", str(repo), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    return int(proc.stdout) if proc.returncode == 0 else 0
+
+
+def verify(
+    path: str, repos: Path, records: dict[str, list[Any]], payload: dict[str, bytes]
+) -> tuple[int, list[str]]:
+    """Read every visited repository back; flip the last good session of each that is
+    wrong into a ``verify`` error. Returns how many were read and what failed."""
+    vcs = path_vcs(path)
+    last_ok: dict[int, int] = {}
+    ok_count: dict[int, int] = {}
+    for i, student in enumerate(records["student"]):
+        if records["error"][i] is None:
+            ok_count[student] = ok_count.get(student, 0) + 1
+            if i > last_ok.get(student, -1):
+                last_ok[student] = i
+    reader = SvnVerifier() if vcs == "svn" else None
+    problems: list[str] = []
+    try:
+        for student, index in sorted(last_ok.items()):
+            repo = repos / repo_name(student)
+            files = submission(payload, student, records["visit"][index])
+            try:
+                if reader is not None:
+                    revisions, actual = reader.read(repo, sorted(files))
+                    wrong = compare_files(files, actual)
+                else:
+                    revisions = _revisions_git(repo)
+                    wrong = compare_files(files, read_git_objects(repo, sorted(files)))
+            except Exception as exc:
+                revisions, wrong = -1, [f"could not be read: {type(exc).__name__}: {exc}"]
+            if revisions != ok_count[student]:
+                wrong.append(f"{revisions} revisions, {ok_count[student]} sessions succeeded")
+            if wrong:
+                records["error"][index] = "verify"
+                problems.append(f"{repo_name(student)}: {'; '.join(wrong[:2])}")
+    finally:
+        if reader is not None:
+            reader.close()
+    return len(last_ok), problems
+
+
+def step_figures(
+    document: dict[str, Any], samples: list[dict[str, Any]], capacity_factor: float
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each step's figures from the raw records, and the capacity."""
+    records = document["records"]
+    figures: list[dict[str, Any]] = []
+    for index, step in enumerate(document["steps"]):
+        before, after = step["before"], step["after"]
+        duration = after["t"] - before["t"]
+        mine = [i for i, s in enumerate(records["step"]) if s == index]
+        ok = sorted(records["latency_s"][i] for i in mine if records["error"][i] is None)
+        errors: dict[str, int] = {}
+        for i in mine:
+            kind = records["error"][i]
+            if kind is not None:
+                errors[kind] = errors.get(kind, 0) + 1
+        row: dict[str, Any] = {
+            "clients": step["clients"],
+            "duration_s": duration,
+            "sessions": len(mine),
+            "ok": len(ok),
+            "errors": errors,
+            "ops_per_s": len(ok) / duration if duration > 0 else None,
+            "latency_ms": {
+                **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
+                "max": ok[-1] * 1000 if ok else None,
+                "mean": sum(ok) / len(ok) * 1000 if ok else None,
+            },
+            "server_cpu_s": after["server_cpu_s"] - before["server_cpu_s"],
+            "client_cpu_s": after["client_cpu_s"] - before["client_cpu_s"],
+        }
+        if before["device"] is not None and after["device"] is not None:
+            delta = [a - b for a, b in zip(after["device"], before["device"], strict=True)]
+            per = len(ok) or 1
+            row["device"] = {
+                "read_bytes": delta[0],
+                "write_bytes": delta[1],
+                "read_requests": delta[2],
+                "write_requests": delta[3],
+                "write_bytes_per_session": delta[1] / per,
+                "write_requests_per_session": delta[3] / per,
+            }
+        window = [s for s in samples if before["t"] <= s["t_s"] <= after["t"]]
+        row["system"] = _system(window)
+        figures.append(row)
+    return figures, capacity(figures, capacity_factor)
+
+
+def _system(window: list[dict[str, Any]]) -> dict[str, Any]:
+    def mean(key: str) -> float | None:
+        values = [s[key] for s in window if s.get(key) is not None]
+        return sum(values) / len(values) if values else None
+
+    def peak(key: str) -> float | None:
+        values = [s[key] for s in window if s.get(key) is not None]
+        return max(values) if values else None
+
+    return {
+        "samples": len(window),
+        "iowait_pct_mean": mean("cpu_iowait_pct"),
+        "device_busy_pct_mean": mean("device_busy_pct"),
+        "dirty_bytes_max": peak("dirty_bytes"),
+        "writeback_bytes_max": peak("writeback_bytes"),
+    }
+
+
+def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
+    """The most clients whose step kept p95 within ``factor`` x the smallest step's p95
+    (one client, normally) with no error."""
+    if not figures or figures[0]["latency_ms"]["p95"] is None:
+        return {"clients": None, "reason": "the first step has no successful session"}
+    base = figures[0]["latency_ms"]["p95"]
+    best = None
+    for row in figures:
+        p95 = row["latency_ms"]["p95"]
+        if row["errors"] or p95 is None or p95 > factor * base:
+            break
+        best = row
+    rule = (
+        f"the most clients whose p95 stayed within {factor:g}x the {figures[0]['clients']}-"
+        f"client step's p95 ({base:.1f} ms) with no error, counting up from the first step"
+    )
+    if best is None:
+        return {"clients": None, "rule": rule, "reason": "the first step had errors"}
+    return {
+        "clients": best["clients"],
+        "ops_per_s": best["ops_per_s"],
+        "p95_ms": best["latency_ms"]["p95"],
+        "rule": rule,
+    }
+
+
+def _engine(config: dict[str, Any], workdir: Path) -> dict[str, Any] | None:
+    config_path = workdir / "engine-config.json"
+    config_path.write_text(json.dumps(config))
+    out = workdir / "engine-out.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.load.engine", str(config_path), str(out)],
+        start_new_session=True,
+    )
+    try:
+        code = proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    if code != 0 or not out.exists():
+        raise VcsbenchError(f"the load engine (Locust) exited {code}; its output is above")
+    return _engine_out(workdir)
+
+
+def _engine_out(workdir: Path) -> dict[str, Any] | None:
+    """What the engine wrote: every step it finished (None before the first)."""
+    out = workdir / "engine-out.json"
+    if not out.exists():
+        return None
+    document: dict[str, Any] = json.loads(out.read_text())
+    return document
+
+
+def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
+    """One access path's load, in a sandbox of its own."""
+    from vcsbench.measure.sampler import SystemSampler
+
+    vcs = path_vcs(path)
+    payload = dict(load_payload(plan.payload).files)
+    with open_sandbox(plan.fs) as sandbox:
+        assert sandbox.info is not None
+        workdir = Path(tempfile.mkdtemp(prefix="vcsbench-load-", dir=sandbox.root))
+        repos = workdir / "repos"
+        repos.mkdir()
+        t0 = time.perf_counter()
+        if plan.precreate:
+            precreate(path, repos, plan.students)
+        precreate_s = time.perf_counter() - t0
+        server = None
+        interrupted: KeyboardInterrupt | None = None
+        if path == "svnserve":
+            server = servers.svnserve(repos, logs, plan.port)
+        elif path == "git-daemon":
+            server = servers.git_daemon(repos, logs, plan.port)
+        sampler = SystemSampler(sandbox.info.device_stat_path, interval_s=0.25)
+        config = {
+            "scenario": plan.scenario,
+            "path": path,
+            "repos": str(repos),
+            "url_base": server.url_base if server else "",
+            "students": plan.students,
+            "payload": plan.payload,
+            "precreate": plan.precreate,
+            "steps": plan.steps,
+            "step_seconds": plan.step_seconds,
+            "step_ops": plan.step_ops,
+            "device_stat": sandbox.info.device_stat_path,
+            "server_session": None,
+        }
+        try:
+            if server is not None:
+                server.start()
+                config["server_session"] = server.pid  # a session leader: its id is its pid
+            sampler.start()
+            try:
+                document = _engine(config, workdir)
+            except KeyboardInterrupt as exc:  # keep the steps that finished, then stop
+                interrupted = exc
+                document = _engine_out(workdir)
+            finally:
+                samples = sampler.stop()
+        finally:
+            if server is not None:
+                server.stop()
+        if document is None:
+            raise interrupted or VcsbenchError("the load engine wrote no results")
+        t1 = time.perf_counter()
+        verified, problems = verify(path, repos, document["records"], payload)
+        verify_s = time.perf_counter() - t1
+        figures, cap = step_figures(document, samples, plan.capacity_factor)
+        return {
+            "path": path,
+            "vcs": vcs,
+            "server": None
+            if server is None
+            else {"name": server.name, "argv": shlex.join(server.argv), "log": str(server.log)},
+            "filesystem": sandbox.info.as_dict(),
+            "steps": figures,
+            "capacity": cap,
+            "verified_repositories": verified,
+            "verify_failures": problems[:20],
+            "verify_failure_count": len(problems),
+            "harness": {"precreate_s": precreate_s, "verify_s": verify_s},
+            "engine": document["engine"],
+            "error_details": document["error_details"],
+            "raw": document["records"],
+            "sampler": samples,
+            "interrupted": interrupted,
+        }
+
+
+def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any]:
+    from vcsbench.measure.machine import machine_info
+
+    logs = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + "-logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    loads = []
+    interrupted: KeyboardInterrupt | None = None
+    for path in plan.paths:
+        print(f"vcsbench load: {plan.scenario} over {path} on {plan.fs}", file=sys.stderr)
+        try:
+            entry = run_path(plan, path, logs)
+        except KeyboardInterrupt as exc:  # before this path finished a step
+            interrupted = exc
+            break
+        interrupted = entry.pop("interrupted")
+        loads.append(entry)
+        if interrupted is not None:
+            break
+    document = {
+        "vcsbench_load": {
+            "schema_version": SCHEMA,
+            "command": shlex.join(command),
+            "scenario": plan.scenario,
+            "shape": "closed",
+            "students": plan.students,
+            "payload": plan.payload,
+            "precreate": plan.precreate,
+            "step_seconds": plan.step_seconds,
+            "step_ops": plan.step_ops,
+            "capacity_factor": plan.capacity_factor,
+            "latency": "each session's wall time, from its start to its end, measured by "
+            "the load engine around the client's work (raw values kept in 'raw')",
+            "machine": machine_info(),
+            "loads": loads,
+        }
+    }
+    if interrupted is not None:
+        document["vcsbench_load"]["interrupted"] = (
+            "the run was interrupted: the steps that finished are kept, the rest did not run"
+        )
+    if loads:
+        tmp = out.with_name(f".{out.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(document))
+        os.replace(tmp, out)
+        if interrupted is not None:
+            print(f"vcsbench load: the finished steps are in {out}", file=sys.stderr)
+    if interrupted is not None:
+        raise interrupted
+    return document
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
+def markdown(document: dict[str, Any], out: Path) -> str:
+    """Per access path, a row per step, and the capacity; for pasting into an RFC."""
+    load = document["vcsbench_load"]
+    what = (
+        "a commit" if load["precreate"] else "a first visit creates the repository, then a commit"
+    )
+    lines = [
+        f"# Load: {load['scenario']}, {load['students']:,} students, closed loop",
+        "",
+        f"Each session: {what} of the `{load['payload']}` payload and a line that changes; "
+        f"{load['step_seconds']:g} s per step. Latency: each session's wall time, "
+        "percentiles over the step's successful sessions. Every repository was read back "
+        f"afterwards. Results: `{out}`; command: `{load['command']}`",
+    ]
+    for entry in load["loads"]:
+        fs = entry["filesystem"]
+        cap = entry["capacity"]
+        lines += [
+            "",
+            f"## {entry['path']} ({entry['vcs']}) on {fs['spec']}",
+            "",
+            "| clients | sessions | ok/s | p50 ms | p90 ms | p95 ms | p99 ms | max ms | errors "
+            "| device KiB/session | device writes/session | server CPU ms/session | iowait % |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        ]
+        for row in entry["steps"]:
+            lat = row["latency_ms"]
+            errors = ", ".join(f"{k} {v}" for k, v in sorted(row["errors"].items())) or "0"
+            device = row.get("device")
+            per = row["ok"] or 1
+            iowait = row["system"]["iowait_pct_mean"]
+            lines.append(
+                f"| {row['clients']} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
+                f"| {_ms(lat['p50'])} | {_ms(lat['p90'])} | {_ms(lat['p95'])} "
+                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} "
+                f"| {_ms(device['write_bytes_per_session'] / 1024) if device else '—'} "
+                f"| {_ms(device['write_requests_per_session']) if device else '—'} "
+                f"| {_ms(row['server_cpu_s'] * 1000 / per)} "
+                f"| {_ms(iowait)} |"
+            )
+        if cap.get("clients") is None:
+            lines += ["", f"Capacity: none ({cap['reason']})."]
+        else:
+            lines += [
+                "",
+                f"Capacity: **{cap['clients']} clients** ({cap['ops_per_s']:,.1f} ok/s, p95 "
+                f"{cap['p95_ms']:,.1f} ms): {cap['rule']}.",
+            ]
+        failures = entry["verify_failure_count"]
+        lines.append(
+            f"Verified {entry['verified_repositories']:,} repositories afterwards"
+            + (f"; {failures} failed (counted as errors)." if failures else ", all as committed.")
+        )
+    return "\n".join(lines) + "\n"

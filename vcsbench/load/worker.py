@@ -1,0 +1,41 @@
+"""One local client's process: a vcsbench backend that creates and commits on request.
+
+``python -m vcsbench.load.worker BACKEND SCRATCH``; one JSON line each way:
+``{"repo", "create", "files" (latin-1 text), "message"}`` in, ``{}`` or ``{"kind",
+"error"}`` out. It ends when its input closes.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run stops it by closing its input
+    from vcsbench.backends import make_backend
+
+    spec, scratch = sys.argv[1], Path(sys.argv[2])
+    with make_backend(spec) as backend:
+        backend.ready(scratch)
+        for line in sys.stdin:
+            request = json.loads(line)
+            repo = Path(request["repo"])
+            files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
+            kind = "create"
+            reply: dict[str, str] = {}
+            try:
+                if request["create"]:
+                    backend.create(repo)
+                kind = "commit"
+                backend.commit(repo, files, request["message"], scratch)
+            except Exception as exc:  # a failed session is the answer, not the end
+                reply = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
