@@ -23,6 +23,8 @@ from vcsbench.bench.payloads import load_payload
 from vcsbench.load.clients import repo_name, submission
 from vcsbench.load.run import capacity, step_figures, verify
 
+CLI = (sys.executable, "-m", "vcsbench.cli")
+
 
 def _max_in_flight(records: dict[str, Any], step: int) -> int:
     """The most sessions of ``step`` in flight at one instant, from their raw intervals."""
@@ -63,7 +65,7 @@ def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) 
     # could not give blocking client work (it would run them one after another).
     assert _max_in_flight(raw, 0) == 1
     assert _max_in_flight(raw, 1) == 4
-    assert [row["clients"] for row in entry["steps"]] == [1, 4]
+    assert [row["level"] for row in entry["steps"]] == [1, 4]
     assert all(not row["errors"] for row in entry["steps"])
     # Every session is in the raw records, and the figures count them.
     assert sum(row["sessions"] for row in entry["steps"]) == len(raw["latency_s"])
@@ -73,18 +75,20 @@ def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) 
 
 def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> dict[str, Any]:
     records: dict[str, list[Any]] = {
-        k: [] for k in ("step", "student", "visit", "t_start", "latency_s", "error")
+        k: [] for k in ("step", "student", "visit", "t_intended", "t_start", "latency_s", "error")
     }
     steps = []
     for index, (lat, err) in enumerate(zip(latencies, errors, strict=True)):
         for i, (value, kind) in enumerate(zip(lat, err, strict=True)):
             for key, item in zip(
-                records, (index, i, 1, 100.0 * index + i, value, kind), strict=True
+                records,
+                (index, i, 1, 100.0 * index + i, 100.0 * index + i, value, kind),
+                strict=True,
             ):
                 records[key].append(item)
         steps.append(
             {
-                "clients": 2**index,
+                "level": 2**index,
                 "before": {
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
@@ -105,9 +109,7 @@ def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> d
 def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     # Step 0: 0.01 .. 0.10 s, all good. Step 1: ten good and two failed.
     good = [0.01 * (i + 1) for i in range(10)]
-    document = _document(
-        [good, [*good, 5.0, 6.0]], [[None] * 10, [None] * 10 + ["commit", "push"]]
-    )
+    document = _document([good, [*good, 5.0, 6.0]], [[None] * 10, [None] * 10 + ["commit", "push"]])
     samples = [
         {"t_s": 1.0, "cpu_iowait_pct": 10.0, "device_busy_pct": 50.0, "dirty_bytes": 4096},
         {"t_s": 5.0, "cpu_iowait_pct": 30.0, "device_busy_pct": 70.0, "dirty_bytes": 8192},
@@ -132,23 +134,23 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     # Only the samples inside the step's window: (10 + 30) / 2.
     assert first["system"]["iowait_pct_mean"] == pytest.approx(20.0)
     assert first["system"]["dirty_bytes_max"] == 8192
-    assert cap["clients"] == 1  # the second step had errors
+    assert cap["level"] == 1  # the second step had errors
 
 
 def test_capacity_is_the_last_step_within_the_factor_without_errors() -> None:
     def row(clients: int, p95: float | None, errors: dict[str, int] | None = None) -> Any:
         return {
-            "clients": clients,
+            "level": clients,
             "ops_per_s": float(clients),
             "errors": errors or {},
             "latency_ms": {"p95": p95},
         }
 
     figures = [row(1, 10.0), row(2, 12.0), row(4, 19.9), row(8, 25.0), row(16, 12.0)]
-    assert capacity(figures, 2.0)["clients"] == 4  # 25 > 2 x 10: stop there
-    assert capacity(figures, 3.0)["clients"] == 16
-    assert capacity([row(1, 10.0), row(2, 11.0, {"commit": 1})], 2.0)["clients"] == 1
-    assert capacity([row(1, None, {"create": 3})], 2.0)["clients"] is None
+    assert capacity(figures, 2.0)["level"] == 4  # 25 > 2 x 10: stop there
+    assert capacity(figures, 3.0)["level"] == 16
+    assert capacity([row(1, 10.0), row(2, 11.0, {"commit": 1})], 2.0)["level"] == 1
+    assert capacity([row(1, None, {"create": 3})], 2.0)["level"] is None
 
 
 def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
@@ -166,6 +168,7 @@ def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
         "step": [0, 0, 0],
         "student": [0, 1, 1],
         "visit": [1, 1, 2],
+        "t_intended": [0.0, 0.1, 0.2],
         "t_start": [0.0, 0.1, 0.2],
         "latency_s": [0.01, 0.01, 0.01],
         "error": [None, None, None],
@@ -189,8 +192,15 @@ def _server_of(logs: Path, name: str) -> psutil.Process | None:
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     (tmp_path / "fs").mkdir(exist_ok=True)
     return subprocess.Popen(
-        [sys.executable, "-m", "vcsbench.cli", "load", "--fs", f"dir:{tmp_path / 'fs'}"]
-        + ["--out", str(tmp_path / "load.json"), *args],
+        [
+            *CLI,
+            "load",
+            "--fs",
+            f"dir:{tmp_path / 'fs'}",
+            "--out",
+            str(tmp_path / "load.json"),
+            *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -223,9 +233,42 @@ def test_a_server_that_dies_mid_run_gives_counted_errors_not_a_hang(tmp_path: Pa
     assert first["errors"] == {} and first["ok"] > 0
     # svnmucc cannot connect: each session after the kill is a failed commit.
     assert second["errors"].get("commit", 0) > 0
-    assert entry["capacity"]["clients"] == 1
+    assert entry["capacity"]["level"] == 1
     assert "commit" in " ".join(entry["error_details"])
     assert "Capacity: **1 clients**" in out
+
+
+def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> None:
+    """A server paused for a second: in an open loop every arrival during the pause waits,
+    and that shows in the upper percentiles (a closed loop would just send fewer)."""
+    proc = _start(
+        tmp_path, "--paths", "svnserve", "--shape", "open", "--steps", "10",
+        "--step-seconds", "4", "--students", "80", "--max-clients", "16",
+    )  # fmt: skip
+    logs = tmp_path / "load-logs"
+    server = _wait_for(lambda: _server_of(logs, "svnserve"))
+    time.sleep(2.5)  # the engine starts, then the step runs for 4 s
+    os.killpg(server.pid, signal.SIGSTOP)
+    time.sleep(1.0)
+    os.killpg(server.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    entry = json.loads((tmp_path / "load.json").read_text())["vcsbench_load"]["loads"][0]
+    (step,) = entry["steps"]
+    raw = entry["raw"]
+    assert step["errors"] == {}
+    # About ten arrivals a second for 4 s, each sent on time by the generator.
+    assert 35 <= step["generator"]["arrivals"] <= 41
+    assert step["generator"]["lag_ms_p99"] < 50
+    # Arrivals in the paused second waited for it: several sessions took over half a
+    # second from their arrival, and p99 is near the pause.
+    slow = [x for x in raw["latency_s"] if x > 0.5]
+    assert len(slow) >= 5
+    assert step["latency_ms"]["p99"] > 700
+    assert step["latency_ms"]["p50"] < 500
+    # Latency runs from the scheduled arrival, never before it.
+    assert all(s >= i for s, i in zip(raw["t_start"], raw["t_intended"], strict=True))
+    assert "arrivals/s" in out
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -235,10 +278,9 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
     if os.geteuid() != 0:
         pytest.skip("tmpfs needs root")
     (tmp_path / "fs").mkdir()
+    args = ["--paths", "git-daemon", "--students", "20", "--steps", "1,2", "--step-seconds", "30"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vcsbench.cli", "load", "--fs", "tmpfs", "--paths", "git-daemon"]
-        + ["--students", "20", "--steps", "1,2", "--step-seconds", "30"]
-        + ["--out", str(tmp_path / "load.json")],
+        [*CLI, "load", "--fs", "tmpfs", *args, "--out", str(tmp_path / "load.json")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -265,7 +307,9 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         (["--paths", "ftp"], "access path 'ftp' is not known; use svnserve, git-daemon"),
         (["--paths", "local:hg-cli"], "only svn and git backends are offered"),
         (["--steps", "1,two"], "--steps '1,two' is not a list of client counts"),
-        (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the largest"),
+        (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the 4 clients"),
+        (["--shape", "spiral"], "--shape 'spiral' is not known; use closed or open"),
+        (["--shape", "open", "--steps", "2,-1"], "not a list of arrival rates per second"),
         (["--payload", "nothing"], "payload 'nothing' is not known"),
         (["--capacity-factor", "1"], "--capacity-factor 1.0 must be > 1"),
         (["--fs", "ntfs"], "ntfs"),

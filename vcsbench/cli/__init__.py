@@ -287,6 +287,8 @@ def _load(args: argparse.Namespace) -> int:
         precreate=args.precreate,
         capacity_factor=args.capacity_factor,
         port=args.port,
+        shape=args.shape,
+        max_clients=args.max_clients,
     )
     out = _out_path(args, "load")
     check_out(out)
@@ -558,7 +560,23 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--fs", default="tmpfs", help="sandbox filesystem spec (default tmpfs)")
     load.add_argument("--students", type=int, default=800, help="students (default 800)")
     load.add_argument(
-        "--steps", default="1,2,4,8", help="client counts, one step each (default 1,2,4,8)"
+        "--shape",
+        default="closed",
+        help="closed (default): --steps are client counts, each submitting back to back; "
+        "open: --steps are arrivals per second, sessions arrive on schedule whatever the "
+        "server does and latency counts from the scheduled arrival",
+    )
+    load.add_argument(
+        "--steps",
+        default="1,2,4,8",
+        help="one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
+    )
+    load.add_argument(
+        "--max-clients",
+        type=int,
+        default=64,
+        help="open loop: clients that may be busy at once (default 64); an arrival with "
+        "none free waits, and the wait counts in its latency",
     )
     load.add_argument(
         "--step-seconds", type=float, default=10.0, help="each step's length (default 10)"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import gevent  # type: ignore[import-untyped]
+import gevent.queue  # type: ignore[import-untyped]
 
 # Locust first: it patches the standard library before anything else imports it.
 import locust
@@ -38,6 +39,10 @@ DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
 
 MAX_DETAILS = 20
+RECORD_FIELDS = ("step", "student", "visit", "t_intended", "t_start", "latency_s", "error")
+"""Per session: its step, student and visit; when it was due (open loop: its arrival
+time; closed loop: when it started), when the client's work started, its latency from
+when it was due (the client's own preparation left out) and its error kind or None."""
 
 
 class Shared:
@@ -55,10 +60,15 @@ class Shared:
         self.in_flight = 0
         self.started = 0
         self.pool: list[Client] = []
-        self.records: dict[str, list[Any]] = {
-            k: [] for k in ("step", "student", "visit", "t_start", "latency_s", "error")
-        }
+        self.records: dict[str, list[Any]] = {k: [] for k in RECORD_FIELDS}
         self.details: list[str] = []
+        # Open loop: the step's schedule, the free clients, how late each arrival left.
+        self.rate = 0.0
+        self.t0 = 0.0
+        self.arrivals = 0
+        self.free: Any = None
+        self.lags: list[list[float]] = []
+        self.env: Any = None
 
     def take(self) -> tuple[int, int] | None:
         """The next student not being served, and the visit this is for them."""
@@ -75,7 +85,60 @@ class Shared:
 SHARED: Shared
 
 
+def serve(client: Client, intended: float | None) -> None:
+    """One session on ``client``: take a student, prepare (untimed), time the session
+    from ``intended`` (open loop) or from its start, and record it."""
+    shared = SHARED
+    taken = shared.take()
+    if taken is None:
+        gevent.sleep(0.005)
+        return
+    student, visit = taken
+    files = submission(shared.payload, student, visit)
+    step = shared.step
+    error: str | None = None
+    shared.in_flight += 1
+    try:
+        t_prepare = time.perf_counter()
+        try:
+            client.prepare(student, visit, files)
+        except SessionError as exc:  # the client's own side failed: not a session
+            shared.visits[student] -= 1
+            _detail(shared, f"prepare: {exc}")
+            return
+        shared.started += 1
+        t_start = time.perf_counter()
+        try:
+            client.session(student, visit, files)
+        except SessionError as exc:
+            error = exc.kind
+            _detail(shared, str(exc))
+        except Exception as exc:  # a client bug is an error in the results too
+            error = "client"
+            _detail(shared, f"client: {type(exc).__name__}: {exc}")
+        end = time.perf_counter()
+    finally:
+        shared.in_flight -= 1
+        shared.busy.discard(student)
+    due = t_start if intended is None else intended
+    latency = end - due - (0.0 if intended is None else t_start - t_prepare)
+    for key, value in zip(
+        RECORD_FIELDS, (step, student, visit, due, t_start, latency, error), strict=True
+    ):
+        shared.records[key].append(value)
+    SHARED.env.events.request.fire(
+        request_type=shared.config["path"],
+        name=shared.config["scenario"],
+        response_time=latency * 1000,
+        response_length=0,
+        exception=SessionError(error, "") if error else None,
+        context={},
+    )
+
+
 class Student(User):
+    """Closed loop: one student machine submitting back to back."""
+
     wait_time = constant(0)
 
     def on_start(self) -> None:
@@ -86,57 +149,42 @@ class Student(User):
 
     @task
     def submit(self) -> None:
+        if not SHARED.open:
+            gevent.sleep(0.005)
+            return
+        serve(self.client_, None)
+
+
+class Arrivals(User):
+    """Open loop: sessions arrive on a fixed schedule whatever the server does; each takes
+    a free client (waiting for one if all are busy, which counts in its latency)."""
+
+    wait_time = constant(0)
+
+    @task
+    def dispatch(self) -> None:
         shared = SHARED
         if not shared.open:
             gevent.sleep(0.005)
             return
-        taken = shared.take()
-        if taken is None:
-            gevent.sleep(0.005)
+        intended = shared.t0 + shared.arrivals / shared.rate
+        wait = intended - time.perf_counter()
+        if wait > 0:
+            gevent.sleep(wait)
+        if not shared.open:
             return
-        student, visit = taken
-        files = submission(shared.payload, student, visit)
-        step = shared.step
-        error: str | None = None
-        shared.in_flight += 1
-        try:
-            try:
-                self.client_.prepare(student, visit, files)
-            except SessionError as exc:  # the client's own side failed: not timed
-                shared.visits[student] -= 1
-                _detail(shared, f"prepare: {exc}")
-                return
-            shared.started += 1
-            t_start = time.perf_counter()
-            try:
-                self.client_.session(student, visit, files)
-            except SessionError as exc:
-                error = exc.kind
-                _detail(shared, str(exc))
-            except Exception as exc:  # a client bug is an error in the results too
-                error = "client"
-                _detail(shared, f"client: {type(exc).__name__}: {exc}")
-            latency = time.perf_counter() - t_start
-        finally:
-            shared.in_flight -= 1
-            shared.busy.discard(student)
-        for key, value in (
-            ("step", step),
-            ("student", student),
-            ("visit", visit),
-            ("t_start", t_start),
-            ("latency_s", latency),
-            ("error", error),
-        ):
-            shared.records[key].append(value)
-        self.environment.events.request.fire(
-            request_type=shared.config["path"],
-            name=shared.config["scenario"],
-            response_time=latency * 1000,
-            response_length=0,
-            exception=SessionError(error, "") if error else None,
-            context={},
-        )
+        shared.arrivals += 1
+        shared.lags[-1].append(time.perf_counter() - intended)
+        gevent.spawn(_arrival, intended)
+
+
+def _arrival(intended: float) -> None:
+    shared = SHARED
+    client = shared.free.get()
+    try:
+        serve(client, intended)
+    finally:
+        shared.free.put(client)
 
 
 def _detail(shared: Shared, text: str) -> None:
@@ -193,23 +241,34 @@ def run(config: dict[str, Any], out: Path) -> None:
     SHARED = shared = Shared(config)
     home = Path(tempfile.mkdtemp(prefix="vcsbench-clients-", dir=config.get("client_dir")))
     steps: list[dict[str, Any]] = []
-    env = Environment(user_classes=[Student], catch_exceptions=False)
+    open_loop = config["shape"] == "open"
+    env = Environment(user_classes=[Arrivals if open_loop else Student], catch_exceptions=False)
+    shared.env = env
     runner = env.create_local_runner()
     try:
-        for index in range(max(config["steps"])):
+        pool_size = int(config["max_clients"]) if open_loop else max(config["steps"])
+        for index in range(pool_size):
             shared.pool.append(make_client(config, home / f"client-{index}"))
         # The server's work: the server's session, or the local clients' processes.
         server_pids = [c.pid for c in shared.pool if hasattr(c, "pid")]
-        for index, clients in enumerate(config["steps"]):
+        if open_loop:
+            shared.free = gevent.queue.Queue()
+            for client in shared.pool:
+                shared.free.put(client)
+        for index, level in enumerate(config["steps"]):
             shared.step = index
-            runner.start(clients, spawn_rate=min(clients, 100), wait=True)
-            while runner.user_count < clients:
+            users = 1 if open_loop else int(level)
+            runner.start(users, spawn_rate=min(users, 100), wait=True)
+            while runner.user_count < users:
                 gevent.sleep(0.01)
             gevent.sleep(0.05)  # every user's on_start has run
             before = _counters(config, server_pids)
-            shared.started = 0
+            shared.started = shared.arrivals = 0
+            shared.rate = float(level)
+            shared.lags.append([])
+            shared.t0 = time.perf_counter()
             shared.open = True
-            deadline = time.perf_counter() + float(config["step_seconds"])
+            deadline = shared.t0 + float(config["step_seconds"])
             target = int(config.get("step_ops") or 0)
             while time.perf_counter() < deadline and not (target and shared.started >= target):
                 gevent.sleep(0.01)
@@ -218,11 +277,16 @@ def run(config: dict[str, Any], out: Path) -> None:
             while shared.in_flight and time.perf_counter() < drain:
                 gevent.sleep(0.005)
             after = _counters(config, server_pids)
-            steps.append({"clients": clients, "before": before, "after": after})
+            step: dict[str, Any] = {"level": level, "before": before, "after": after}
+            if open_loop:
+                step["arrivals"] = shared.arrivals
+                step["generator_lag_s"] = shared.lags[-1]
+            steps.append(step)
             _write(out, shared, steps)  # an interrupted run keeps every finished step
             done = sum(1 for s in shared.records["step"] if s == index)
+            unit = "arrivals/s" if open_loop else "clients"
             print(
-                f"step {index + 1}/{len(config['steps'])}: {clients} clients, {done} sessions "
+                f"step {index + 1}/{len(config['steps'])}: {level:g} {unit}, {done} sessions "
                 f"in {after['t'] - before['t']:.1f} s",
                 file=sys.stderr,
                 flush=True,

@@ -35,6 +35,10 @@ from vcsbench.report.blocks import quantile
 from vcsbench.sandbox import open_sandbox, parse_fs_spec
 
 SCENARIOS = ("deadline",)
+SHAPES = ("closed", "open")
+LAG_LIMIT_S = 0.010
+"""Open loop: a p99 generator lag above this (or a tenth of the arrival interval, if
+more) means the load generator, not the server, set the pace."""
 PLANNED_SCENARIOS = ("shared", "clone-storm")
 SCHEMA = 1
 PERCENTILES = (50, 90, 95, 99)
@@ -46,13 +50,16 @@ class LoadPlan:
     paths: list[str]
     fs: str
     students: int
-    steps: list[int]
+    steps: list[float]
+    """Closed loop: clients at once, per step; open loop: arrivals per second."""
     step_seconds: float
     step_ops: int
     payload: str
     precreate: bool
     capacity_factor: float
     port: int = 0
+    shape: str = "closed"
+    max_clients: int = 64
 
     @classmethod
     def parse(
@@ -69,6 +76,8 @@ class LoadPlan:
         precreate: bool,
         capacity_factor: float,
         port: int = 0,
+        shape: str = "closed",
+        max_clients: int = 64,
     ) -> LoadPlan:
         if scenario not in SCENARIOS:
             later = f" ({', '.join(PLANNED_SCENARIOS)} are not built yet)"
@@ -81,18 +90,26 @@ class LoadPlan:
         for path in path_list:
             check_path(path)
         parse_fs_spec(fs)
+        if shape not in SHAPES:
+            raise VcsbenchError(f"--shape {shape!r} is not known; use {' or '.join(SHAPES)}")
+        what = (
+            "client counts >= 1, like 1,2,4,8"
+            if shape == "closed"
+            else ("arrival rates per second > 0, like 2,20")
+        )
         try:
-            step_list = [int(s) for s in steps.split(",")]
+            step_list = [float(s) if shape == "open" else int(s) for s in steps.split(",")]
         except ValueError:
             step_list = []
-        if not step_list or any(s < 1 for s in step_list):
+        if not step_list or any(s <= 0 for s in step_list):
+            raise VcsbenchError(f"--steps {steps!r} is not a list of {what}")
+        clients = int(max(step_list)) if shape == "closed" else max_clients
+        if max_clients < 1:
+            raise VcsbenchError(f"--max-clients {max_clients} must be >= 1")
+        if students < clients:
             raise VcsbenchError(
-                f"--steps {steps!r} is not a list of client counts >= 1, like 1,2,4,8"
-            )
-        if students < max(step_list):
-            raise VcsbenchError(
-                f"--students {students} is fewer than the largest step's {max(step_list)} "
-                "clients; each client serves a different student at a time"
+                f"--students {students} is fewer than the {clients} clients that may be busy "
+                "at once; each client serves a different student at a time"
             )
         if step_seconds <= 0:
             raise VcsbenchError(f"--step-seconds {step_seconds} must be > 0")
@@ -118,6 +135,8 @@ class LoadPlan:
             precreate,
             capacity_factor,
             port,
+            shape,
+            max_clients,
         )
 
 
@@ -227,7 +246,7 @@ def step_figures(
             if kind is not None:
                 errors[kind] = errors.get(kind, 0) + 1
         row: dict[str, Any] = {
-            "clients": step["clients"],
+            "level": step["level"],
             "duration_s": duration,
             "sessions": len(mine),
             "ok": len(ok),
@@ -251,6 +270,19 @@ def step_figures(
                 "write_requests": delta[3],
                 "write_bytes_per_session": delta[1] / per,
                 "write_requests_per_session": delta[3] / per,
+            }
+        if "arrivals" in step:  # open loop: how late the generator sent each arrival
+            lags = sorted(step["generator_lag_s"])
+            limit = max(LAG_LIMIT_S, 0.1 / step["level"])
+            p99 = quantile(lags, 0.99) if lags else 0.0
+            row["offered_per_s"] = step["arrivals"] / (duration or 1)
+            row["generator"] = {
+                "arrivals": step["arrivals"],
+                "lag_ms_p50": quantile(lags, 0.5) * 1000 if lags else None,
+                "lag_ms_p99": p99 * 1000,
+                "lag_ms_max": lags[-1] * 1000 if lags else None,
+                "limit_ms": limit * 1000,
+                "behind": p99 > limit,
             }
         window = [s for s in samples if before["t"] <= s["t_s"] <= after["t"]]
         row["system"] = _system(window)
@@ -277,10 +309,10 @@ def _system(window: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
-    """The most clients whose step kept p95 within ``factor`` x the smallest step's p95
-    (one client, normally) with no error."""
+    """The highest level (clients, or arrivals per second) whose step kept p95 within
+    ``factor`` x the first step's p95 with no error, counting up from the first step."""
     if not figures or figures[0]["latency_ms"]["p95"] is None:
-        return {"clients": None, "reason": "the first step has no successful session"}
+        return {"level": None, "reason": "the first step has no successful session"}
     base = figures[0]["latency_ms"]["p95"]
     best = None
     for row in figures:
@@ -289,13 +321,13 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
             break
         best = row
     rule = (
-        f"the most clients whose p95 stayed within {factor:g}x the {figures[0]['clients']}-"
-        f"client step's p95 ({base:.1f} ms) with no error, counting up from the first step"
+        f"the highest step whose p95 stayed within {factor:g}x the first step's "
+        f"({base:.1f} ms) with no error, counting up from the first step"
     )
     if best is None:
-        return {"clients": None, "rule": rule, "reason": "the first step had errors"}
+        return {"level": None, "rule": rule, "reason": "the first step had errors"}
     return {
-        "clients": best["clients"],
+        "level": best["level"],
         "ops_per_s": best["ops_per_s"],
         "p95_ms": best["latency_ms"]["p95"],
         "rule": rule,
@@ -365,6 +397,8 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "payload": plan.payload,
             "precreate": plan.precreate,
             "steps": plan.steps,
+            "shape": plan.shape,
+            "max_clients": plan.max_clients,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
             "device_stat": sandbox.info.device_stat_path,
@@ -435,15 +469,15 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
             "schema_version": SCHEMA,
             "command": shlex.join(command),
             "scenario": plan.scenario,
-            "shape": "closed",
+            "shape": plan.shape,
+            "max_clients": plan.max_clients if plan.shape == "open" else None,
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
             "capacity_factor": plan.capacity_factor,
-            "latency": "each session's wall time, from its start to its end, measured by "
-            "the load engine around the client's work (raw values kept in 'raw')",
+            "latency": LATENCY[plan.shape],
             "machine": machine_info(),
             "loads": loads,
         }
@@ -463,24 +497,49 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
     return document
 
 
+LATENCY = {
+    "closed": "each session's wall time, from its start to its end, measured by the load "
+    "engine around the client's work (raw values kept in 'raw')",
+    "open": "from each session's scheduled arrival to its end, the client's own preparation "
+    "left out: waiting for a free client counts, so a stalled server shows in the "
+    "percentiles (no coordinated omission); raw values kept in 'raw'",
+}
+
+
 def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.1f}"
+
+
+def _level(value: float, shape: str) -> str:
+    return f"{value:g} clients" if shape == "closed" else f"{value:g} arrivals/s"
 
 
 def markdown(document: dict[str, Any], out: Path) -> str:
     """Per access path, a row per step, and the capacity; for pasting into an RFC."""
     load = document["vcsbench_load"]
+    shape = load["shape"]
     what = (
         "a commit" if load["precreate"] else "a first visit creates the repository, then a commit"
     )
+    if shape == "closed":
+        loop = "closed loop: each step's clients submit back to back"
+    else:
+        loop = (
+            f"open loop: sessions arrive on a fixed schedule, up to {load['max_clients']} "
+            "clients busy at once"
+        )
     lines = [
-        f"# Load: {load['scenario']}, {load['students']:,} students, closed loop",
+        f"# Load: {load['scenario']}, {load['students']:,} students, {shape} loop",
         "",
         f"Each session: {what} of the `{load['payload']}` payload and a line that changes; "
-        f"{load['step_seconds']:g} s per step. Latency: each session's wall time, "
+        f"{loop}; {load['step_seconds']:g} s per step. Latency: {load['latency']}; "
         "percentiles over the step's successful sessions. Every repository was read back "
         f"afterwards. Results: `{out}`; command: `{load['command']}`",
     ]
+    if load.get("interrupted"):
+        lines += ["", f"**Interrupted**: {load['interrupted']}."]
+    first = "clients" if shape == "closed" else "arrivals/s | offered/s | generator lag p99 ms"
+    extra = "" if shape == "closed" else "---:|---:|"
     for entry in load["loads"]:
         fs = entry["filesystem"]
         cap = entry["capacity"]
@@ -488,18 +547,25 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             "",
             f"## {entry['path']} ({entry['vcs']}) on {fs['spec']}",
             "",
-            "| clients | sessions | ok/s | p50 ms | p90 ms | p95 ms | p99 ms | max ms | errors "
+            f"| {first} | sessions | ok/s | p50 ms | p90 ms | p95 ms | p99 ms | max ms | errors "
             "| device KiB/session | device writes/session | server CPU ms/session | iowait % |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+            f"|---:|{extra}---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
         ]
+        behind = []
         for row in entry["steps"]:
             lat = row["latency_ms"]
             errors = ", ".join(f"{k} {v}" for k, v in sorted(row["errors"].items())) or "0"
             device = row.get("device")
             per = row["ok"] or 1
             iowait = row["system"]["iowait_pct_mean"]
+            level = f"{row['level']:g}"
+            generator = row.get("generator")
+            if generator is not None:
+                level += f" | {_ms(row['offered_per_s'])} | {_ms(generator['lag_ms_p99'])}"
+                if generator["behind"]:
+                    behind.append(row)
             lines.append(
-                f"| {row['clients']} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
+                f"| {level} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
                 f"| {_ms(lat['p50'])} | {_ms(lat['p90'])} | {_ms(lat['p95'])} "
                 f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} "
                 f"| {_ms(device['write_bytes_per_session'] / 1024) if device else '—'} "
@@ -507,14 +573,21 @@ def markdown(document: dict[str, Any], out: Path) -> str:
                 f"| {_ms(row['server_cpu_s'] * 1000 / per)} "
                 f"| {_ms(iowait)} |"
             )
-        if cap.get("clients") is None:
+        if cap.get("level") is None:
             lines += ["", f"Capacity: none ({cap['reason']})."]
         else:
             lines += [
                 "",
-                f"Capacity: **{cap['clients']} clients** ({cap['ops_per_s']:,.1f} ok/s, p95 "
-                f"{cap['p95_ms']:,.1f} ms): {cap['rule']}.",
+                f"Capacity: **{_level(cap['level'], shape)}** ({cap['ops_per_s']:,.1f} ok/s, "
+                f"p95 {cap['p95_ms']:,.1f} ms): {cap['rule']}.",
             ]
+        for row in behind:
+            lines.append(
+                f"**Warning**: at {row['level']:g} arrivals/s the load generator fell behind its "
+                f"schedule (p99 lag {row['generator']['lag_ms_p99']:,.1f} ms, over "
+                f"{row['generator']['limit_ms']:,.1f} ms): that step measures the generator "
+                "as much as the server; run fewer arrivals, or workers on more machines."
+            )
         failures = entry["verify_failure_count"]
         lines.append(
             f"Verified {entry['verified_repositories']:,} repositories afterwards"
