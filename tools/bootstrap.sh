@@ -9,6 +9,9 @@ set -euo pipefail
 VENV=${VENV:-.venv}
 # What the sandboxes and the virtualenv need, before any backend is known.
 BASE_PACKAGES=(python3-venv e2fsprogs xfsprogs btrfs-progs util-linux)
+# The servers `vcsbench load` starts on 127.0.0.1 (svnserve and git daemon come with the
+# subversion and git packages): Apache httpd with mod_dav_svn, and git http-backend as CGI.
+LOAD_PACKAGES=(apache2 libapache2-mod-svn subversion git)
 APT_UPDATED=
 
 ensure_apt() {
@@ -37,7 +40,7 @@ if [ "${1:-}" = "test-tools" ]; then
   exit 0
 fi
 
-ensure_apt "${BASE_PACKAGES[@]}"
+ensure_apt "${BASE_PACKAGES[@]}" "${LOAD_PACKAGES[@]}"
 if [ ! -x "$VENV/bin/python" ]; then
   echo "creating virtualenv $VENV from /usr/bin/python3 (with system site-packages for pysvn and svn.*)"
   /usr/bin/python3 -m venv --system-site-packages "$VENV"

@@ -14,6 +14,8 @@ Access paths:
   ``svnmucc`` commit over svn://.
 - ``git-daemon``: ``git init --bare`` on the server's side for a first visit; the
   student's clone commits and pushes over git://.
+- ``apache-svn``, ``apache-git``: the same over http:// through Apache httpd, with
+  mod_dav_svn and ``git http-backend``; the server's side runs as Apache's user.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Any
 
 from vcsbench.backends._svn import parents_of
 
-SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git"}
+SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git", "apache-svn": "svn", "apache-git": "git"}
+"""Access paths through a server vcsbench starts, and the VCS each writes."""
 SESSION_FILE = "vcsbench-session.txt"
 
 
@@ -73,6 +76,15 @@ class Client:
         self.repos = Path(config["repos"])
         self.scratch = scratch
         self.precreated = bool(config["precreate"])
+        self.url_base = config["url_base"]
+
+    def server_side(self, argv: list[str]) -> list[str]:
+        """A command the server's side runs (a first visit's create), as its user."""
+        if self.config["path"].startswith("apache-"):
+            from vcsbench.load.servers import as_server_user
+
+            return as_server_user(argv)
+        return argv
 
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         """Untimed: what the student does before submitting."""
@@ -84,7 +96,7 @@ class Client:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-class SvnServeClient(Client):
+class SvnUrlClient(Client):
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         self.src = self.scratch / "src"
         shutil.rmtree(self.src, ignore_errors=True)
@@ -96,10 +108,10 @@ class SvnServeClient(Client):
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         name = repo_name(student)
         if visit == 1 and not self.precreated:
-            _run(["svnadmin", "create", str(self.repos / name)], "create")
+            _run(self.server_side(["svnadmin", "create", str(self.repos / name)]), "create")
         argv = ["svnmucc", "--non-interactive", "--no-auth-cache"]
         argv += ["--config-dir", str(self.scratch), "-m", f"submission {visit}"]
-        argv += ["-U", f"{self.config['url_base']}/{name}"]
+        argv += ["-U", f"{self.url_base}/{name}"]
         if visit == 1:
             for directory in parents_of(list(files)):
                 argv += ["mkdir", directory]
@@ -108,7 +120,7 @@ class SvnServeClient(Client):
         _run(argv, "commit")
 
 
-class GitDaemonClient(Client):
+class GitRemoteClient(Client):
     """Each student's clone stays in the clients' directory between visits, as on a
     student's machine, so a later visit pushes on top of the earlier ones."""
 
@@ -118,7 +130,7 @@ class GitDaemonClient(Client):
         self.env = git_env()
         self.work = self.scratch.parent / repo_name(student)
         if not self.work.exists():
-            url = f"{self.config['url_base']}/{repo_name(student)}"
+            url = f"{self.url_base}/{repo_name(student)}"
             _run(["git", "init", "-q", "-b", "main", str(self.work)], "prepare", self.env)
             _run(self._git("remote", "add", "origin", url), "prepare", self.env)
         for rel, data in files.items():
@@ -132,7 +144,8 @@ class GitDaemonClient(Client):
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         if visit == 1 and not self.precreated:
             bare = self.repos / repo_name(student)
-            _run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], "create", self.env)
+            argv = self.server_side(["git", "init", "-q", "--bare", "-b", "main", str(bare)])
+            _run(argv, "create", self.env)
         _run(self._git("add", "-A"), "commit", self.env)
         _run(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
         _run(self._git("push", "-q", "origin", "main"), "push", self.env)
@@ -192,10 +205,12 @@ def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
     path = config["path"]
     if path.startswith("local:"):
         return LocalClient(config, scratch)
-    if path == "svnserve":
-        return SvnServeClient(config, scratch)
-    if path == "git-daemon":
-        return GitDaemonClient(config, scratch)
+    if path in SERVER_PATHS:
+        return (
+            SvnUrlClient(config, scratch)
+            if SERVER_PATHS[path] == "svn"
+            else (GitRemoteClient(config, scratch))
+        )
     raise ValueError(path)
 
 

@@ -214,6 +214,16 @@ def _cpu_of(pids: list[int], session: int | None) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def _server_cpu(config: dict[str, Any], pids: list[int]) -> float:
+    group = config.get("server_cgroup")
+    if group:
+        for line in Path(group, "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+    return _cpu_of(pids, config.get("server_session"))
+
+
 def _own_cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -231,7 +241,7 @@ def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
     return {
         "t": time.perf_counter(),
         "device": _device(config.get("device_stat")),
-        "server_cpu_s": _cpu_of(server_pids, config.get("server_session")),
+        "server_cpu_s": _server_cpu(config, server_pids),
         "client_cpu_s": _own_cpu(),
     }
 

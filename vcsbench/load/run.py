@@ -161,12 +161,14 @@ def check_path(path: str) -> None:
     )
 
 
-def _create_server_side(vcs: str, repo: Path) -> None:
-    if vcs == "svn":
-        subprocess.run(["svnadmin", "create", str(repo)], check=True, capture_output=True)
+def _create_server_side(path: str, repo: Path) -> None:
+    if path_vcs(path) == "svn":
+        argv = ["svnadmin", "create", str(repo)]
     else:
         argv = ["git", "init", "-q", "--bare", "-b", "main", str(repo)]
-        subprocess.run(argv, check=True, capture_output=True, env=git_env())
+    if path.startswith("apache-"):
+        argv = servers.as_server_user(argv)
+    subprocess.run(argv, check=True, capture_output=True, env=git_env())
 
 
 def precreate(path: str, repos: Path, students: int) -> None:
@@ -177,7 +179,7 @@ def precreate(path: str, repos: Path, students: int) -> None:
                 backend.create(repos / repo_name(student))
         return
     for student in range(students):
-        _create_server_side(path_vcs(path), repos / repo_name(student))
+        _create_server_side(path, repos / repo_name(student))
 
 
 def _revisions_git(repo: Path) -> int:
@@ -377,22 +379,41 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         workdir = Path(tempfile.mkdtemp(prefix="vcsbench-load-", dir=sandbox.root))
         repos = workdir / "repos"
         repos.mkdir()
+        if path.startswith("apache-") and os.geteuid() == 0:  # Apache writes as its user
+            import pwd
+
+            user = pwd.getpwnam(servers.APACHE_USER)
+            os.chmod(workdir, 0o711)  # mkdtemp's 0700 would keep it out
+            os.chown(repos, user.pw_uid, user.pw_gid)
+            closed = [d for d in workdir.parents if not os.stat(d).st_mode & 0o001]
+            if closed:
+                raise VcsbenchError(
+                    f"{path} serves as {servers.APACHE_USER}, which cannot reach the sandbox: "
+                    f"{closed[0]} is closed to others; use --fs tmpfs (or ext4, xfs, btrfs), "
+                    "or a dir: sandbox below directories others may enter"
+                )
         t0 = time.perf_counter()
         if plan.precreate:
             precreate(path, repos, plan.students)
         precreate_s = time.perf_counter() - t0
         server = None
         interrupted: KeyboardInterrupt | None = None
+        url_base = ""
         if path == "svnserve":
             server = servers.svnserve(repos, logs, plan.port)
+            url_base = server.url_base
         elif path == "git-daemon":
             server = servers.git_daemon(repos, logs, plan.port)
+            url_base = server.url_base
+        elif path.startswith("apache-"):
+            server = servers.apache(repos, logs, plan.port)
+            url_base = f"{server.url_base}/{path.removeprefix('apache-')}"
         sampler = SystemSampler(sandbox.info.device_stat_path, interval_s=0.25)
         config = {
             "scenario": plan.scenario,
             "path": path,
             "repos": str(repos),
-            "url_base": server.url_base if server else "",
+            "url_base": url_base,
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,
@@ -408,6 +429,7 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             if server is not None:
                 server.start()
                 config["server_session"] = server.pid  # a session leader: its id is its pid
+                config["server_cgroup"] = str(server.group.path) if server.group else None
             sampler.start()
             try:
                 document = _engine(config, workdir)
@@ -417,6 +439,7 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             finally:
                 samples = sampler.stop()
         finally:
+            cpu_method = server.cpu_method if server is not None else ""
             if server is not None:
                 server.stop()
         if document is None:
@@ -430,7 +453,12 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "vcs": vcs,
             "server": None
             if server is None
-            else {"name": server.name, "argv": shlex.join(server.argv), "log": str(server.log)},
+            else {
+                "name": server.name,
+                "argv": shlex.join(server.argv),
+                "log": str(server.log),
+                "cpu": cpu_method,
+            },
             "filesystem": sandbox.info.as_dict(),
             "steps": figures,
             "capacity": cap,

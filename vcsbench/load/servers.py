@@ -43,6 +43,61 @@ def check_port(port: int) -> None:
             ) from None
 
 
+def cgroup2_root() -> Path | None:
+    """Where cgroup v2 is mounted (alone or beside v1), if this process may make groups."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "cgroup2":
+            root = Path(fields[1])
+            if os.access(root, os.W_OK) and (root / "cgroup.procs").exists():
+                return root
+    return None
+
+
+class CpuGroup:
+    """A cgroup (v2) of vcsbench's own for one server: every process the server starts
+    is in it, so its CPU is counted whether or not anyone reaps those processes (a CGI
+    under Apache), and ``cgroup.kill`` ends them all."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.path = root / f"vcsbench-{name}-{os.getpid()}"
+        self.path.mkdir()
+
+    def join(self) -> None:
+        """Put the calling process in the group (run in the child before exec)."""
+        fd = os.open(self.path / "cgroup.procs", os.O_WRONLY)
+        try:
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+    def cpu_s(self) -> float:
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) / 1e6
+        return 0.0
+
+    def close(self) -> None:
+        """End what is left in the group and remove it (it is empty once they are gone)."""
+        kill = self.path / "cgroup.kill"
+        if kill.exists() and (self.path / "cgroup.procs").read_text().strip():
+            kill.write_text("1")
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+
 @dataclass
 class Server:
     """One server process: its command, the URL prefix of its repositories, its log."""
@@ -55,6 +110,16 @@ class Server:
     package: str
     """The Debian package that brings the binary, for the error when it is missing."""
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    group: CpuGroup | None = field(default=None, repr=False)
+
+    @property
+    def cpu_method(self) -> str:
+        if self.group is not None:
+            return f"the server's cgroup ({self.group.path}/cpu.stat): every process it started"
+        return (
+            "the server's session in /proc: live processes and the children they reaped "
+            "(processes nobody waited for are missed)"
+        )
 
     def start(self) -> None:
         if shutil.which(self.argv[0]) is None:
@@ -63,10 +128,16 @@ class Server:
                 f"apt-get install -y {self.package}"
             )
         check_port(self.port)
+        root = cgroup2_root()
+        self.group = CpuGroup(root, self.name) if root is not None else None
         with open(self.log, "ab") as log:
             # Its own session: a Ctrl-C at the terminal reaches vcsbench, which stops it.
             self.proc = subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=self.group.join if self.group is not None else None,
             )
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
@@ -96,7 +167,10 @@ class Server:
     def stop(self) -> None:
         """End the server and every process of its session (forked connection handlers)."""
         proc, self.proc = self.proc, None
+        group, self.group = self.group, None
         if proc is None:
+            if group is not None:
+                group.close()
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -108,6 +182,8 @@ class Server:
             proc.wait()
         with contextlib.suppress(ProcessLookupError):  # handlers left in its session
             os.killpg(proc.pid, signal.SIGKILL)
+        if group is not None:  # and any process that left the session (a CGI)
+            group.close()
 
     def __enter__(self) -> Server:
         self.start()
@@ -160,3 +236,59 @@ def git_daemon(root: Path, logs: Path, port: int = 0) -> Server:
         str(root),
     ]
     return Server("git-daemon", argv, port, f"git://{HOST}:{port}", logs / "git-daemon.log", "git")
+
+
+APACHE_MODULES = "/usr/lib/apache2/modules"
+APACHE_USER = "www-data"
+"""Apache started by root serves as this user (it refuses to serve as root): the
+repositories it writes must be this user's, so a root run makes them as this user."""
+
+
+def apache(root: Path, logs: Path, port: int = 0) -> Server:
+    """Apache httpd (event MPM) with mod_dav_svn at /svn/ and ``git http-backend`` (CGI)
+    at /git/, both over the repositories below ``root``; anonymous writes allowed. Its
+    runtime files (the CGI daemon's socket) go beside ``root``, where its user can reach
+    them; its logs, opened before it changes user, into ``logs``."""
+    port = port or free_port()
+    run_dir = root.parent / "apache-run"
+    run_dir.mkdir(exist_ok=True)
+    modules = ["mpm_event", "authz_core", "alias", "env", "cgid", "dav", "dav_svn"]
+    lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so" for m in modules]
+    lines += [
+        f"ServerName {HOST}",
+        f"Listen {HOST}:{port}",
+        f"DefaultRuntimeDir {run_dir}",
+        f"PidFile {logs / 'apache.pid'}",
+        f"ScriptSock {run_dir / 'cgid.sock'}",
+        f"ErrorLog {logs / 'apache-error.log'}",
+        'LogFormat "%h %t \\"%r\\" %>s %b %D" timed',
+        f"CustomLog {logs / 'apache-access.log'} timed",
+        "MaxRequestWorkers 150",
+        "<Location /svn>",
+        "  DAV svn",
+        f"  SVNParentPath {root}",
+        "  Require all granted",
+        "</Location>",
+        f"SetEnv GIT_PROJECT_ROOT {root}",
+        "SetEnv GIT_HTTP_EXPORT_ALL 1",
+        "SetEnv REMOTE_USER student",  # git http-backend takes pushes from a named user
+        "ScriptAlias /git/ /usr/lib/git-core/git-http-backend/",
+        "<Location /git>",
+        "  Require all granted",
+        "</Location>",
+    ]
+    if os.geteuid() == 0:
+        lines += [f"User {APACHE_USER}", f"Group {APACHE_USER}"]
+    conf = logs / "apache.conf"
+    conf.write_text("\n".join(lines) + "\n")
+    argv = ["/usr/sbin/apache2", "-f", str(conf), "-DFOREGROUND"]
+    package = "apache2 libapache2-mod-svn"
+    return Server("apache", argv, port, f"http://{HOST}:{port}", logs / "apache.log", package)
+
+
+def as_server_user(argv: list[str]) -> list[str]:
+    """``argv`` run as Apache's user when vcsbench is root (its repositories are that
+    user's), else as it is."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", f"--reuid={APACHE_USER}", f"--regid={APACHE_USER}", "--clear-groups", *argv]
