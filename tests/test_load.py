@@ -341,3 +341,34 @@ def test_a_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("path", ["git-daemon", "svnserve", "local:svn-fs"])
+def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) -> None:
+    if path.startswith("local:"):
+        require_backend(path.split(":", 1)[1])
+    document = _load(
+        tmp_path, "--scenario", "clone-storm", "--history", "5", "--paths", path,
+        "--steps", "1,3", "--step-seconds", "1.5",
+    )  # fmt: skip
+    (entry,) = document["loads"]
+    assert document["history"] == 5
+    raw = entry["raw"]
+    assert _max_in_flight(raw, 1) == 3
+    assert all(not row["errors"] for row in entry["steps"])
+    # Every session's clone was checked after it, untimed.
+    assert entry["verified_repositories"] == len(raw["latency_s"]) > 3
+
+
+def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
+    from vcsbench.load.clients import Client
+
+    client = Client({"repos": str(tmp_path), "precreate": False, "url_base": ""}, tmp_path)
+    clone = client.clone_dir(7)
+    (clone / ".git").mkdir(parents=True)
+    (clone / "a.txt").write_bytes(b"right")
+    (clone / "extra.txt").write_bytes(b"not in the repository")
+    expected = {"a.txt": b"right", "b.txt": b"missing"}
+    problems = client.clone_problems(7, expected)
+    assert problems == ["b.txt: missing", "extra.txt: not in the revision"]
+    assert not clone.exists()

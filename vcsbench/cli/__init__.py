@@ -289,6 +289,7 @@ def _load(args: argparse.Namespace) -> int:
         port=args.port,
         shape=args.shape,
         max_clients=args.max_clients,
+        history=args.history,
     )
     out = _out_path(args, "load")
     check_out(out)
@@ -550,7 +551,19 @@ def build_parser() -> argparse.ArgumentParser:
         "device IO per session and the capacity, and writes the JSON (raw latencies "
         "included) and the table as Markdown.",
     )
-    load.add_argument("--scenario", default="deadline", help="deadline (default)")
+    load.add_argument(
+        "--scenario",
+        default="deadline",
+        help="deadline (default): students create their repository at the first visit and "
+        "commit their submission; clone-storm: every client clones one repository of "
+        "--history revisions",
+    )
+    load.add_argument(
+        "--history",
+        type=int,
+        default=100,
+        help="clone-storm: revisions of the cloned repository (default 100)",
+    )
     load.add_argument(
         "--paths",
         default="svnserve,git-daemon",

@@ -33,6 +33,8 @@ from vcsbench.backends._svn import parents_of
 SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git", "apache-svn": "svn", "apache-git": "git"}
 """Access paths through a server vcsbench starts, and the VCS each writes."""
 SESSION_FILE = "vcsbench-session.txt"
+STORM = "storm"
+"""The repository every clone-storm client clones."""
 
 
 class SessionError(Exception):
@@ -92,6 +94,27 @@ class Client:
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         raise NotImplementedError
 
+    def clone(self, n: int) -> None:
+        """Timed (clone-storm): a clone or checkout of the storm repository into
+        :meth:`clone_dir`."""
+        raise NotImplementedError
+
+    def clone_dir(self, n: int) -> Path:
+        return self.scratch / f"clone-{n}"
+
+    def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
+        """Untimed: how clone ``n`` differs from ``expected`` (VCS metadata aside); then
+        the clone is removed."""
+        from vcsbench.bench.operations import tree_problems
+
+        target = self.clone_dir(n)
+        try:
+            if not target.is_dir():
+                return [f"{target} was not made"]
+            return tree_problems(target, dict(expected), frozenset({".git", ".svn"}))
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -118,6 +141,10 @@ class SvnUrlClient(Client):
         for rel in files:
             argv += ["put", str(self.src / rel), rel]
         _run(argv, "commit")
+
+    def clone(self, n: int) -> None:
+        argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
+        _run([*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout")
 
 
 class GitRemoteClient(Client):
@@ -150,6 +177,12 @@ class GitRemoteClient(Client):
         _run(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
         _run(self._git("push", "-q", "origin", "main"), "push", self.env)
 
+    def clone(self, n: int) -> None:
+        from vcsbench.backends._git import git_env
+
+        argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
+        _run(argv, "clone", git_env())
+
 
 class LocalClient(Client):
     """A backend in a process of this client's own (``python -m vcsbench.load.worker``)."""
@@ -168,12 +201,19 @@ class LocalClient(Client):
         return self.proc.pid
 
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        request = {
-            "repo": str(self.repos / repo_name(student)),
-            "create": visit == 1 and not self.precreated,
-            "files": {rel: data.decode("latin-1") for rel, data in files.items()},
-            "message": f"submission {visit}",
-        }
+        self._ask(
+            {
+                "repo": str(self.repos / repo_name(student)),
+                "create": visit == 1 and not self.precreated,
+                "files": {rel: data.decode("latin-1") for rel, data in files.items()},
+                "message": f"submission {visit}",
+            }
+        )
+
+    def clone(self, n: int) -> None:
+        self._ask({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))})
+
+    def _ask(self, request: dict[str, Any]) -> None:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")

@@ -69,6 +69,10 @@ class Shared:
         self.free: Any = None
         self.lags: list[list[float]] = []
         self.env: Any = None
+        self.clones = 0
+        self.storm_files = {
+            rel: text.encode("latin-1") for rel, text in config.get("storm_files", {}).items()
+        }
 
     def take(self) -> tuple[int, int] | None:
         """The next student not being served, and the visit this is for them."""
@@ -89,19 +93,26 @@ def serve(client: Client, intended: float | None) -> None:
     """One session on ``client``: take a student, prepare (untimed), time the session
     from ``intended`` (open loop) or from its start, and record it."""
     shared = SHARED
-    taken = shared.take()
-    if taken is None:
-        gevent.sleep(0.005)
-        return
-    student, visit = taken
-    files = submission(shared.payload, student, visit)
+    storm = shared.config["scenario"] == "clone-storm"
+    if storm:  # every session clones the one repository: no student is busy
+        student, visit = shared.clones, 1
+        shared.clones += 1
+        shared.busy.add(student)
+    else:
+        taken = shared.take()
+        if taken is None:
+            gevent.sleep(0.005)
+            return
+        student, visit = taken
+    files = shared.storm_files if storm else submission(shared.payload, student, visit)
     step = shared.step
     error: str | None = None
     shared.in_flight += 1
     try:
         t_prepare = time.perf_counter()
         try:
-            client.prepare(student, visit, files)
+            if not storm:
+                client.prepare(student, visit, files)
         except SessionError as exc:  # the client's own side failed: not a session
             shared.visits[student] -= 1
             _detail(shared, f"prepare: {exc}")
@@ -109,7 +120,10 @@ def serve(client: Client, intended: float | None) -> None:
         shared.started += 1
         t_start = time.perf_counter()
         try:
-            client.session(student, visit, files)
+            if storm:
+                client.clone(student)
+            else:
+                client.session(student, visit, files)
         except SessionError as exc:
             error = exc.kind
             _detail(shared, str(exc))
@@ -117,6 +131,11 @@ def serve(client: Client, intended: float | None) -> None:
             error = "client"
             _detail(shared, f"client: {type(exc).__name__}: {exc}")
         end = time.perf_counter()
+        if storm:  # untimed: the clone holds the repository's files, then it goes
+            problems = client.clone_problems(student, files)
+            if problems and error is None:
+                error = "verify"
+                _detail(shared, f"verify: clone {student}: {'; '.join(problems[:2])}")
     finally:
         shared.in_flight -= 1
         shared.busy.discard(student)

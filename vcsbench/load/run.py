@@ -30,16 +30,16 @@ from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.bench.payloads import load_payload, payload_names
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
-from vcsbench.load.clients import SERVER_PATHS, path_vcs, repo_name, submission
+from vcsbench.load.clients import SERVER_PATHS, STORM, path_vcs, repo_name, submission
 from vcsbench.report.blocks import quantile
 from vcsbench.sandbox import open_sandbox, parse_fs_spec
 
-SCENARIOS = ("deadline",)
+SCENARIOS = ("deadline", "clone-storm")
 SHAPES = ("closed", "open")
 LAG_LIMIT_S = 0.010
 """Open loop: a p99 generator lag above this (or a tenth of the arrival interval, if
 more) means the load generator, not the server, set the pace."""
-PLANNED_SCENARIOS = ("shared", "clone-storm")
+PLANNED_SCENARIOS = ("shared",)
 SCHEMA = 1
 PERCENTILES = (50, 90, 95, 99)
 
@@ -60,6 +60,8 @@ class LoadPlan:
     port: int = 0
     shape: str = "closed"
     max_clients: int = 64
+    history: int = 100
+    """clone-storm: the revisions of the repository every client clones."""
 
     @classmethod
     def parse(
@@ -78,6 +80,7 @@ class LoadPlan:
         port: int = 0,
         shape: str = "closed",
         max_clients: int = 64,
+        history: int = 100,
     ) -> LoadPlan:
         if scenario not in SCENARIOS:
             later = f" ({', '.join(PLANNED_SCENARIOS)} are not built yet)"
@@ -111,6 +114,8 @@ class LoadPlan:
                 f"--students {students} is fewer than the {clients} clients that may be busy "
                 "at once; each client serves a different student at a time"
             )
+        if history < 1:
+            raise VcsbenchError(f"--history {history} must be >= 1 (revisions to clone)")
         if step_seconds <= 0:
             raise VcsbenchError(f"--step-seconds {step_seconds} must be > 0")
         if payload not in payload_names():
@@ -137,6 +142,7 @@ class LoadPlan:
             port,
             shape,
             max_clients,
+            history,
         )
 
 
@@ -180,6 +186,44 @@ def precreate(path: str, repos: Path, students: int) -> None:
         return
     for student in range(students):
         _create_server_side(path, repos / repo_name(student))
+
+
+STORM_BUILDERS = {"svn": ("svn-fs", "svn-cli"), "git": ("git-pygit2", "git-cli")}
+
+
+def build_storm(
+    path: str, repos: Path, payload: dict[str, bytes], history: int
+) -> dict[str, bytes]:
+    """The repository every clone-storm client clones: the payload, then ``history - 1``
+    revisions that each rewrite one small file (as the benchmarks' history seeds).
+    Returns the files its newest revision holds."""
+    from vcsbench.backends import REGISTRY
+    from vcsbench.bench.operations import COMMIT_MESSAGE, HISTORY_FILE
+
+    vcs = path_vcs(path)
+    if path.startswith("local:"):
+        name = path.split(":", 1)[1]
+    else:
+        name = next(n for n in STORM_BUILDERS[vcs] if REGISTRY[n].available().ok)
+    scratch = repos.parent / "storm-scratch"
+    scratch.mkdir()
+    files = dict(payload)
+    with make_backend(name) as backend:
+        backend.create(repos / STORM)
+        backend.commit(repos / STORM, payload, COMMIT_MESSAGE, scratch)
+        for i in range(1, history):
+            files[HISTORY_FILE] = f"history {i}\n".encode()
+            backend.commit(
+                repos / STORM, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch
+            )
+    if path.startswith("apache-") and os.geteuid() == 0:  # its user serves it
+        import pwd
+
+        user = pwd.getpwnam(servers.APACHE_USER)
+        for directory, dirs, names in os.walk(repos / STORM):
+            for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
+                os.lchown(entry, user.pw_uid, user.pw_gid)
+    return files
 
 
 def _revisions_git(repo: Path) -> int:
@@ -393,7 +437,10 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
                     "or a dir: sandbox below directories others may enter"
                 )
         t0 = time.perf_counter()
-        if plan.precreate:
+        storm_files: dict[str, bytes] = {}
+        if plan.scenario == "clone-storm":
+            storm_files = build_storm(path, repos, payload, plan.history)
+        elif plan.precreate:
             precreate(path, repos, plan.students)
         precreate_s = time.perf_counter() - t0
         server = None
@@ -422,6 +469,7 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "max_clients": plan.max_clients,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
+            "storm_files": {rel: data.decode("latin-1") for rel, data in storm_files.items()},
             "device_stat": sandbox.info.device_stat_path,
             "server_session": None,
         }
@@ -445,7 +493,10 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         if document is None:
             raise interrupted or VcsbenchError("the load engine wrote no results")
         t1 = time.perf_counter()
-        verified, problems = verify(path, repos, document["records"], payload)
+        if plan.scenario == "deadline":
+            verified, problems = verify(path, repos, document["records"], payload)
+        else:  # each clone was checked after its session, untimed
+            verified, problems = len(document["records"]["step"]), []
         verify_s = time.perf_counter() - t1
         figures, cap = step_figures(document, samples, plan.capacity_factor)
         return {
@@ -502,6 +553,7 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,
+            "history": plan.history if plan.scenario == "clone-storm" else None,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
             "capacity_factor": plan.capacity_factor,
@@ -548,7 +600,13 @@ def markdown(document: dict[str, Any], out: Path) -> str:
     shape = load["shape"]
     what = (
         "a commit" if load["precreate"] else "a first visit creates the repository, then a commit"
-    )
+    ) + f" of the `{load['payload']}` payload and a line that changes"
+    if load["scenario"] == "clone-storm":
+        what = (
+            f"a clone (svn: a checkout) of one repository of {load['history']} revisions "
+            f"(the `{load['payload']}` payload, then one small file rewritten per revision), "
+            "checked file by file afterwards, untimed"
+        )
     if shape == "closed":
         loop = "closed loop: each step's clients submit back to back"
     else:
@@ -557,12 +615,12 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             "clients busy at once"
         )
     lines = [
-        f"# Load: {load['scenario']}, {load['students']:,} students, {shape} loop",
+        f"# Load: {load['scenario']}, {shape} loop"
+        + (f", {load['students']:,} students" if load["scenario"] == "deadline" else ""),
         "",
-        f"Each session: {what} of the `{load['payload']}` payload and a line that changes; "
-        f"{loop}; {load['step_seconds']:g} s per step. Latency: {load['latency']}; "
-        "percentiles over the step's successful sessions. Every repository was read back "
-        f"afterwards. Results: `{out}`; command: `{load['command']}`",
+        f"Each session: {what}; {loop}; {load['step_seconds']:g} s per step. "
+        f"Latency: {load['latency']}; percentiles over the step's successful sessions. "
+        f"Results: `{out}`; command: `{load['command']}`",
     ]
     if load.get("interrupted"):
         lines += ["", f"**Interrupted**: {load['interrupted']}."]
@@ -617,8 +675,18 @@ def markdown(document: dict[str, Any], out: Path) -> str:
                 "as much as the server; run fewer arrivals, or workers on more machines."
             )
         failures = entry["verify_failure_count"]
-        lines.append(
-            f"Verified {entry['verified_repositories']:,} repositories afterwards"
-            + (f"; {failures} failed (counted as errors)." if failures else ", all as committed.")
-        )
+        if load["scenario"] == "clone-storm":
+            lines.append(
+                f"Checked {entry['verified_repositories']:,} clones file by file; a wrong one "
+                "counts as a `verify` error."
+            )
+        else:
+            lines.append(
+                f"Verified {entry['verified_repositories']:,} repositories afterwards"
+                + (
+                    f"; {failures} failed (counted as errors)."
+                    if failures
+                    else ", all as committed."
+                )
+            )
     return "\n".join(lines) + "\n"

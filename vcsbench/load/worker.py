@@ -1,8 +1,8 @@
 """One local client's process: a vcsbench backend that creates and commits on request.
 
 ``python -m vcsbench.load.worker BACKEND SCRATCH``; one JSON line each way:
-``{"repo", "create", "files" (latin-1 text), "message"}`` in, ``{}`` or ``{"kind",
-"error"}`` out. It ends when its input closes.
+``{"repo", "create", "files" (latin-1 text), "message"}`` (a session) or ``{"repo",
+"clone": TARGET}`` in, ``{}`` or ``{"kind", "error"}`` out. It ends when its input closes.
 """
 
 from __future__ import annotations
@@ -23,10 +23,20 @@ def main() -> None:
         for line in sys.stdin:
             request = json.loads(line)
             repo = Path(request["repo"])
-            files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
             kind = "create"
             reply: dict[str, str] = {}
             try:
+                if "clone" in request:  # a clone where the backend has one, else a checkout
+                    kind = "clone"
+                    target = Path(request["clone"])
+                    if "clone" in backend.capabilities:
+                        backend.clone(repo, target, scratch)
+                    else:
+                        backend.checkout(repo, target, scratch)
+                    sys.stdout.write(json.dumps(reply) + "\n")
+                    sys.stdout.flush()
+                    continue
+                files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
                 if request["create"]:
                     backend.create(repo)
                 kind = "commit"
