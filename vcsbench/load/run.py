@@ -36,7 +36,7 @@ from vcsbench.sandbox import open_sandbox, parse_fs_spec
 
 SCENARIOS = ("deadline", "clone-storm")
 SHAPES = ("closed", "open")
-LAG_LIMIT_S = 0.010
+LAG_LIMIT_S = 0.020
 """Open loop: a p99 generator lag above this (or a tenth of the arrival interval, if
 more) means the load generator, not the server, set the pace."""
 PLANNED_SCENARIOS = ("shared",)
