@@ -375,3 +375,49 @@ def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     problems = client.clone_problems(7, expected)
     assert problems == ["b.txt: missing", "extra.txt: not in the revision"]
     assert not clone.exists()
+
+
+@pytest.mark.parametrize("path", ["git-daemon", "svnserve", "local:git-pygit2"])
+def test_shared_committers_into_one_repository(path: str, tmp_path: Path) -> None:
+    if path.startswith("local:"):
+        require_backend(path.split(":", 1)[1])
+    document = _load(
+        tmp_path, "--scenario", "shared", "--paths", path, "--steps", "1,3",
+        "--step-seconds", "1.5",
+    )  # fmt: skip
+    (entry,) = document["loads"]
+    raw = entry["raw"]
+    assert _max_in_flight(raw, 1) == 3
+    assert all(not row["errors"] for row in entry["steps"])
+    # One committer never races itself; retries are the records' own, summed per step.
+    assert entry["steps"][0]["retries"] == 0
+    for index, row in enumerate(entry["steps"]):
+        assert row["retries"] == sum(
+            r for s, r in zip(raw["step"], raw["retries"], strict=True) if s == index
+        )
+    assert entry["verify_failure_count"] == 0
+
+
+def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) -> None:
+    require_backend("svn-fs")
+    from vcsbench.load.clients import SHARED, shared_content, shared_file
+    from vcsbench.load.run import verify_shared
+
+    repo = tmp_path / "repos" / SHARED
+    repo.parent.mkdir()
+    start = {"test.txt": b"hello world"}
+    with make_backend("svn-fs") as backend:
+        backend.create(repo)
+        backend.commit(repo, start, "first", tmp_path)
+        backend.commit(repo, {shared_file(0): shared_content(0, 1)}, "c0", tmp_path)
+    # Committer 1's commit 1 is recorded as a success but never reached the repository.
+    records: dict[str, list[Any]] = {
+        "step": [0, 0], "student": [0, 1], "visit": [1, 1], "error": [None, None],
+    }  # fmt: skip
+    checked, problems = verify_shared("local:svn-fs", tmp_path / "repos", records, start)
+    assert checked == 1
+    assert problems == [
+        "1 commits after the first, 2 sessions succeeded",
+        f"{shared_file(1)}: missing",
+    ]
+    assert records["error"] == [None, "verify"]

@@ -35,6 +35,29 @@ SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git", "apache-svn": "svn", "ap
 SESSION_FILE = "vcsbench-session.txt"
 STORM = "storm"
 """The repository every clone-storm client clones."""
+SHARED = "shared"
+"""The repository every committer of the shared scenario commits to."""
+MAX_RETRIES = 50
+
+
+def shared_file(committer: int) -> str:
+    """The file committer ``committer`` rewrites in the shared repository (its own: a
+    rejected or out-of-date commit is then retried as a real client would, no merge)."""
+    return f"committer-{committer:03d}.txt"
+
+
+def shared_content(committer: int, n: int) -> bytes:
+    return f"committer {committer} commit {n}\n".encode()
+
+
+def _rejected(exc: SessionError) -> bool:
+    """A commit refused because another landed first (git: not a fast-forward; svn: out
+    of date), which a client answers by updating and trying again."""
+    text = str(exc).lower()
+    return any(
+        mark in text
+        for mark in ("rejected", "fetch first", "non-fast-forward", "out of date", "out-of-date")
+    )
 
 
 class SessionError(Exception):
@@ -67,7 +90,9 @@ def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> No
     proc = subprocess.run(argv, capture_output=True, env=dict(env) if env else None, check=False)
     if proc.returncode != 0:
         text = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-        raise SessionError(kind, (text[-1] if text else f"{argv[0]} exited {proc.returncode}"))
+        telling = [line for line in text if "rejected" in line or "E1" in line]
+        line = (telling or text or [f"{argv[0]} exited {proc.returncode}"])[-1]
+        raise SessionError(kind, line.strip())
 
 
 class Client:
@@ -79,6 +104,8 @@ class Client:
         self.scratch = scratch
         self.precreated = bool(config["precreate"])
         self.url_base = config["url_base"]
+        self.index = 0
+        """Which of the run's clients this is (shared: the committer it plays)."""
 
     def server_side(self, argv: list[str]) -> list[str]:
         """A command the server's side runs (a first visit's create), as its user."""
@@ -97,6 +124,14 @@ class Client:
     def clone(self, n: int) -> None:
         """Timed (clone-storm): a clone or checkout of the storm repository into
         :meth:`clone_dir`."""
+        raise NotImplementedError
+
+    def shared_prepare(self, committer: int) -> None:
+        """Untimed (shared): what the committer's machine needs first (a clone)."""
+
+    def shared_commit(self, committer: int, n: int) -> int:
+        """Timed (shared): commit the committer's file, retrying a refused commit; returns
+        the retries."""
         raise NotImplementedError
 
     def clone_dir(self, n: int) -> Path:
@@ -142,6 +177,22 @@ class SvnUrlClient(Client):
             argv += ["put", str(self.src / rel), rel]
         _run(argv, "commit")
 
+    def shared_commit(self, committer: int, n: int) -> int:
+        name = shared_file(committer)
+        source = self.scratch / name
+        source.write_bytes(shared_content(committer, n))
+        argv = ["svnmucc", "--non-interactive", "--no-auth-cache", "--config-dir"]
+        argv += [str(self.scratch), "-m", f"committer {committer} commit {n}"]
+        argv += ["-U", f"{self.url_base}/{SHARED}", "put", str(source), name]
+        for retries in range(MAX_RETRIES + 1):
+            try:
+                _run(argv, "commit")
+                return retries
+            except SessionError as exc:
+                if not _rejected(exc) or retries == MAX_RETRIES:
+                    raise
+        return MAX_RETRIES
+
     def clone(self, n: int) -> None:
         argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
         _run([*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout")
@@ -183,6 +234,30 @@ class GitRemoteClient(Client):
         argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
         _run(argv, "clone", git_env())
 
+    def shared_prepare(self, committer: int) -> None:
+        from vcsbench.backends._git import git_env
+
+        self.env = git_env()
+        self.work = self.scratch / "shared-clone"
+        if not self.work.exists():
+            argv = ["git", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
+            _run(argv, "prepare", self.env)
+
+    def shared_commit(self, committer: int, n: int) -> int:
+        (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
+        _run(self._git("add", "-A"), "commit", self.env)
+        message = f"committer {committer} commit {n}"
+        _run(self._git("commit", "-q", "-m", message), "commit", self.env)
+        for retries in range(MAX_RETRIES + 1):  # the clone's branch, whatever its name
+            try:
+                _run(self._git("push", "-q", "origin", "HEAD"), "push", self.env)
+                return retries
+            except SessionError as exc:
+                if not _rejected(exc) or retries == MAX_RETRIES:
+                    raise
+            _run(self._git("pull", "-q", "--rebase"), "pull", self.env)
+        return MAX_RETRIES
+
 
 class LocalClient(Client):
     """A backend in a process of this client's own (``python -m vcsbench.load.worker``)."""
@@ -213,7 +288,19 @@ class LocalClient(Client):
     def clone(self, n: int) -> None:
         self._ask({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))})
 
-    def _ask(self, request: dict[str, Any]) -> None:
+    def shared_commit(self, committer: int, n: int) -> int:
+        reply = self._ask(
+            {
+                "repo": str(self.repos / SHARED),
+                "create": False,
+                "files": {shared_file(committer): shared_content(committer, n).decode()},
+                "message": f"committer {committer} commit {n}",
+                "retry": MAX_RETRIES,
+            }
+        )
+        return int(reply.get("retries", 0))
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")
@@ -223,9 +310,10 @@ class LocalClient(Client):
             raise SessionError("client", f"the client process is gone ({exc})") from None
         if not line:
             raise SessionError("client", "the client process ended")
-        reply = json.loads(line)
+        reply: dict[str, Any] = json.loads(line)
         if reply.get("error"):
             raise SessionError(reply["kind"], reply["error"])
+        return reply
 
     def close(self) -> None:
         if self.proc.stdin is not None:

@@ -39,10 +39,13 @@ DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
 
 MAX_DETAILS = 20
-RECORD_FIELDS = ("step", "student", "visit", "t_intended", "t_start", "latency_s", "error")
+RECORD_FIELDS = (
+    "step", "student", "visit", "t_intended", "t_start", "latency_s", "error", "retries"
+)  # fmt: skip
 """Per session: its step, student and visit; when it was due (open loop: its arrival
 time; closed loop: when it started), when the client's work started, its latency from
-when it was due (the client's own preparation left out) and its error kind or None."""
+when it was due (the client's own preparation left out), its error kind or None, and
+how often a refused commit was tried again (shared)."""
 
 
 class Shared:
@@ -70,6 +73,7 @@ class Shared:
         self.lags: list[list[float]] = []
         self.env: Any = None
         self.clones = 0
+        self.commits: dict[int, int] = {}
         self.storm_files = {
             rel: text.encode("latin-1") for rel, text in config.get("storm_files", {}).items()
         }
@@ -93,11 +97,17 @@ def serve(client: Client, intended: float | None) -> None:
     """One session on ``client``: take a student, prepare (untimed), time the session
     from ``intended`` (open loop) or from its start, and record it."""
     shared = SHARED
-    storm = shared.config["scenario"] == "clone-storm"
+    scenario = shared.config["scenario"]
+    storm = scenario == "clone-storm"
+    together = scenario == "shared"
+    retries = 0
     if storm:  # every session clones the one repository: no student is busy
         student, visit = shared.clones, 1
         shared.clones += 1
         shared.busy.add(student)
+    elif together:  # the client is the committer; its commits are numbered
+        student = client.index
+        shared.commits[student] = visit = shared.commits.get(student, 0) + 1
     else:
         taken = shared.take()
         if taken is None:
@@ -105,16 +115,23 @@ def serve(client: Client, intended: float | None) -> None:
             return
         student, visit = taken
     files = shared.storm_files if storm else submission(shared.payload, student, visit)
+    if together:
+        files = {}
     step = shared.step
     error: str | None = None
     shared.in_flight += 1
     try:
         t_prepare = time.perf_counter()
         try:
-            if not storm:
+            if together:
+                client.shared_prepare(student)
+            elif not storm:
                 client.prepare(student, visit, files)
         except SessionError as exc:  # the client's own side failed: not a session
-            shared.visits[student] -= 1
+            if together:
+                shared.commits[student] -= 1
+            else:
+                shared.visits[student] -= 1
             _detail(shared, f"prepare: {exc}")
             return
         shared.started += 1
@@ -122,6 +139,8 @@ def serve(client: Client, intended: float | None) -> None:
         try:
             if storm:
                 client.clone(student)
+            elif together:
+                retries = client.shared_commit(student, visit)
             else:
                 client.session(student, visit, files)
         except SessionError as exc:
@@ -142,7 +161,9 @@ def serve(client: Client, intended: float | None) -> None:
     due = t_start if intended is None else intended
     latency = end - due - (0.0 if intended is None else t_start - t_prepare)
     for key, value in zip(
-        RECORD_FIELDS, (step, student, visit, due, t_start, latency, error), strict=True
+        RECORD_FIELDS,
+        (step, student, visit, due, t_start, latency, error, retries),
+        strict=True,
     ):
         shared.records[key].append(value)
     SHARED.env.events.request.fire(
@@ -277,7 +298,9 @@ def run(config: dict[str, Any], out: Path) -> None:
     try:
         pool_size = int(config["max_clients"]) if open_loop else max(config["steps"])
         for index in range(pool_size):
-            shared.pool.append(make_client(config, home / f"client-{index}"))
+            client = make_client(config, home / f"client-{index}")
+            client.index = index
+            shared.pool.append(client)
         # The server's work: the server's session, or the local clients' processes.
         server_pids = [c.pid for c in shared.pool if hasattr(c, "pid")]
         if open_loop:

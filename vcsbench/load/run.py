@@ -30,16 +30,24 @@ from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.bench.payloads import load_payload, payload_names
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
-from vcsbench.load.clients import SERVER_PATHS, STORM, path_vcs, repo_name, submission
+from vcsbench.load.clients import (
+    SERVER_PATHS,
+    SHARED,
+    STORM,
+    path_vcs,
+    repo_name,
+    shared_content,
+    shared_file,
+    submission,
+)
 from vcsbench.report.blocks import quantile
 from vcsbench.sandbox import open_sandbox, parse_fs_spec
 
-SCENARIOS = ("deadline", "clone-storm")
+SCENARIOS = ("deadline", "shared", "clone-storm")
 SHAPES = ("closed", "open")
 LAG_LIMIT_S = 0.020
 """Open loop: a p99 generator lag above this (or a tenth of the arrival interval, if
 more) means the load generator, not the server, set the pace."""
-PLANNED_SCENARIOS = ("shared",)
 SCHEMA = 1
 PERCENTILES = (50, 90, 95, 99)
 
@@ -83,10 +91,7 @@ class LoadPlan:
         history: int = 100,
     ) -> LoadPlan:
         if scenario not in SCENARIOS:
-            later = f" ({', '.join(PLANNED_SCENARIOS)} are not built yet)"
-            raise VcsbenchError(
-                f"scenario {scenario!r} is not known; use {', '.join(SCENARIOS)}{later}"
-            )
+            raise VcsbenchError(f"scenario {scenario!r} is not known; use {', '.join(SCENARIOS)}")
         path_list = [p.strip() for p in paths.split(",") if p.strip()]
         if not path_list:
             raise VcsbenchError("--paths is empty; give e.g. svnserve,git-daemon,local:svn-fs")
@@ -192,11 +197,11 @@ STORM_BUILDERS = {"svn": ("svn-fs", "svn-cli"), "git": ("git-pygit2", "git-cli")
 
 
 def build_storm(
-    path: str, repos: Path, payload: dict[str, bytes], history: int
+    path: str, repos: Path, payload: dict[str, bytes], history: int, repo_name_: str = STORM
 ) -> dict[str, bytes]:
-    """The repository every clone-storm client clones: the payload, then ``history - 1``
-    revisions that each rewrite one small file (as the benchmarks' history seeds).
-    Returns the files its newest revision holds."""
+    """The repository every clone-storm client clones (or the shared one: ``repo_name_``):
+    the payload, then ``history - 1`` revisions that each rewrite one small file (as the
+    benchmarks' history seeds). Returns the files its newest revision holds."""
     from vcsbench.backends import REGISTRY
     from vcsbench.bench.operations import COMMIT_MESSAGE, HISTORY_FILE
 
@@ -205,22 +210,21 @@ def build_storm(
         name = path.split(":", 1)[1]
     else:
         name = next(n for n in STORM_BUILDERS[vcs] if REGISTRY[n].available().ok)
-    scratch = repos.parent / "storm-scratch"
+    scratch = repos.parent / f"{repo_name_}-scratch"
     scratch.mkdir()
     files = dict(payload)
+    repo = repos / repo_name_
     with make_backend(name) as backend:
-        backend.create(repos / STORM)
-        backend.commit(repos / STORM, payload, COMMIT_MESSAGE, scratch)
+        backend.create(repo)
+        backend.commit(repo, payload, COMMIT_MESSAGE, scratch)
         for i in range(1, history):
             files[HISTORY_FILE] = f"history {i}\n".encode()
-            backend.commit(
-                repos / STORM, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch
-            )
+            backend.commit(repo, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch)
     if path.startswith("apache-") and os.geteuid() == 0:  # its user serves it
         import pwd
 
         user = pwd.getpwnam(servers.APACHE_USER)
-        for directory, dirs, names in os.walk(repos / STORM):
+        for directory, dirs, names in os.walk(repo):
             for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
                 os.lchown(entry, user.pw_uid, user.pw_gid)
     return files
@@ -275,6 +279,48 @@ def verify(
     return len(last_ok), problems
 
 
+def verify_shared(
+    path: str, repos: Path, records: dict[str, list[Any]], start: dict[str, bytes]
+) -> tuple[int, list[str]]:
+    """The shared repository read back: one revision per successful commit on top of the
+    first, each committer's file as its last successful commit left it. A wrong file
+    turns that committer's last successful session into a ``verify`` error."""
+    last_ok: dict[int, int] = {}
+    ok = 0
+    for i, committer in enumerate(records["student"]):
+        if records["error"][i] is None:
+            ok += 1
+            last_ok[committer] = i
+    expected = dict(start)
+    for committer, i in last_ok.items():
+        expected[shared_file(committer)] = shared_content(committer, records["visit"][i])
+    repo = repos / SHARED
+    problems: list[str] = []
+    try:
+        if path_vcs(path) == "svn":
+            reader = SvnVerifier()
+            try:
+                revisions, actual = reader.read(repo, sorted(expected))
+            finally:
+                reader.close()
+            wrong = compare_files(expected, actual)
+            revisions -= 1  # r1 is the first commit, as git's first commit is one
+        else:
+            revisions = _revisions_git(repo) - 1
+            wrong = compare_files(expected, read_git_objects(repo, sorted(expected)))
+    except Exception as exc:
+        revisions, wrong = -1, [f"could not be read: {type(exc).__name__}: {exc}"]
+    if revisions != ok:
+        problems.append(f"{revisions} commits after the first, {ok} sessions succeeded")
+    for line in wrong:
+        problems.append(line)
+        name = line.split(":", 1)[0]
+        for committer, i in last_ok.items():
+            if shared_file(committer) == name:
+                records["error"][i] = "verify"
+    return 1, problems
+
+
 def step_figures(
     document: dict[str, Any], samples: list[dict[str, Any]], capacity_factor: float
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -291,8 +337,10 @@ def step_figures(
             kind = records["error"][i]
             if kind is not None:
                 errors[kind] = errors.get(kind, 0) + 1
+        retries = sum(records.get("retries", [0] * len(records["step"]))[i] for i in mine)
         row: dict[str, Any] = {
             "level": step["level"],
+            "retries": retries,
             "duration_s": duration,
             "sessions": len(mine),
             "ok": len(ok),
@@ -438,8 +486,11 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
                 )
         t0 = time.perf_counter()
         storm_files: dict[str, bytes] = {}
+        shared_start: dict[str, bytes] = {}
         if plan.scenario == "clone-storm":
             storm_files = build_storm(path, repos, payload, plan.history)
+        elif plan.scenario == "shared":
+            shared_start = build_storm(path, repos, payload, 1, SHARED)
         elif plan.precreate:
             precreate(path, repos, plan.students)
         precreate_s = time.perf_counter() - t0
@@ -495,6 +546,8 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         t1 = time.perf_counter()
         if plan.scenario == "deadline":
             verified, problems = verify(path, repos, document["records"], payload)
+        elif plan.scenario == "shared":
+            verified, problems = verify_shared(path, repos, document["records"], shared_start)
         else:  # each clone was checked after its session, untimed
             verified, problems = len(document["records"]["step"]), []
         verify_s = time.perf_counter() - t1
@@ -601,6 +654,12 @@ def markdown(document: dict[str, Any], out: Path) -> str:
     what = (
         "a commit" if load["precreate"] else "a first visit creates the repository, then a commit"
     ) + f" of the `{load['payload']}` payload and a line that changes"
+    if load["scenario"] == "shared":
+        what = (
+            "a commit into one shared repository, each client rewriting a file of its own; "
+            "a commit refused because another landed first (git: not a fast-forward, svn: "
+            "out of date) is updated and tried again, and counted as a retry"
+        )
     if load["scenario"] == "clone-storm":
         what = (
             f"a clone (svn: a checkout) of one repository of {load['history']} revisions "
@@ -634,8 +693,9 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             f"## {entry['path']} ({entry['vcs']}) on {fs['spec']}",
             "",
             f"| {first} | sessions | ok/s | p50 ms | p90 ms | p95 ms | p99 ms | max ms | errors "
-            "| device KiB/session | device writes/session | server CPU ms/session | iowait % |",
-            f"|---:|{extra}---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+            "| retries | device KiB/session | device writes/session | server CPU ms/session "
+            "| iowait % |",
+            f"|---:|{extra}---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
         ]
         behind = []
         for row in entry["steps"]:
@@ -653,7 +713,7 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             lines.append(
                 f"| {level} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
                 f"| {_ms(lat['p50'])} | {_ms(lat['p90'])} | {_ms(lat['p95'])} "
-                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} "
+                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} | {row['retries']:,} "
                 f"| {_ms(device['write_bytes_per_session'] / 1024) if device else '—'} "
                 f"| {_ms(device['write_requests_per_session']) if device else '—'} "
                 f"| {_ms(row['server_cpu_s'] * 1000 / per)} "
@@ -675,7 +735,17 @@ def markdown(document: dict[str, Any], out: Path) -> str:
                 "as much as the server; run fewer arrivals, or workers on more machines."
             )
         failures = entry["verify_failure_count"]
-        if load["scenario"] == "clone-storm":
+        if load["scenario"] == "shared":
+            lines.append(
+                "Read the shared repository back afterwards: "
+                + (
+                    "; ".join(entry["verify_failures"][:3]) + " (counted as errors)."
+                    if failures
+                    else "one revision per successful commit, every committer's file as its "
+                    "last commit left it."
+                )
+            )
+        elif load["scenario"] == "clone-storm":
             lines.append(
                 f"Checked {entry['verified_repositories']:,} clones file by file; a wrong one "
                 "counts as a `verify` error."

@@ -24,7 +24,7 @@ def main() -> None:
             request = json.loads(line)
             repo = Path(request["repo"])
             kind = "create"
-            reply: dict[str, str] = {}
+            reply: dict[str, object] = {}
             try:
                 if "clone" in request:  # a clone where the backend has one, else a checkout
                     kind = "clone"
@@ -40,7 +40,16 @@ def main() -> None:
                 if request["create"]:
                     backend.create(repo)
                 kind = "commit"
-                backend.commit(repo, files, request["message"], scratch)
+                # shared: another client's commit may land first (libgit2: the tip moved
+                # or the ref is locked); a client commits again, up to "retry" times.
+                for attempt in range(int(request.get("retry", 0)) + 1):
+                    try:
+                        backend.commit(repo, files, request["message"], scratch)
+                        reply = {"retries": attempt} if attempt else {}
+                        break
+                    except Exception:
+                        if attempt == int(request.get("retry", 0)):
+                            raise
             except Exception as exc:  # a failed session is the answer, not the end
                 reply = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
             sys.stdout.write(json.dumps(reply) + "\n")
