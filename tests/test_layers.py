@@ -1,6 +1,6 @@
 """The package's layers import in one direction only; checked on every `make test`.
 
-backends -> sandbox, measure -> bench -> results -> report -> cli: a layer imports only
+backends -> sandbox, measure -> bench -> results -> report -> load -> cli: a layer imports only
 the layers named in ``ALLOWED`` for it (and ``vcsbench.errors`` / the package root).
 """
 
@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "results": set(),
     "bench": {"backends", "sandbox", "measure", "results"},
     "report": {"results"},
-    "cli": {"backends", "sandbox", "measure", "results", "bench", "report"},
+    "load": {"backends", "sandbox", "measure", "results", "bench", "report"},
+    "cli": {"backends", "sandbox", "measure", "results", "bench", "report", "load"},
 }
 ALWAYS = {"errors", "__init__"}
 

@@ -421,3 +421,37 @@ def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) ->
         f"{shared_file(1)}: missing",
     ]
     assert records["error"] == [None, "verify"]
+
+
+def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
+    """SIGKILL leaves the server, the Locust process and its clients running and the
+    sandbox mounted; the next ``vcsbench cleanup`` ends them by their state file."""
+    if os.geteuid() != 0:
+        pytest.skip("tmpfs and cgroups need root")
+    args = ["--paths", "git-daemon", "--students", "20", "--steps", "2", "--step-seconds", "60"]
+    proc = subprocess.Popen(
+        [*CLI, "load", "--fs", "tmpfs", *args, "--out", str(tmp_path / "load.json")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    logs = tmp_path / "load-logs"
+    server = _wait_for(lambda: _server_of(logs, "git-daemon"))
+
+    def engine() -> psutil.Process | None:
+        for p in psutil.process_iter(["cmdline"]):
+            if "vcsbench.load.engine" in " ".join(p.info["cmdline"] or []):
+                return p
+        return None
+
+    locust = _wait_for(engine)
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait()
+    assert server.is_running() and locust.is_running() and vcsbench_mounts()
+    result = vcsbench("cleanup")
+    assert result.returncode == 0, result.stderr
+    assert not server.is_running()
+    assert not locust.is_running()
+    assert engine() is None
+    assert vcsbench_mounts() == ""
+    assert not [p for p in Path("/sys/fs/cgroup").rglob("vcsbench-git-daemon-*")]

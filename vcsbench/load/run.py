@@ -41,7 +41,7 @@ from vcsbench.load.clients import (
     submission,
 )
 from vcsbench.report.blocks import quantile
-from vcsbench.sandbox import open_sandbox, parse_fs_spec
+from vcsbench.sandbox import Sandbox, open_sandbox, parse_fs_spec
 
 SCENARIOS = ("deadline", "shared", "clone-storm")
 SHAPES = ("closed", "open")
@@ -428,16 +428,20 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
     }
 
 
-def _engine(config: dict[str, Any], workdir: Path) -> dict[str, Any] | None:
+def _engine(config: dict[str, Any], workdir: Path, sandbox: Sandbox) -> dict[str, Any] | None:
     config_path = workdir / "engine-config.json"
     config_path.write_text(json.dumps(config))
     out = workdir / "engine-out.json"
+    # Its own session (its clients' processes with it): recorded, so that cleanup can end
+    # it all if this process is killed.
     proc = subprocess.Popen(
         [sys.executable, "-m", "vcsbench.load.engine", str(config_path), str(out)],
         start_new_session=True,
     )
+    sandbox.record_process(proc.pid)
     try:
         code = proc.wait()
+        sandbox.forget_process(proc.pid)
     except BaseException:
         proc.terminate()
         try:
@@ -527,11 +531,13 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         try:
             if server is not None:
                 server.start()
+                assert server.pid is not None
+                sandbox.record_process(server.pid, str(server.group.path) if server.group else "")
                 config["server_session"] = server.pid  # a session leader: its id is its pid
                 config["server_cgroup"] = str(server.group.path) if server.group else None
             sampler.start()
             try:
-                document = _engine(config, workdir)
+                document = _engine(config, workdir, sandbox)
             except KeyboardInterrupt as exc:  # keep the steps that finished, then stop
                 interrupted = exc
                 document = _engine_out(workdir)
@@ -539,8 +545,10 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
                 samples = sampler.stop()
         finally:
             cpu_method = server.cpu_method if server is not None else ""
-            if server is not None:
+            if server is not None and server.pid is not None:
+                pid = server.pid
                 server.stop()
+                sandbox.forget_process(pid)
         if document is None:
             raise interrupted or VcsbenchError("the load engine wrote no results")
         t1 = time.perf_counter()

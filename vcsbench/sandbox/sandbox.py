@@ -272,6 +272,22 @@ class Sandbox:
 
     # -- set-up: every kernel object is made and recorded with termination held -------
 
+    def record_process(self, pid: int, cgroup: str = "") -> None:
+        """Record a process started into the sandbox (the leader of its own session), so
+        that a run killed before it ends it leaves a record that cleanup acts on."""
+        assert self._state is not None
+        self._state.processes.append(
+            {"pid": pid, "starttime": process_starttime(pid) or "", "cgroup": cgroup}
+        )
+        self._save(f"process {pid}")
+
+    def forget_process(self, pid: int) -> None:
+        """The process ended: drop its record."""
+        if self._state is None:
+            return
+        self._state.processes = [p for p in self._state.processes if p["pid"] != pid]
+        self._save(f"process {pid} ended")
+
     def _save(self, step: str) -> None:
         assert self._state is not None and self._state_path is not None
         self._state.steps.append(step)

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -64,6 +65,10 @@ class State:
     loop_device: str | None = None
     workdir: str | None = None
     workdir_parent: str | None = None
+    processes: list[dict[str, Any]] = field(default_factory=list)
+    """Processes started into the sandbox (a server, a load engine), each the leader of
+    its own session: ``pid``, ``starttime`` (its proof of identity) and the ``cgroup`` it
+    was put in, or ""."""
     steps: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
@@ -78,6 +83,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "uid": (int,),
     "temp_root": (str,),
     "steps": (list,),
+    "processes": (list,),
 }
 
 
@@ -102,6 +108,16 @@ def load_state(path: Path) -> State:
             raise StateError(f"field {name!r} is {type(value).__name__}, not {kinds[0].__name__}")
     if not all(isinstance(step, str) for step in data.get("steps", [])):
         raise StateError("field 'steps' holds something other than strings")
+    for entry in data.get("processes", []):
+        if not (
+            isinstance(entry, dict)
+            and set(entry) == {"pid", "starttime", "cgroup"}
+            and isinstance(entry["pid"], int)
+            and not isinstance(entry["pid"], bool)
+            and isinstance(entry["starttime"], str)
+            and isinstance(entry["cgroup"], str)
+        ):
+            raise StateError("field 'processes' holds something other than process records")
     return State(**data)
 
 
@@ -233,6 +249,14 @@ def prove_own(state: State) -> list[str]:
         backing = loop_backing_file(state.loop_device)
         if backing is not None and backing.removesuffix(" (deleted)") != state.image:
             reasons.append(f"{state.loop_device} is backed by {backing}, not the recorded image")
+    for entry in state.processes:
+        group = entry["cgroup"]
+        if group:
+            why = _named(group, NAME_PREFIX, os.path.dirname(group), "cgroup")
+            if why is None and not group.startswith("/sys/fs/cgroup/"):
+                why = f"cgroup {group} is not below /sys/fs/cgroup"
+            if why:
+                reasons.append(why)
     if state.workdir:
         why = _named(state.workdir, NAME_PREFIX, state.workdir_parent, "work directory")
         if why is None and os.path.lexists(state.workdir):
@@ -281,6 +305,44 @@ def loops_of(image: str, recorded: str | None) -> list[str]:
     return sorted(d for d in devices if d and loop_backing_file(d) in (image, f"{image} (deleted)"))
 
 
+def end_processes(state: State) -> list[str]:
+    """End the recorded processes that are still the ones recorded (same boot, same start
+    time, still leading their session), with their sessions and cgroups; remove the
+    cgroups. A pid that now names another process is left alone."""
+    failures: list[str] = []
+    same_boot = state.boot_id == boot_id()
+    for entry in state.processes:
+        pid = entry["pid"]
+        if same_boot and process_starttime(pid) == entry["starttime"]:
+            with contextlib.suppress(ProcessLookupError):
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, signal.SIGKILL)
+        group = entry["cgroup"]
+        if group and os.path.isdir(group):
+            with contextlib.suppress(OSError):
+                Path(group, "cgroup.kill").write_text("1")
+            deadline = time.monotonic() + 5
+            while True:
+                try:
+                    os.rmdir(group)
+                    break
+                except OSError as exc:
+                    if time.monotonic() > deadline:
+                        failures.append(f"remove cgroup {group}: {exc.strerror}")
+                        break
+                    time.sleep(0.02)
+    # What was killed must be gone before the filesystem it used is unmounted.
+    deadline = time.monotonic() + 5
+    for entry in state.processes:
+        while process_starttime(entry["pid"]) == entry["starttime"] and (
+            time.monotonic() < deadline
+        ):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(entry["pid"], os.WNOHANG)
+            time.sleep(0.02)
+    return failures
+
+
 def teardown(state: State) -> list[str]:
     """Undo what ``state`` records, newest first; never touch anything else.
 
@@ -288,6 +350,7 @@ def teardown(state: State) -> list[str]:
     """
     failures: list[str] = []
     with signals_held():
+        failures += end_processes(state)
         if state.mountpoint and mount_entry(state.mountpoint) is not None:
             failed = _step(["umount", state.mountpoint])
             if failed is not None and _step(["umount", "-l", state.mountpoint]) is not None:
