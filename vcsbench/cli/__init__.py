@@ -241,7 +241,16 @@ def _conclude(out: Path, run_id: str, code: int) -> int:
 def _study(args: argparse.Namespace) -> int:
     from vcsbench.backends import REGISTRY
     from vcsbench.bench.engine import run_suite
+    from vcsbench.load.studies import LOAD_STUDIES
     from vcsbench.report.studies import STUDIES
+
+    if args.study in LOAD_STUDIES:
+        return _load_study(args)
+    if args.paths or args.step_seconds:
+        raise VcsbenchError(
+            f"--paths and --step-seconds are for load studies ({', '.join(LOAD_STUDIES)}), "
+            f"not {args.study}"
+        )
 
     study = STUDIES[args.study]
     backends = args.backends or study.backends
@@ -269,6 +278,21 @@ def _study(args: argparse.Namespace) -> int:
     print(text)
     print(f"table: {markdown}")
     return code
+
+
+def _load_study(args: argparse.Namespace) -> int:
+    from vcsbench.load.studies import LOAD_STUDIES, run_study
+    from vcsbench.sandbox import install_signal_handlers
+
+    study = LOAD_STUDIES[args.study]
+    out = _out_path(args, study.name)
+    check_out(out)
+    install_signal_handlers()
+    text = run_study(study, out, args.paths, args.fs, args.step_seconds)
+    print()
+    print(text)
+    print(f"table: {out.with_name(out.name.removesuffix('.gz').removesuffix('.json') + '.md')}")
+    return 0
 
 
 def _load(args: argparse.Namespace) -> int:
@@ -508,6 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_run)
 
+    from vcsbench.load.studies import LOAD_STUDIES
     from vcsbench.report.studies import STUDIES
 
     study = commands.add_parser(
@@ -529,10 +554,30 @@ def build_parser() -> argparse.ArgumentParser:
                 break_long_words=False,
             )
             for s in STUDIES.values()
+        )
+        + "\n"
+        + "\n".join(
+            textwrap.fill(
+                f"{s.name} (load): {s.summary}. Defaults: --paths {s.paths} --fs {s.fs}; "
+                f"{s.students} students; closed loop {s.closed_steps} clients, open loop "
+                f"{s.open_steps} arrivals/s; --step-seconds {s.step_seconds:g}.",
+                width=88,
+                initial_indent="  ",
+                subsequent_indent="      ",
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+            for s in LOAD_STUDIES.values()
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    study.add_argument("study", choices=list(STUDIES), help="which study")
+    study.add_argument("study", choices=[*STUDIES, *LOAD_STUDIES], help="which study")
+    study.add_argument(
+        "--paths", help="load studies: access paths (default: the study's, listed below)"
+    )
+    study.add_argument(
+        "--step-seconds", type=float, help="load studies: each step's length (default: below)"
+    )
     # The study fixes its operations and payloads; --ops and --payloads are not offered.
     _add_selection(
         study,

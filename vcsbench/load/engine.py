@@ -34,6 +34,7 @@ from locust.env import Environment
 
 from vcsbench.bench.payloads import load_payload
 from vcsbench.load.clients import Client, SessionError, make_client, submission
+from vcsbench.measure.probes import syncfs
 
 DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
@@ -236,32 +237,64 @@ def _stat_cpu(fields: list[str]) -> int:
     return sum(int(f) for f in fields[11:15])  # utime stime cutime cstime, in ticks
 
 
-def _cpu_of(pids: list[int], session: int | None) -> float:
-    """CPU seconds of ``pids`` and of every live process in ``session`` (the server's:
-    it and the handlers it forks), each with the children it has reaped, so that a
-    handler that ended is counted once, in its parent."""
-    ticks = 0
+def _members(pids: list[int], session: int | None) -> list[int]:
+    """``pids`` and every live process in ``session`` (the server's: it and the handlers
+    it forks)."""
+    found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         pid = int(entry.name)
+        if pid in pids:
+            found.append(pid)
+            continue
+        if session is None:
+            continue
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if pid in pids or (session is not None and int(fields[3]) == session):
-            ticks += _stat_cpu(fields)
+        if int(fields[3]) == session:
+            found.append(pid)
+    return found
+
+
+def _cpu_of(members: list[int]) -> float:
+    """CPU seconds of ``members``, each with the children it has reaped, so that a
+    handler that ended is counted once, in its parent."""
+    ticks = 0
+    for pid in members:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += _stat_cpu(fields)
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _server_cpu(config: dict[str, Any], pids: list[int]) -> float:
+def _written(members: list[int]) -> int:
+    """Bytes ``members`` (with the children they reaped) caused to be written to storage
+    (``write_bytes`` in /proc/PID/io)."""
+    total = 0
+    for pid in members:
+        try:
+            text = Path(f"/proc/{pid}/io").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("write_bytes:"):
+                total += int(line.split()[1])
+    return total
+
+
+def _server_cpu(config: dict[str, Any], members: list[int]) -> float:
     group = config.get("server_cgroup")
     if group:
         for line in Path(group, "cpu.stat").read_text().splitlines():
             key, _, value = line.partition(" ")
             if key == "usage_usec":
                 return int(value) / 1e6
-    return _cpu_of(pids, config.get("server_session"))
+    return _cpu_of(members)
 
 
 def _own_cpu() -> float:
@@ -278,10 +311,12 @@ def _device(path: str | None) -> list[int] | None:
 
 
 def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
+    members = _members(server_pids, config.get("server_session"))
     return {
         "t": time.perf_counter(),
         "device": _device(config.get("device_stat")),
-        "server_cpu_s": _server_cpu(config, server_pids),
+        "server_cpu_s": _server_cpu(config, members),
+        "server_write_bytes": _written(members),
         "client_cpu_s": _own_cpu(),
     }
 
@@ -314,6 +349,7 @@ def run(config: dict[str, Any], out: Path) -> None:
             while runner.user_count < users:
                 gevent.sleep(0.01)
             gevent.sleep(0.05)  # every user's on_start has run
+            syncfs(Path(config["repos"]))
             before = _counters(config, server_pids)
             shared.started = shared.arrivals = 0
             shared.rate = float(level)
@@ -328,6 +364,9 @@ def run(config: dict[str, Any], out: Path) -> None:
             drain = time.perf_counter() + DRAIN_S
             while shared.in_flight and time.perf_counter() < drain:
                 gevent.sleep(0.005)
+            # What the step left dirty is written back inside its window, so the device's
+            # bytes per session are the step's own (as the benchmarks' probes do).
+            syncfs(Path(config["repos"]))
             after = _counters(config, server_pids)
             step: dict[str, Any] = {"level": level, "before": before, "after": after}
             if open_loop:

@@ -357,9 +357,14 @@ def step_figures(
         if before["device"] is not None and after["device"] is not None:
             delta = [a - b for a, b in zip(after["device"], before["device"], strict=True)]
             per = len(ok) or 1
+            written = after["server_write_bytes"] - before["server_write_bytes"]
             row["device"] = {
                 "read_bytes": delta[0],
                 "write_bytes": delta[1],
+                "server_process_write_bytes": written,
+                # What the device wrote that no server process wrote: the journal,
+                # metadata, and writeback the processes were not charged with.
+                "unattributed_share": max(0.0, 1 - written / delta[1]) if delta[1] else None,
                 "read_requests": delta[2],
                 "write_requests": delta[3],
                 "write_bytes_per_session": delta[1] / per,

@@ -1,0 +1,157 @@
+"""Load studies: a published account of load, run again over the real servers.
+
+``markus2011``: MarkUs's course server at a submission deadline in 2011 became IO-bound
+when hundreds of students submitted at once (response times of 20 s, 30-50 % iowait,
+the ext4 journal the top writer). The study storms ext4 with 800 students over each
+access path, closed loop from 1 to 128 clients at once, and sends the tsung pair of
+open-loop runs (an arrival every 500 ms, "stable", and every 50 ms, "overload").
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vcsbench.load.run import LoadPlan, markdown, run_load
+
+
+@dataclass(frozen=True)
+class LoadStudy:
+    name: str
+    summary: str
+    paths: str
+    fs: str
+    students: int
+    closed_steps: str
+    open_steps: str
+    step_seconds: float
+    max_clients: int
+    payload: str
+    source: str
+
+
+MARKUS2011 = LoadStudy(
+    "markus2011",
+    "the submission deadline storm on ext4 over svn (bindings, svnserve, mod_dav_svn) and "
+    "git (libgit2, smart HTTP), 1 to 128 clients at once, and the tsung open-loop pair",
+    "local:svn-fs,svnserve,apache-svn,local:git-pygit2,apache-git",
+    "ext4:size=8G",
+    800,
+    "1,2,4,8,16,32,64,128",
+    "2,20",
+    8.0,
+    32,
+    "submission",
+    "2011: MarkUs's course server at a submission deadline (Subversion through its Ruby "
+    "bindings on ext4): response times of 20 s, 30-50 % iowait, the ext4 journal the top "
+    "writer; the tsung runs sent a session every 500 ms (stable) and every 50 ms (overload)",
+)
+LOAD_STUDIES = {MARKUS2011.name: MARKUS2011}
+
+
+def _plan(study: LoadStudy, shape: str, paths: str, fs: str, seconds: float) -> LoadPlan:
+    return LoadPlan.parse(
+        scenario="deadline",
+        paths=paths,
+        fs=fs,
+        students=study.students,
+        steps=study.closed_steps if shape == "closed" else study.open_steps,
+        step_seconds=seconds,
+        step_ops=0,
+        payload=study.payload,
+        precreate=False,
+        capacity_factor=2.0,
+        shape=shape,
+        max_clients=study.max_clients,
+    )
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]) -> str:
+    """The study's two tables: per access path the closed-loop capacity, p95 at each step,
+    device bytes per submission and the share no process wrote; then the open-loop pair."""
+    loads = closed["vcsbench_load"]["loads"]
+    levels = [f"{row['level']:g}" for row in loads[0]["steps"]] if loads else []
+    lines = [
+        f"### Closed loop: 1 to {levels[-1] if levels else '?'} students submitting at once",
+        "",
+        "| access path | capacity | p95 ms at " + " / ".join(levels) + " clients "
+        "| errors past capacity | device KiB per submission | of it, written by no server "
+        "process | iowait % at the top step |",
+        "|---|---:|---|---|---:|---:|---:|",
+    ]
+    for entry in loads:
+        steps = entry["steps"]
+        cap = entry["capacity"]
+        level = cap.get("level")
+        p95 = " / ".join(_ms(row["latency_ms"]["p95"]) for row in steps)
+        past = [row for row in steps if level is None or row["level"] > level]
+        errors: dict[str, int] = {}
+        for row in past:
+            for kind, count in row["errors"].items():
+                errors[kind] = errors.get(kind, 0) + count
+        error_text = ", ".join(f"{k} {v:,}" for k, v in sorted(errors.items())) or "0"
+        device_rows = [row for row in steps if row.get("device") and row["ok"]]
+        written = sum(row["device"]["write_bytes"] for row in device_rows)
+        ok = sum(row["ok"] for row in device_rows)
+        process = sum(row["device"]["server_process_write_bytes"] for row in device_rows)
+        share = f"{max(0.0, 1 - process / written):.0%}" if written else "—"
+        per = f"{written / ok / 1024:,.1f}" if ok else "—"
+        top = steps[-1]["system"]["iowait_pct_mean"] if steps else None
+        cap_text = f"{level:g} clients" if level is not None else "none"
+        lines.append(
+            f"| {entry['path']} | {cap_text} | {p95} | {error_text} | {per} | {share} "
+            f"| {'—' if top is None else f'{top:.0f}'} |"
+        )
+    lines += [
+        "",
+        "### Open loop (tsung's pair): a session every 500 ms and every 50 ms",
+        "",
+        "| access path | arrivals/s | p50 ms | p95 ms | p99 ms | max ms | errors "
+        "| generator lag p99 ms |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for entry in open_["vcsbench_load"]["loads"]:
+        for row in entry["steps"]:
+            lat = row["latency_ms"]
+            errors_text = ", ".join(f"{k} {v}" for k, v in sorted(row["errors"].items())) or "0"
+            flag = " (behind)" if row["generator"]["behind"] else ""
+            lines.append(
+                f"| {entry['path']} | {row['level']:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
+                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors_text} "
+                f"| {row['generator']['lag_ms_p99']:,.1f}{flag} |"
+            )
+    lines += ["", f"_Published: {study.source}._"]
+    return "\n".join(lines) + "\n"
+
+
+def run_study(
+    study: LoadStudy, out: Path, paths: str | None, fs: str | None, seconds: float | None
+) -> str:
+    """Run the study's closed and open loops; write both result files and the Markdown."""
+    paths = paths or study.paths
+    fs = fs or study.fs
+    seconds = seconds or study.step_seconds
+    command = ["vcsbench", *sys.argv[1:]]
+    stem = out.name.removesuffix(".gz").removesuffix(".json")
+    open_out = out.with_name(f"{stem}-open.json")
+    closed = run_load(_plan(study, "closed", paths, fs, seconds), out, command)
+    open_ = run_load(_plan(study, "open", paths, fs, seconds), open_out, command)
+    header = (
+        f"# {study.name}: {study.students:,} students at the deadline on {fs}\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}. {seconds:g} s per step; latency is "
+        "each submission's wall time (open loop: from its scheduled arrival); every "
+        "repository read back afterwards.\n\n"
+        f"Results: `{out}` (closed loop), `{open_out}` (open loop); command: "
+        f"`{shlex.join(command)}`\n\n"
+    )
+    text = header + study_tables(study, closed, open_)
+    detail = markdown(closed, out) + "\n" + markdown(open_, open_out)
+    out.with_name(f"{stem}.md").write_text(text + "\n" + detail)
+    return text
