@@ -100,12 +100,14 @@ def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> d
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
                     "server_cpu_s": 1.0,
+                    "server_write_bytes": 1000,
                     "client_cpu_s": 0.0,
                 },
                 "after": {
                     "t": 100.0 * index + 10,
                     "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
                     "server_cpu_s": 3.0,
+                    "server_write_bytes": 1000 + 10240 * len(lat),
                     "client_cpu_s": 0.5,
                 },
             }
@@ -137,6 +139,10 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     assert second["latency_ms"]["max"] == pytest.approx(100.0)
     assert first["device"]["write_bytes_per_session"] == 40960
     assert first["device"]["write_requests_per_session"] == 3
+    # The server's processes wrote a quarter of what the device did: the rest is theirs
+    # to no process (journal, metadata).
+    assert first["device"]["server_process_write_bytes"] == 102400
+    assert first["device"]["unattributed_share"] == pytest.approx(0.75)
     assert first["server_cpu_s"] == pytest.approx(2.0)
     # Only the samples inside the step's window: (10 + 30) / 2.
     assert first["system"]["iowait_pct_mean"] == pytest.approx(20.0)
@@ -455,3 +461,93 @@ def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
     assert engine() is None
     assert vcsbench_mounts() == ""
     assert not [p for p in Path("/sys/fs/cgroup").rglob("vcsbench-git-daemon-*")]
+
+
+def test_report_and_compare_read_load_results(tmp_path: Path) -> None:
+    require_backend("git-pygit2")
+    runs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        out = tmp_path / name / "load.json"
+        result = vcsbench(
+            "load", "--paths", "local:git-pygit2", "--students", "8", "--steps", "1,2",
+            "--step-seconds", "1", "--fs", f"dir:{tmp_path / name}", "--out", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        runs.append(out)
+    documents = [json.loads(p.read_text())["vcsbench_load"] for p in runs]
+    caps = [d["loads"][0]["capacity"]["level"] for d in documents]
+
+    report = vcsbench("report", str(runs[0]), "--plots", str(tmp_path / "plots"))
+    assert report.returncode == 0, report.stderr
+    assert "## local:git-pygit2 (git)" in report.stdout
+    pngs = sorted((tmp_path / "plots").iterdir())
+    assert [p.name.rsplit("-", 1)[1] for p in pngs] == [
+        "percentiles.png", "steps.png", "timeline.png",
+    ]  # fmt: skip
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+    compare = vcsbench("compare", str(runs[0]), str(runs[1]))
+    assert compare.returncode == 0, compare.stderr
+    assert f"Capacity: {caps[0]:g} clients → {caps[1]:g} clients" in compare.stdout
+    if caps[0] == caps[1]:
+        assert "both saturate at the same step" in compare.stdout
+    else:
+        assert "saturates later" in compare.stdout
+    # p95 at each level, with the ratio of the two runs' values.
+    p95 = [d["loads"][0]["steps"][0]["latency_ms"]["p95"] for d in documents]
+    assert f"{p95[1] / p95[0]:.2f}x" in compare.stdout
+
+
+def test_compare_refuses_runs_of_different_scenarios(tmp_path: Path) -> None:
+    base = {"vcsbench_load": {"schema_version": 1, "scenario": "deadline", "shape": "closed"}}
+    other = {"vcsbench_load": {"schema_version": 1, "scenario": "shared", "shape": "closed"}}
+    (tmp_path / "a.json").write_text(json.dumps(base))
+    (tmp_path / "b.json").write_text(json.dumps(other))
+    result = vcsbench("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert result.returncode == 2
+    assert "compare runs of one scenario and shape" in result.stderr
+
+
+def _workers() -> list[psutil.Process]:
+    return [
+        p for p in psutil.process_iter(["cmdline"])
+        if "vcsbench.load.engine --worker" in " ".join(p.info["cmdline"] or [])
+    ]  # fmt: skip
+
+
+def test_a_locust_master_with_two_workers_writes_one_result(tmp_path: Path) -> None:
+    require_backend("git-pygit2")
+    document = _load(
+        tmp_path, "--paths", "local:git-pygit2", "--workers", "2", "--students", "20",
+        "--steps", "2,4", "--step-seconds", "1.5",
+    )  # fmt: skip
+    (entry,) = document["loads"]
+    raw = entry["raw"]
+    # Sessions from both workers, in one file, with the users spread over them.
+    assert len(set(raw["worker"])) == 2
+    assert _max_in_flight(raw, 1) == 4
+    assert [len(row["errors"]) for row in entry["steps"]] == [0, 0]
+    assert sum(row["sessions"] for row in entry["steps"]) == len(raw["latency_s"])
+    assert entry["workers_lost"] == []
+    assert entry["verify_failure_count"] == 0
+    assert _workers() == []
+
+
+def test_a_lost_worker_leaves_the_run_to_the_others(tmp_path: Path) -> None:
+    require_backend("git-pygit2")
+    proc = _start(
+        tmp_path, "--paths", "local:git-pygit2", "--workers", "2", "--students", "20",
+        "--steps", "2,2,2", "--step-seconds", "4",
+    )  # fmt: skip
+    workers = _wait_for(lambda: len(_workers()) == 2 and _workers())
+    time.sleep(6.0)  # into the first or second step
+    workers[0].kill()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    entry = json.loads((tmp_path / "load.json").read_text())["vcsbench_load"]["loads"][0]
+    assert len(entry["workers_lost"]) == 1
+    last = entry["steps"][-1]
+    assert last["ok"] > 0  # the remaining worker kept submitting
+    assert "1 worker(s) lost during the run" in out
+    assert _workers() == []

@@ -314,6 +314,7 @@ def _load(args: argparse.Namespace) -> int:
         shape=args.shape,
         max_clients=args.max_clients,
         history=args.history,
+        workers=args.workers,
     )
     out = _out_path(args, "load")
     check_out(out)
@@ -395,6 +396,13 @@ def _report(args: argparse.Namespace) -> int:
     from vcsbench.report.tables import render
     from vcsbench.results import load_many
 
+    load_files = [r for r in args.results if _is_load_file(Path(r))]
+    if load_files:
+        _report_loads(args, load_files)
+        rest = [r for r in args.results if r not in load_files]
+        if not rest:
+            return 0
+        args.results = rest
     files = load_many(args.results)
     plots: list[tuple[str, str]] = []
     plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
@@ -441,9 +449,42 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_load_file(path: Path) -> bool:
+    from vcsbench.load.report import is_load, read_json
+
+    return path.exists() and is_load(read_json(path))
+
+
+def _report_loads(args: argparse.Namespace, files: list[str]) -> None:
+    """Load results: each one's tables (and with --plots, its plots)."""
+    from vcsbench.load.plots import write_load_plots
+    from vcsbench.load.report import load_document
+    from vcsbench.load.run import markdown
+
+    for name in files:
+        document = load_document(Path(name))
+        print(markdown(document, Path(name)))
+        plot_dir = args.plots or (args.out / "plots" if args.out else None)
+        if plot_dir is not None:
+            for title, png in write_load_plots(document, Path(plot_dir), args.plot_format):
+                print(f"![{title}]({png})")
+            print()
+
+
 def _compare(args: argparse.Namespace) -> int:
     from vcsbench.report.compare import compare, parse_gate, regressions, render
     from vcsbench.results import load
+
+    if _is_load_file(Path(args.base)):
+        from vcsbench.load.report import compare_loads, load_document
+
+        base_doc = load_document(Path(args.base))
+        for i, other_path in enumerate(args.others):
+            if i:
+                print()
+            other_doc = load_document(Path(other_path))
+            print(compare_loads(base_doc, other_doc, (str(args.base), str(other_path))), end="")
+        return 0
 
     gate = parse_gate(args.fail_on) if args.fail_on else {}
     base = load(args.base)
@@ -644,6 +685,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="end a step after this many sessions started, if sooner than --step-seconds",
+    )
+    load.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="Locust worker processes on this machine, under a Locust master (default 0: "
+        "one process runs every user)",
     )
     load.add_argument("--payload", default="submission", help="what a student submits")
     load.add_argument(

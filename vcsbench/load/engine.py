@@ -64,10 +64,17 @@ class Shared:
         self.in_flight = 0
         self.started = 0
         self.pool: list[Client] = []
+        """Clients free for a user to take (closed loop)."""
+        self.clients: list[Client] = []
+        """Every client made, to close at the end."""
+        self.home = Path()
+        self.made = 0
         self.records: dict[str, list[Any]] = {k: [] for k in RECORD_FIELDS}
         self.details: list[str] = []
         # Open loop: the step's schedule, the free clients, how late each arrival left.
         self.rate = 0.0
+        self.phase = 0.0
+        """A worker's offset into the schedule, in arrivals (its index / the workers)."""
         self.t0 = 0.0
         self.arrivals = 0
         self.free: Any = None
@@ -80,10 +87,15 @@ class Shared:
         }
 
     def take(self) -> tuple[int, int] | None:
-        """The next student not being served, and the visit this is for them."""
-        for _ in range(self.students):
-            student = self.next
-            self.next = (self.next + 1) % self.students
+        """The next student not being served, and the visit this is for them. A Locust
+        worker serves its own share of the students (every N-th), so no two workers
+        submit for one student at once."""
+        stride = int(self.config.get("workers") or 1)
+        offset = int(self.config.get("worker_index") or 0)
+        mine = range(offset, self.students, stride)
+        for _ in range(len(mine)):
+            student = mine[self.next % len(mine)]
+            self.next += 1
             if student not in self.busy:
                 self.busy.add(student)
                 self.visits[student] += 1
@@ -183,7 +195,10 @@ class Student(User):
     wait_time = constant(0)
 
     def on_start(self) -> None:
-        self.client_ = SHARED.pool.pop()
+        shared = SHARED
+        if not shared.pool:  # more users than made for (a worker took over a lost one's)
+            _fill_pool(shared, shared.home, range(shared.made, shared.made + 1))
+        self.client_ = shared.pool.pop()
 
     def on_stop(self) -> None:
         SHARED.pool.append(self.client_)
@@ -208,7 +223,7 @@ class Arrivals(User):
         if not shared.open:
             gevent.sleep(0.005)
             return
-        intended = shared.t0 + shared.arrivals / shared.rate
+        intended = shared.t0 + (shared.arrivals + shared.phase) / shared.rate
         wait = intended - time.perf_counter()
         if wait > 0:
             gevent.sleep(wait)
@@ -331,17 +346,10 @@ def run(config: dict[str, Any], out: Path) -> None:
     shared.env = env
     runner = env.create_local_runner()
     try:
-        pool_size = int(config["max_clients"]) if open_loop else max(config["steps"])
-        for index in range(pool_size):
-            client = make_client(config, home / f"client-{index}")
-            client.index = index
-            shared.pool.append(client)
+        pool_size = int(config["max_clients"]) if open_loop else int(max(config["steps"]))
+        _fill_pool(shared, home, range(pool_size))
         # The server's work: the server's session, or the local clients' processes.
-        server_pids = [c.pid for c in shared.pool if hasattr(c, "pid")]
-        if open_loop:
-            shared.free = gevent.queue.Queue()
-            for client in shared.pool:
-                shared.free.put(client)
+        server_pids = [c.pid for c in shared.clients if hasattr(c, "pid")]
         for index, level in enumerate(config["steps"]):
             shared.step = index
             users = 1 if open_loop else int(level)
@@ -384,7 +392,7 @@ def run(config: dict[str, Any], out: Path) -> None:
             )
         runner.quit()
     finally:
-        for client in shared.pool:
+        for client in shared.clients:
             client.close()
         for user in list(getattr(runner, "user_greenlets", [])):
             user.kill(block=False)
@@ -392,6 +400,217 @@ def run(config: dict[str, Any], out: Path) -> None:
 
         shutil.rmtree(home, ignore_errors=True)
     _write(out, shared, steps)
+
+
+def _fill_pool(shared: Shared, home: Path, indexes: range) -> None:
+    """More clients for this process (open loop: also in the queue of free ones)."""
+    shared.home = home
+    if shared.config["shape"] == "open" and shared.free is None:
+        shared.free = gevent.queue.Queue()
+    for index in indexes:
+        client = make_client(shared.config, home / f"client-{index}")
+        client.index = index
+        shared.pool.append(client)
+        shared.clients.append(client)
+        shared.made = max(shared.made, index + 1)
+        if shared.free is not None:
+            shared.free.put(client)
+
+
+def _wait(condition: Any, timeout: float) -> bool:
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            return False
+        gevent.sleep(0.01)
+    return True
+
+
+WORKER_TIMEOUT_S = 60.0
+
+
+def run_master(config: dict[str, Any], out: Path, workers: int, bind: str, port: int) -> None:
+    """Locust's master: the users run in ``workers`` worker processes (here or on other
+    machines), which send their sessions' records back at the end of each step; the
+    counters of the server are read here. A worker lost mid-run is left out from then
+    on, and the results say so."""
+    open_loop = config["shape"] == "open"
+    env = Environment(user_classes=[Arrivals if open_loop else Student], catch_exceptions=False)
+    runner = env.create_master_runner(bind, port)
+    ready: dict[str, dict[str, Any]] = {}
+    drained: dict[int, dict[str, dict[str, Any]]] = {}
+    runner.register_message(
+        "ready", lambda environment, msg, **kw: ready.update({msg.node_id: msg.data})
+    )
+    runner.register_message(
+        "drained",
+        lambda environment, msg, **kw: drained.setdefault(msg.data["step"], {}).update(
+            {msg.node_id: msg.data}
+        ),
+    )
+    records: dict[str, list[Any]] = {k: [] for k in (*RECORD_FIELDS, "worker")}
+    details: list[str] = []
+    steps: list[dict[str, Any]] = []
+    lost: list[str] = []
+    try:
+        if not _wait(lambda: runner.worker_count >= workers, WORKER_TIMEOUT_S):
+            raise SystemExit(
+                f"vcsbench load: {runner.worker_count} of {workers} Locust workers connected "
+                f"to {bind}:{port} within {WORKER_TIMEOUT_S:.0f} s"
+            )
+        names = sorted(runner.clients.keys())
+        for index, node in enumerate(names):
+            runner.send_message(
+                "config", {**config, "worker_index": index, "workers": workers}, node
+            )
+        if not _wait(lambda: len(ready) >= workers, WORKER_TIMEOUT_S):
+            raise SystemExit("vcsbench load: a Locust worker did not get ready")
+        client_pids = [pid for data in ready.values() for pid in data["client_pids"]]
+        for index, level in enumerate(config["steps"]):
+            alive = _alive(runner)
+            lost += [n for n in names if n not in alive and n not in lost]
+            users = len(alive) if open_loop else int(level)
+            runner.send_message("step", {"index": index, "level": level, "workers": len(alive)})
+            runner.start(users, spawn_rate=min(users, 100))
+            _wait(lambda users=users: runner.user_count >= users, WORKER_TIMEOUT_S)
+            gevent.sleep(0.3)  # the users' on_start has run on the workers
+            syncfs(Path(config["repos"]))
+            before = _counters(config, client_pids)
+            runner.send_message("open", {"index": index})
+            gevent.sleep(float(config["step_seconds"]))
+            runner.send_message("close", {"index": index})
+            _wait(lambda index=index: set(_alive(runner)) <= set(drained.get(index, {})), DRAIN_S)
+            syncfs(Path(config["repos"]))
+            after = _counters(config, client_pids)
+            reports = drained.get(index, {})
+            after["client_cpu_s"] = before["client_cpu_s"] + sum(
+                r["client_cpu_s"] for r in reports.values()
+            )
+            step: dict[str, Any] = {"level": level, "before": before, "after": after}
+            step["workers"] = sorted(reports)
+            if open_loop:
+                step["arrivals"] = sum(r["arrivals"] for r in reports.values())
+                step["generator_lag_s"] = [x for r in reports.values() for x in r["lags"]]
+            for node, report in reports.items():
+                for key in RECORD_FIELDS:
+                    records[key] += report["records"][key]
+                records["worker"] += [node] * len(report["records"]["step"])
+                details += report["details"][: max(0, MAX_DETAILS - len(details))]
+            steps.append(step)
+            _write_document(out, steps, records, details, lost)
+            print(
+                f"step {index + 1}/{len(config['steps'])}: {level:g}, "
+                f"{sum(len(r['records']['step']) for r in reports.values())} sessions on "
+                f"{len(reports)} workers",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        runner.quit()
+        _write_document(out, steps, records, details, lost)
+
+
+def _alive(runner: Any) -> list[str]:
+    nodes = runner.clients.ready + runner.clients.running + runner.clients.spawning
+    return sorted(node.id for node in nodes)
+
+
+def run_worker(host: str, port: int) -> None:
+    """A Locust worker: it gets its configuration from the master, runs the users the
+    master gives it, and sends each step's records back when the step is drained."""
+    global SHARED
+    env = Environment(user_classes=[Student, Arrivals], catch_exceptions=False)
+    runner = env.create_worker_runner(host, port)
+    home = Path(tempfile.mkdtemp(prefix="vcsbench-clients-"))
+    cpu0 = [0.0]
+
+    def on_config(environment: Any, msg: Any, **kwargs: Any) -> None:
+        global SHARED
+        config = msg.data
+        SHARED = shared = Shared(config)
+        shared.env = env
+        workers = int(config["workers"])
+        top = int(config["max_clients"]) if config["shape"] == "open" else int(max(config["steps"]))
+        first = int(config["worker_index"]) * 10_000  # committer numbers apart per worker
+        _fill_pool(shared, home, range(first, first + -(-top // workers)))
+        cpu0[0] = _own_cpu()
+        runner.send_message(
+            "ready", {"client_pids": [c.pid for c in shared.clients if hasattr(c, "pid")]}
+        )
+
+    def on_step(environment: Any, msg: Any, **kwargs: Any) -> None:
+        shared = SHARED
+        shared.step = int(msg.data["index"])
+        workers = int(msg.data["workers"])
+        shared.rate = float(msg.data["level"]) / workers
+        shared.phase = int(shared.config["worker_index"]) / workers
+        shared.lags.append([])
+
+    def on_open(environment: Any, msg: Any, **kwargs: Any) -> None:
+        SHARED.started = SHARED.arrivals = 0
+        SHARED.t0 = time.perf_counter()
+        SHARED.open = True
+
+    def on_close(environment: Any, msg: Any, **kwargs: Any) -> None:
+        SHARED.open = False
+        gevent.spawn(_report_step, runner, int(msg.data["index"]), cpu0)
+
+    for name, handler in (
+        ("config", on_config),
+        ("step", on_step),
+        ("open", on_open),
+        ("close", on_close),
+    ):
+        runner.register_message(name, handler)
+    try:
+        runner.greenlet.join()
+    finally:
+        shared = globals().get("SHARED")
+        if shared is not None:
+            for client in shared.clients:
+                client.close()
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _report_step(runner: Any, index: int, cpu0: list[float]) -> None:
+    shared = SHARED
+    _wait(lambda: shared.in_flight == 0, DRAIN_S)
+    mine = [i for i, step in enumerate(shared.records["step"]) if step == index]
+    cpu = _own_cpu()
+    runner.send_message(
+        "drained",
+        {
+            "step": index,
+            "records": {k: [v[i] for i in mine] for k, v in shared.records.items()},
+            "details": shared.details[:MAX_DETAILS],
+            "client_cpu_s": cpu - cpu0[0],
+            "arrivals": shared.arrivals,
+            "lags": shared.lags[-1] if shared.lags else [],
+        },
+    )
+    cpu0[0] = cpu
+    shared.details.clear()
+
+
+def _write_document(
+    out: Path,
+    steps: list[dict[str, Any]],
+    records: dict[str, list[Any]],
+    details: list[str],
+    lost: list[str],
+) -> None:
+    document = {
+        "engine": {"locust": locust.__version__, "gevent": gevent.__version__},
+        "steps": steps,
+        "records": records,
+        "error_details": details,
+        "workers_lost": lost,
+    }
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(document))
+    os.replace(tmp, out)
 
 
 def _write(out: Path, shared: Shared, steps: list[dict[str, Any]]) -> None:
@@ -413,7 +632,13 @@ def main() -> None:
 
     # Stopped by the run (an interrupt, an error): unwind, so the clients are closed.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    if sys.argv[1] == "--worker":  # --worker HOST PORT
+        run_worker(sys.argv[2], int(sys.argv[3]))
+        return
     config = json.loads(Path(sys.argv[1]).read_text())
+    if len(sys.argv) > 3 and sys.argv[3] == "--master":  # CONFIG OUT --master N BIND PORT
+        run_master(config, Path(sys.argv[2]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]))
+        return
     run(config, Path(sys.argv[2]))
 
 

@@ -11,6 +11,7 @@ latencies become each step's figures and the capacity.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shlex
@@ -70,6 +71,8 @@ class LoadPlan:
     max_clients: int = 64
     history: int = 100
     """clone-storm: the revisions of the repository every client clones."""
+    workers: int = 0
+    """Locust worker processes on this machine (0: one process runs every user)."""
 
     @classmethod
     def parse(
@@ -89,6 +92,7 @@ class LoadPlan:
         shape: str = "closed",
         max_clients: int = 64,
         history: int = 100,
+        workers: int = 0,
     ) -> LoadPlan:
         if scenario not in SCENARIOS:
             raise VcsbenchError(f"scenario {scenario!r} is not known; use {', '.join(SCENARIOS)}")
@@ -119,6 +123,10 @@ class LoadPlan:
                 f"--students {students} is fewer than the {clients} clients that may be busy "
                 "at once; each client serves a different student at a time"
             )
+        if workers < 0:
+            raise VcsbenchError(f"--workers {workers} must be >= 0")
+        if workers and step_ops:
+            raise VcsbenchError("--step-ops works with one Locust process; leave out --workers")
         if history < 1:
             raise VcsbenchError(f"--history {history} must be >= 1 (revisions to clone)")
         if step_seconds <= 0:
@@ -148,6 +156,7 @@ class LoadPlan:
             shape,
             max_clients,
             history,
+            workers,
         )
 
 
@@ -340,6 +349,8 @@ def step_figures(
         retries = sum(records.get("retries", [0] * len(records["step"]))[i] for i in mine)
         row: dict[str, Any] = {
             "level": step["level"],
+            "t0": before["t"],
+            "t1": after["t"],
             "retries": retries,
             "duration_s": duration,
             "sessions": len(mine),
@@ -439,21 +450,40 @@ def _engine(config: dict[str, Any], workdir: Path, sandbox: Sandbox) -> dict[str
     out = workdir / "engine-out.json"
     # Its own session (its clients' processes with it): recorded, so that cleanup can end
     # it all if this process is killed.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vcsbench.load.engine", str(config_path), str(out)],
-        start_new_session=True,
-    )
+    argv = [sys.executable, "-m", "vcsbench.load.engine", str(config_path), str(out)]
+    if config.get("workers"):
+        config["master_port"] = servers.free_port()
+        argv += ["--master", str(config["workers"]), servers.HOST, str(config["master_port"])]
+    proc = subprocess.Popen(argv, start_new_session=True)
     sandbox.record_process(proc.pid)
+    workers = []
     try:
+        for _ in range(int(config.get("workers") or 0)):
+            port = str(config["master_port"])
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "vcsbench.load.engine", "--worker", servers.HOST, port],
+                start_new_session=True,
+            )
+            sandbox.record_process(worker.pid)
+            workers.append(worker)
         code = proc.wait()
         sandbox.forget_process(proc.pid)
+        for worker in workers:  # the master's quit ends them
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+            sandbox.forget_process(worker.pid)
     except BaseException:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        for each in [proc, *workers]:
+            each.terminate()
+        for each in [proc, *workers]:
+            try:
+                each.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                each.kill()
+                each.wait()
         raise
     if code != 0 or not out.exists():
         raise VcsbenchError(f"the load engine (Locust) exited {code}; its output is above")
@@ -527,6 +557,7 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "steps": plan.steps,
             "shape": plan.shape,
             "max_clients": plan.max_clients,
+            "workers": plan.workers,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
             "storm_files": {rel: data.decode("latin-1") for rel, data in storm_files.items()},
@@ -585,6 +616,8 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "harness": {"precreate_s": precreate_s, "verify_s": verify_s},
             "engine": document["engine"],
             "error_details": document["error_details"],
+            "locust_workers": plan.workers,
+            "workers_lost": document.get("workers_lost", []),
             "raw": document["records"],
             "sampler": samples,
             "interrupted": interrupted,
@@ -594,16 +627,22 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
 def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any]:
     from vcsbench.measure.machine import machine_info
 
-    logs = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + "-logs")
+    # Absolute: servers resolve relative paths against their own roots (Apache's
+    # ServerRoot), not against this directory.
+    logs = out.resolve().with_name(out.name.removesuffix(".gz").removesuffix(".json") + "-logs")
     logs.mkdir(parents=True, exist_ok=True)
     loads = []
     interrupted: KeyboardInterrupt | None = None
+    failed: VcsbenchError | None = None
     for path in plan.paths:
         print(f"vcsbench load: {plan.scenario} over {path} on {plan.fs}", file=sys.stderr)
         try:
             entry = run_path(plan, path, logs)
         except KeyboardInterrupt as exc:  # before this path finished a step
             interrupted = exc
+            break
+        except VcsbenchError as exc:  # keep the paths that finished, then say what failed
+            failed = exc
             break
         interrupted = entry.pop("interrupted")
         loads.append(entry)
@@ -632,14 +671,21 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
         document["vcsbench_load"]["interrupted"] = (
             "the run was interrupted: the steps that finished are kept, the rest did not run"
         )
+    if failed is not None:
+        document["vcsbench_load"]["interrupted"] = (
+            f"the run stopped at {plan.paths[len(loads)]}: {failed}; the paths before it are kept"
+        )
     if loads:
         tmp = out.with_name(f".{out.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(document))
+        data = json.dumps(document).encode()
+        tmp.write_bytes(gzip.compress(data, mtime=0) if out.name.endswith(".gz") else data)
         os.replace(tmp, out)
-        if interrupted is not None:
-            print(f"vcsbench load: the finished steps are in {out}", file=sys.stderr)
+        if interrupted is not None or failed is not None:
+            print(f"vcsbench load: what finished is in {out}", file=sys.stderr)
     if interrupted is not None:
         raise interrupted
+    if failed is not None:
+        raise failed
     return document
 
 
@@ -726,7 +772,7 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             lines.append(
                 f"| {level} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
                 f"| {_ms(lat['p50'])} | {_ms(lat['p90'])} | {_ms(lat['p95'])} "
-                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} | {row['retries']:,} "
+                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} | {row.get('retries', 0):,} "
                 f"| {_ms(device['write_bytes_per_session'] / 1024) if device else '—'} "
                 f"| {_ms(device['write_requests_per_session']) if device else '—'} "
                 f"| {_ms(row['server_cpu_s'] * 1000 / per)} "
@@ -746,6 +792,17 @@ def markdown(document: dict[str, Any], out: Path) -> str:
                 f"schedule (p99 lag {row['generator']['lag_ms_p99']:,.1f} ms, over "
                 f"{row['generator']['limit_ms']:,.1f} ms): that step measures the generator "
                 "as much as the server; run fewer arrivals, or workers on more machines."
+            )
+        if entry.get("locust_workers"):
+            lost = entry.get("workers_lost", [])
+            lines.append(
+                f"Locust: a master and {entry['locust_workers']} worker processes"
+                + (
+                    f"; {len(lost)} worker(s) lost during the run ({', '.join(lost)}): the "
+                    "steps after it ran on the rest."
+                    if lost
+                    else "."
+                )
             )
         failures = entry["verify_failure_count"]
         if load["scenario"] == "shared":

@@ -140,7 +140,7 @@ def run_study(
     seconds = seconds or study.step_seconds
     command = ["vcsbench", *sys.argv[1:]]
     stem = out.name.removesuffix(".gz").removesuffix(".json")
-    open_out = out.with_name(f"{stem}-open.json")
+    open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
     closed = run_load(_plan(study, "closed", paths, fs, seconds), out, command)
     open_ = run_load(_plan(study, "open", paths, fs, seconds), open_out, command)
     header = (
