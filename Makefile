@@ -51,3 +51,6 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json.gz $(REF)/markus2013-ext4.json.gz > $(REF)/compare-markus2013-tmpfs-ext4.txt
 	$(VENV)/bin/vcsbench run --backends 'git-cli,git-cli[template=empty]' --ops create+commit --payloads hello --repos 200 --fs tmpfs --progress none --out $(REF)/git-cli-templates.json.gz
 	$(VENV)/bin/vcsbench report $(REF)/git-cli-templates.json.gz > $(REF)/git-cli-templates.md
+	$(VENV)/bin/vcsbench study markus2011 --out $(REF)/markus2011.json.gz
+	rm -rf $(REF)/load-plots
+	$(VENV)/bin/vcsbench report $(REF)/markus2011.json.gz --plots $(REF)/load-plots > /dev/null

@@ -33,7 +33,7 @@ from locust import User, constant, task
 from locust.env import Environment
 
 from vcsbench.bench.payloads import load_payload
-from vcsbench.load.clients import Client, SessionError, make_client, submission
+from vcsbench.load.clients import Client, SessionError, make_client, remove_tree, submission
 from vcsbench.measure.probes import syncfs
 
 DRAIN_S = 300.0
@@ -353,7 +353,7 @@ def run(config: dict[str, Any], out: Path) -> None:
         for index, level in enumerate(config["steps"]):
             shared.step = index
             users = 1 if open_loop else int(level)
-            runner.start(users, spawn_rate=min(users, 100), wait=True)
+            runner.start(users, spawn_rate=min(users, 100))
             while runner.user_count < users:
                 gevent.sleep(0.01)
             gevent.sleep(0.05)  # every user's on_start has run
@@ -396,9 +396,7 @@ def run(config: dict[str, Any], out: Path) -> None:
             client.close()
         for user in list(getattr(runner, "user_greenlets", [])):
             user.kill(block=False)
-        import shutil
-
-        shutil.rmtree(home, ignore_errors=True)
+        remove_tree(home)
     _write(out, shared, steps)
 
 
@@ -569,9 +567,7 @@ def run_worker(host: str, port: int) -> None:
         if shared is not None:
             for client in shared.clients:
                 client.close()
-        import shutil
-
-        shutil.rmtree(home, ignore_errors=True)
+        remove_tree(home)
 
 
 def _report_step(runner: Any, index: int, cpu0: list[float]) -> None:
@@ -629,17 +625,34 @@ def _write(out: Path, shared: Shared, steps: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     import signal
+    import traceback
 
     # Stopped by the run (an interrupt, an error): unwind, so the clients are closed.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    if sys.argv[1] == "--worker":  # --worker HOST PORT
-        run_worker(sys.argv[2], int(sys.argv[3]))
-        return
-    config = json.loads(Path(sys.argv[1]).read_text())
-    if len(sys.argv) > 3 and sys.argv[3] == "--master":  # CONFIG OUT --master N BIND PORT
-        run_master(config, Path(sys.argv[2]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]))
-        return
-    run(config, Path(sys.argv[2]))
+    code = 0
+    try:
+        if sys.argv[1] == "--worker":  # --worker HOST PORT
+            run_worker(sys.argv[2], int(sys.argv[3]))
+        else:
+            config = json.loads(Path(sys.argv[1]).read_text())
+            if len(sys.argv) > 3 and sys.argv[3] == "--master":  # CONFIG OUT --master N HOST PORT
+                run_master(
+                    config, Path(sys.argv[2]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+                )
+            else:
+                run(config, Path(sys.argv[2]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Out without waiting for threads a library left (Locust's, gevent's): an engine that
+    # failed must end, not hang its run.
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,9 @@ class Server:
             if self.proc.poll() is not None:
                 tail = self.log.read_text(errors="replace").strip().splitlines()[-3:]
                 self.proc = None
+                if self.group is not None:
+                    self.group.close()
+                    self.group = None
                 raise VcsbenchError(
                     f"{self.name} exited at start ({'; '.join(tail) or 'no output'}); "
                     f"see {self.log}"
@@ -258,7 +261,7 @@ def apache(root: Path, logs: Path, port: int = 0) -> Server:
         f"ServerName {HOST}",
         f"Listen {HOST}:{port}",
         f"DefaultRuntimeDir {run_dir}",
-        f"PidFile {logs / 'apache.pid'}",
+        f"PidFile {run_dir / 'apache.pid'}",
         f"ScriptSock {run_dir / 'cgid.sock'}",
         f"ErrorLog {logs / 'apache-error.log'}",
         'LogFormat "%h %t \\"%r\\" %>s %b %D" timed',
