@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -551,3 +552,23 @@ def test_a_lost_worker_leaves_the_run_to_the_others(tmp_path: Path) -> None:
     assert last["ok"] > 0  # the remaining worker kept submitting
     assert "1 worker(s) lost during the run" in out
     assert _workers() == []
+
+
+def test_a_missing_server_binary_names_the_package(tmp_path: Path) -> None:
+    """svnserve not on PATH: one line naming the Debian package, before any load."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "svnadmin", "svnmucc", "findmnt", "mount", "umount"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    (tmp_path / "fs").mkdir()
+    result = vcsbench(
+        "load", "--paths", "svnserve", "--fs", f"dir:{tmp_path / 'fs'}",
+        "--out", str(tmp_path / "x.json"), env={"PATH": str(bin_dir)},
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "vcsbench: error: svnserve is not installed (needed for svnserve); as root run: "
+        "apt-get install -y subversion"
+    ]

@@ -252,9 +252,15 @@ def _stat_cpu(fields: list[str]) -> int:
     return sum(int(f) for f in fields[11:15])  # utime stime cutime cstime, in ticks
 
 
-def _members(pids: list[int], session: int | None) -> list[int]:
-    """``pids`` and every live process in ``session`` (the server's: it and the handlers
-    it forks)."""
+def _members(pids: list[int], session: int | None, group: str | None = None) -> list[int]:
+    """``pids`` and every live process of the server: those in its cgroup where it has
+    one (also a CGI daemon that left its session), else those in its ``session``."""
+    if group:
+        try:
+            listed = Path(group, "cgroup.procs").read_text().split()
+        except OSError:
+            listed = []
+        return sorted({*pids, *(int(p) for p in listed)})
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -326,7 +332,7 @@ def _device(path: str | None) -> list[int] | None:
 
 
 def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
-    members = _members(server_pids, config.get("server_session"))
+    members = _members(server_pids, config.get("server_session"), config.get("server_cgroup"))
     return {
         "t": time.perf_counter(),
         "device": _device(config.get("device_stat")),

@@ -331,9 +331,14 @@ def verify_shared(
 
 
 def step_figures(
-    document: dict[str, Any], samples: list[dict[str, Any]], capacity_factor: float
+    document: dict[str, Any],
+    samples: list[dict[str, Any]],
+    capacity_factor: float,
+    io_counted: bool = True,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each step's figures from the raw records, and the capacity."""
+    """Each step's figures from the raw records, and the capacity. ``io_counted``: the
+    server's processes' own IO can be read (not where short-lived processes nobody waits
+    for do the writing, as git http-backend's under Apache)."""
     records = document["records"]
     figures: list[dict[str, Any]] = []
     for index, step in enumerate(document["steps"]):
@@ -372,10 +377,12 @@ def step_figures(
             row["device"] = {
                 "read_bytes": delta[0],
                 "write_bytes": delta[1],
-                "server_process_write_bytes": written,
+                "server_process_write_bytes": written if io_counted else None,
                 # What the device wrote that no server process wrote: the journal,
                 # metadata, and writeback the processes were not charged with.
-                "unattributed_share": max(0.0, 1 - written / delta[1]) if delta[1] else None,
+                "unattributed_share": max(0.0, 1 - written / delta[1])
+                if delta[1] and io_counted
+                else None,
                 "read_requests": delta[2],
                 "write_requests": delta[3],
                 "write_bytes_per_session": delta[1] / per,
@@ -595,7 +602,10 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         else:  # each clone was checked after its session, untimed
             verified, problems = len(document["records"]["step"]), []
         verify_s = time.perf_counter() - t1
-        figures, cap = step_figures(document, samples, plan.capacity_factor)
+        # Apache's CGI daemon lets git http-backend's processes be reaped unseen, so
+        # their writes are nobody's in /proc: the share is not known there.
+        io_counted = path != "apache-git"
+        figures, cap = step_figures(document, samples, plan.capacity_factor, io_counted)
         return {
             "path": path,
             "vcs": vcs,

@@ -100,8 +100,9 @@ def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]
         device_rows = [row for row in steps if row.get("device") and row["ok"]]
         written = sum(row["device"]["write_bytes"] for row in device_rows)
         ok = sum(row["ok"] for row in device_rows)
-        process = sum(row["device"]["server_process_write_bytes"] for row in device_rows)
-        share = f"{max(0.0, 1 - process / written):.0%}" if written else "—"
+        counted = all(r["device"]["server_process_write_bytes"] is not None for r in device_rows)
+        process = sum(r["device"]["server_process_write_bytes"] or 0 for r in device_rows)
+        share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
         per = f"{written / ok / 1024:,.1f}" if ok else "—"
         top = steps[-1]["system"]["iowait_pct_mean"] if steps else None
         cap_text = f"{level:g} clients" if level is not None else "none"
@@ -110,6 +111,12 @@ def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]
             f"| {'—' if top is None else f'{top:.0f}'} |"
         )
     lines += [
+        "",
+        "Capacity: the most clients whose p95 stayed within 2x the one-client p95 with no "
+        "error. Written by no server process: the device's bytes beyond what the server's "
+        "processes were charged with in /proc (the journal, metadata); 0% where they were "
+        "charged with more (files rewritten or removed before writeback), — where they "
+        "cannot be seen (Apache's CGI processes for git are reaped unseen).",
         "",
         "### Open loop (tsung's pair): a session every 500 ms and every 50 ms",
         "",
