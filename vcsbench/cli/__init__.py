@@ -450,9 +450,14 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _is_load_file(path: Path) -> bool:
+    """A load result (else, or unreadable, it is left to the results loader, whose errors
+    say what is wrong with a file)."""
     from vcsbench.load.report import is_load, read_json
 
-    return path.exists() and is_load(read_json(path))
+    try:
+        return path.exists() and is_load(read_json(path))
+    except VcsbenchError:
+        return False
 
 
 def _report_loads(args: argparse.Namespace, files: list[str]) -> None:

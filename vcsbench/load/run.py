@@ -162,6 +162,7 @@ class LoadPlan:
 
 def check_path(path: str) -> None:
     if path in SERVER_PATHS:
+        servers.require_binary(path)
         return
     if path.startswith("local:"):
         name = path.split(":", 1)[1]

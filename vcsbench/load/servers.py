@@ -43,6 +43,31 @@ def check_port(port: int) -> None:
             ) from None
 
 
+BINARIES = {
+    "svnserve": ("svnserve", "subversion"),
+    "git-daemon": ("git", "git"),
+    "apache-svn": ("/usr/sbin/apache2", "apache2 libapache2-mod-svn"),
+    "apache-git": ("/usr/sbin/apache2", "apache2"),
+}
+"""Each server access path's binary and the Debian packages that bring it."""
+
+
+def require_binary(path: str) -> None:
+    """One line naming the package to install when ``path``'s server is missing."""
+    binary, package = BINARIES[path]
+    if shutil.which(binary) is None:
+        name = os.path.basename(binary)
+        raise VcsbenchError(
+            f"{name} is not installed (needed for {path}); as root run: apt-get install -y "
+            f"{package}"
+        )
+    if path == "apache-svn" and not Path(APACHE_MODULES, "mod_dav_svn.so").exists():
+        raise VcsbenchError(
+            f"mod_dav_svn is not installed (needed for {path}); as root run: apt-get install "
+            "-y libapache2-mod-svn"
+        )
+
+
 def cgroup2_root() -> Path | None:
     """Where cgroup v2 is mounted (alone or beside v1), if this process may make groups."""
     try:
