@@ -572,3 +572,50 @@ def test_a_missing_server_binary_names_the_package(tmp_path: Path) -> None:
         "vcsbench: error: svnserve is not installed (needed for svnserve); as root run: "
         "apt-get install -y subversion"
     ]
+
+
+def test_workers_started_elsewhere_join_a_master_by_address(tmp_path: Path) -> None:
+    """``--expect-workers``: the master waits; ``vcsbench load-worker HOST:PORT`` (here on
+    the same machine, as another machine would) joins it, and one result file holds the
+    sessions it ran."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    master = _start(
+        tmp_path, "--paths", "svnserve", "--expect-workers", "1", "--master-port", str(port),
+        "--students", "10", "--steps", "1,2", "--step-seconds", "1.5",
+    )  # fmt: skip
+    time.sleep(2.0)
+    worker = subprocess.run(
+        [*CLI, "load-worker", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=240
+    )
+    _, err = master.communicate(timeout=240)
+    assert master.returncode == 0, err
+    assert worker.returncode == 0, worker.stderr
+    assert f"vcsbench load-worker 127.0.0.1:{port}" in err  # the master says how to join
+    entry = json.loads((tmp_path / "load.json").read_text())["vcsbench_load"]["loads"][0]
+    assert len(set(entry["raw"]["worker"])) == 1
+    assert all(row["ok"] > 0 and not row["errors"] for row in entry["steps"])
+    assert entry["verify_failure_count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--expect-workers", "2", "--paths", "local:svn-fs"], "workers started elsewhere"),
+        (["--workers", "1", "--expect-workers", "1"], "not both"),
+        (["--master-port", "5557"], "--master-bind and --master-port go with --expect-workers"),
+        (["--listen", "192.0.2.1"], "--listen '192.0.2.1' is not an address of this machine"),
+    ],
+)
+def test_bad_distribution_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    result = vcsbench("load", "--out", str(tmp_path / "x.json"), *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_load_worker_refuses_a_master_that_is_not_host_and_port() -> None:
+    result = vcsbench("load-worker", "localhost")
+    assert result.returncode == 2
+    assert "master 'localhost' is not HOST:PORT" in result.stderr

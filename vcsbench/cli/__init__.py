@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -295,6 +296,15 @@ def _load_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_worker(args: argparse.Namespace) -> int:
+    host, _, port = str(args.master).rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise VcsbenchError(f"master {args.master!r} is not HOST:PORT, like 10.0.0.5:5557")
+    # The engine in a process of its own: Locust patches the standard library for gevent.
+    argv = [sys.executable, "-m", "vcsbench.load.engine", "--worker", host, port]
+    return subprocess.call(argv)
+
+
 def _load(args: argparse.Namespace) -> int:
     from vcsbench.load.run import LoadPlan, markdown, run_load
     from vcsbench.sandbox import install_signal_handlers
@@ -315,6 +325,10 @@ def _load(args: argparse.Namespace) -> int:
         max_clients=args.max_clients,
         history=args.history,
         workers=args.workers,
+        expect_workers=args.expect_workers,
+        master_bind=args.master_bind,
+        master_port=args.master_port,
+        listen=args.listen,
     )
     out = _out_path(args, "load")
     check_out(out)
@@ -698,6 +712,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="Locust worker processes on this machine, under a Locust master (default 0: "
         "one process runs every user)",
     )
+    load.add_argument(
+        "--expect-workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a Locust master that waits for N workers started elsewhere with "
+        "'vcsbench load-worker HOST:PORT' (server paths only; see --listen)",
+    )
+    load.add_argument(
+        "--master-bind",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="with --expect-workers: the address the master listens on (default 127.0.0.1)",
+    )
+    load.add_argument(
+        "--master-port",
+        type=int,
+        default=0,
+        help="with --expect-workers: the master's port (default: a free one, printed)",
+    )
+    load.add_argument(
+        "--listen",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address the servers listen on and their URLs name (default 127.0.0.1; "
+        "workers on other machines need one they can reach)",
+    )
     load.add_argument("--payload", default="submission", help="what a student submits")
     load.add_argument(
         "--precreate",
@@ -717,6 +758,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     load.add_argument("--name", default=None, help=argparse.SUPPRESS)
     load.set_defaults(func=_load)
+
+    worker = commands.add_parser(
+        "load-worker",
+        help="a Locust worker for a 'vcsbench load --expect-workers' master elsewhere",
+        description="Connect to a load master (vcsbench load --expect-workers N), take the "
+        "configuration and the users it gives, and send each step's sessions back. Needs "
+        "vcsbench, its clients (svn, svnmucc, git) and a route to the master and the "
+        "servers.",
+    )
+    worker.add_argument("master", metavar="HOST:PORT", help="the master, as it printed")
+    worker.set_defaults(func=_load_worker)
 
     report = commands.add_parser(
         "report",

@@ -457,10 +457,12 @@ def run_master(config: dict[str, Any], out: Path, workers: int, bind: str, port:
     steps: list[dict[str, Any]] = []
     lost: list[str] = []
     try:
-        if not _wait(lambda: runner.worker_count >= workers, WORKER_TIMEOUT_S):
+        # Workers started by hand on other machines get ten minutes to connect.
+        wait_s = 600.0 if config.get("external_workers") else WORKER_TIMEOUT_S
+        if not _wait(lambda: runner.worker_count >= workers, wait_s):
             raise SystemExit(
                 f"vcsbench load: {runner.worker_count} of {workers} Locust workers connected "
-                f"to {bind}:{port} within {WORKER_TIMEOUT_S:.0f} s"
+                f"to {bind}:{port} within {wait_s:.0f} s"
             )
         names = sorted(runner.clients.keys())
         for index, node in enumerate(names):

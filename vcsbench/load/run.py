@@ -73,6 +73,12 @@ class LoadPlan:
     """clone-storm: the revisions of the repository every client clones."""
     workers: int = 0
     """Locust worker processes on this machine (0: one process runs every user)."""
+    expect_workers: int = 0
+    """Locust workers started elsewhere (``vcsbench load-worker``) that the master waits for."""
+    master_bind: str = servers.HOST
+    master_port: int = 0
+    listen: str = servers.HOST
+    """The address the servers listen on (and their URLs name)."""
 
     @classmethod
     def parse(
@@ -93,6 +99,10 @@ class LoadPlan:
         max_clients: int = 64,
         history: int = 100,
         workers: int = 0,
+        expect_workers: int = 0,
+        master_bind: str = servers.HOST,
+        master_port: int = 0,
+        listen: str = servers.HOST,
     ) -> LoadPlan:
         if scenario not in SCENARIOS:
             raise VcsbenchError(f"scenario {scenario!r} is not known; use {', '.join(SCENARIOS)}")
@@ -123,9 +133,27 @@ class LoadPlan:
                 f"--students {students} is fewer than the {clients} clients that may be busy "
                 "at once; each client serves a different student at a time"
             )
-        if workers < 0:
-            raise VcsbenchError(f"--workers {workers} must be >= 0")
-        if workers and step_ops:
+        if workers < 0 or expect_workers < 0:
+            raise VcsbenchError("--workers and --expect-workers must be >= 0")
+        if workers and expect_workers:
+            raise VcsbenchError(
+                "give --workers (worker processes here) or --expect-workers (workers started "
+                "elsewhere with vcsbench load-worker), not both"
+            )
+        local = [p for p in path_list if p.startswith("local:")]
+        if expect_workers and local:
+            raise VcsbenchError(
+                f"access path {local[0]} works on this machine's files; workers started "
+                "elsewhere can use the server paths only"
+            )
+        servers.check_host(listen, "--listen")
+        if expect_workers:
+            servers.check_host(master_bind, "--master-bind")
+            if master_port:
+                servers.check_port(master_port, master_bind, "--master-port")
+        elif master_port or master_bind != servers.HOST:
+            raise VcsbenchError("--master-bind and --master-port go with --expect-workers")
+        if (workers or expect_workers) and step_ops:
             raise VcsbenchError("--step-ops works with one Locust process; leave out --workers")
         if history < 1:
             raise VcsbenchError(f"--history {history} must be >= 1 (revisions to clone)")
@@ -157,6 +185,10 @@ class LoadPlan:
             max_clients,
             history,
             workers,
+            expect_workers,
+            master_bind,
+            master_port,
+            listen,
         )
 
 
@@ -459,14 +491,24 @@ def _engine(config: dict[str, Any], workdir: Path, sandbox: Sandbox) -> dict[str
     # Its own session (its clients' processes with it): recorded, so that cleanup can end
     # it all if this process is killed.
     argv = [sys.executable, "-m", "vcsbench.load.engine", str(config_path), str(out)]
+    external = bool(config.get("external_workers"))
     if config.get("workers"):
-        config["master_port"] = servers.free_port()
-        argv += ["--master", str(config["workers"]), servers.HOST, str(config["master_port"])]
+        bind = config["master_bind"]
+        config["master_port"] = config.get("master_port") or servers.free_port(bind)
+        argv += ["--master", str(config["workers"]), bind, str(config["master_port"])]
+        if external:
+            print(
+                f"vcsbench load: Locust master on {bind}:{config['master_port']} waits for "
+                f"{config['workers']} worker(s): on each machine run `vcsbench load-worker "
+                f"{bind}:{config['master_port']}`",
+                file=sys.stderr,
+                flush=True,
+            )
     proc = subprocess.Popen(argv, start_new_session=True)
     sandbox.record_process(proc.pid)
     workers = []
     try:
-        for _ in range(int(config.get("workers") or 0)):
+        for _ in range(0 if external else int(config.get("workers") or 0)):
             port = str(config["master_port"])
             worker = subprocess.Popen(
                 [sys.executable, "-m", "vcsbench.load.engine", "--worker", servers.HOST, port],
@@ -545,13 +587,13 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         interrupted: KeyboardInterrupt | None = None
         url_base = ""
         if path == "svnserve":
-            server = servers.svnserve(repos, logs, plan.port)
+            server = servers.svnserve(repos, logs, plan.port, plan.listen)
             url_base = server.url_base
         elif path == "git-daemon":
-            server = servers.git_daemon(repos, logs, plan.port)
+            server = servers.git_daemon(repos, logs, plan.port, plan.listen)
             url_base = server.url_base
         elif path.startswith("apache-"):
-            server = servers.apache(repos, logs, plan.port)
+            server = servers.apache(repos, logs, plan.port, plan.listen)
             url_base = f"{server.url_base}/{path.removeprefix('apache-')}"
         sampler = SystemSampler(sandbox.info.device_stat_path, interval_s=0.25)
         config = {
@@ -565,7 +607,10 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "steps": plan.steps,
             "shape": plan.shape,
             "max_clients": plan.max_clients,
-            "workers": plan.workers,
+            "workers": plan.workers or plan.expect_workers,
+            "external_workers": plan.expect_workers > 0,
+            "master_bind": plan.master_bind,
+            "master_port": plan.master_port,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
             "storm_files": {rel: data.decode("latin-1") for rel, data in storm_files.items()},
@@ -627,7 +672,7 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "harness": {"precreate_s": precreate_s, "verify_s": verify_s},
             "engine": document["engine"],
             "error_details": document["error_details"],
-            "locust_workers": plan.workers,
+            "locust_workers": plan.workers or plan.expect_workers,
             "workers_lost": document.get("workers_lost", []),
             "raw": document["records"],
             "sampler": samples,

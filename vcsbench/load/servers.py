@@ -23,24 +23,35 @@ HOST = "127.0.0.1"
 STARTUP_S = 10.0
 
 
-def free_port() -> int:
+def free_port(host: str = HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
-def check_port(port: int) -> None:
-    """One line if ``port`` on 127.0.0.1 cannot be listened on."""
+def check_port(port: int, host: str = HOST, option: str = "--port") -> None:
+    """One line if ``port`` on ``host`` cannot be listened on."""
     if not 0 < port < 65536:
-        raise VcsbenchError(f"port {port} is not a TCP port; use 1-65535, or leave it out")
+        raise VcsbenchError(f"{option} {port} is not a TCP port; use 1-65535, or leave it out")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
-            sock.bind((HOST, port))
+            sock.bind((host, port))
         except OSError as exc:
             raise VcsbenchError(
-                f"port {port} on {HOST} is already in use ({exc.strerror}); give another "
-                "--port or leave it out for a free one"
+                f"port {port} on {host} is already in use ({exc.strerror}); give another "
+                f"{option} or leave it out for a free one"
             ) from None
+
+
+def check_host(host: str, option: str) -> None:
+    """One line if this machine cannot listen on ``host``."""
+    try:
+        free_port(host)
+    except OSError as exc:
+        raise VcsbenchError(
+            f"{option} {host!r} is not an address of this machine ({exc.strerror or exc}); "
+            "give one of its IP addresses, or leave it out for 127.0.0.1"
+        ) from None
 
 
 BINARIES = {
@@ -134,6 +145,7 @@ class Server:
     log: Path
     package: str
     """The Debian package that brings the binary, for the error when it is missing."""
+    host: str = HOST
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     group: CpuGroup | None = field(default=None, repr=False)
 
@@ -152,7 +164,7 @@ class Server:
                 f"{self.argv[0]} is not installed (needed for {self.name}); as root run: "
                 f"apt-get install -y {self.package}"
             )
-        check_port(self.port)
+        check_port(self.port, self.host)
         root = cgroup2_root()
         self.group = CpuGroup(root, self.name) if root is not None else None
         with open(self.log, "ab") as log:
@@ -177,12 +189,12 @@ class Server:
                     f"see {self.log}"
                 )
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                if sock.connect_ex((HOST, self.port)) == 0:
+                if sock.connect_ex((self.host, self.port)) == 0:
                     return
             time.sleep(0.02)
         self.stop()
         raise VcsbenchError(
-            f"{self.name} did not listen on {HOST}:{self.port} within {STARTUP_S:.0f} s"
+            f"{self.name} did not listen on {self.host}:{self.port} within {STARTUP_S:.0f} s"
         )
 
     @property
@@ -221,9 +233,9 @@ class Server:
         self.stop()
 
 
-def svnserve(root: Path, logs: Path, port: int = 0) -> Server:
+def svnserve(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
     """``svnserve`` in daemon mode (a process forked per connection), anonymous writes."""
-    port = port or free_port()
+    port = port or free_port(host)
     conf = logs / "svnserve.conf"
     conf.write_text("[general]\nanon-access = write\nauth-access = write\n")
     argv = [
@@ -231,7 +243,7 @@ def svnserve(root: Path, logs: Path, port: int = 0) -> Server:
         "--daemon",
         "--foreground",
         "--listen-host",
-        HOST,
+        host,
         "--listen-port",
         str(port),
         "--root",
@@ -241,19 +253,18 @@ def svnserve(root: Path, logs: Path, port: int = 0) -> Server:
         "--log-file",
         str(logs / "svnserve-requests.log"),
     ]
-    return Server(
-        "svnserve", argv, port, f"svn://{HOST}:{port}", logs / "svnserve.log", "subversion"
-    )
+    url = f"svn://{host}:{port}"
+    return Server("svnserve", argv, port, url, logs / "svnserve.log", "subversion", host)
 
 
-def git_daemon(root: Path, logs: Path, port: int = 0) -> Server:
+def git_daemon(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
     """``git daemon`` serving every repository below ``root``, pushes allowed."""
-    port = port or free_port()
+    port = port or free_port(host)
     argv = [
         "git",
         "daemon",
         "--reuseaddr",
-        f"--listen={HOST}",
+        f"--listen={host}",
         f"--port={port}",
         f"--base-path={root}",
         "--export-all",
@@ -263,7 +274,8 @@ def git_daemon(root: Path, logs: Path, port: int = 0) -> Server:
         f"--pid-file={logs / 'git-daemon.pid'}",
         str(root),
     ]
-    return Server("git-daemon", argv, port, f"git://{HOST}:{port}", logs / "git-daemon.log", "git")
+    url = f"git://{host}:{port}"
+    return Server("git-daemon", argv, port, url, logs / "git-daemon.log", "git", host)
 
 
 APACHE_MODULES = "/usr/lib/apache2/modules"
@@ -272,7 +284,7 @@ APACHE_USER = "www-data"
 repositories it writes must be this user's, so a root run makes them as this user."""
 
 
-def apache(root: Path, logs: Path, port: int = 0) -> Server:
+def apache(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
     """Apache httpd (event MPM) with mod_dav_svn at /svn/ and ``git http-backend`` (CGI)
     at /git/, both over the repositories below ``root``; anonymous writes allowed. Its
     runtime files (the CGI daemon's socket) go beside ``root``, where its user can reach
@@ -283,8 +295,8 @@ def apache(root: Path, logs: Path, port: int = 0) -> Server:
     modules = ["mpm_event", "authz_core", "alias", "env", "cgid", "dav", "dav_svn"]
     lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so" for m in modules]
     lines += [
-        f"ServerName {HOST}",
-        f"Listen {HOST}:{port}",
+        f"ServerName {host}",
+        f"Listen {host}:{port}",
         f"DefaultRuntimeDir {run_dir}",
         f"PidFile {run_dir / 'apache.pid'}",
         f"ScriptSock {run_dir / 'cgid.sock'}",
@@ -311,7 +323,7 @@ def apache(root: Path, logs: Path, port: int = 0) -> Server:
     conf.write_text("\n".join(lines) + "\n")
     argv = ["/usr/sbin/apache2", "-f", str(conf), "-DFOREGROUND"]
     package = "apache2 libapache2-mod-svn"
-    return Server("apache", argv, port, f"http://{HOST}:{port}", logs / "apache.log", package)
+    return Server("apache", argv, port, f"http://{host}:{port}", logs / "apache.log", package, host)
 
 
 def as_server_user(argv: list[str]) -> list[str]:
