@@ -195,6 +195,14 @@ def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
     assert "content differs" in problems[0]  # visit 2's line is not there
 
 
+def _processes(marker: str) -> list[psutil.Process]:
+    """Running processes whose command line holds ``marker``."""
+    return [
+        p for p in psutil.process_iter(["cmdline"])
+        if marker in " ".join(p.info["cmdline"] or [])
+    ]  # fmt: skip
+
+
 def _server_of(logs: Path, name: str) -> psutil.Process | None:
     for proc in psutil.process_iter(["name", "cmdline"]):
         cmdline = proc.info["cmdline"] or []
@@ -310,11 +318,7 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
     assert proc.returncode == 128 + signum, err
     assert _server_of(logs, "git-daemon") is None
     assert vcsbench_mounts() == ""
-    engines = [
-        p for p in psutil.process_iter(["cmdline"])
-        if "vcsbench.load.engine" in " ".join(p.info["cmdline"] or [])
-    ]  # fmt: skip
-    assert engines == []
+    assert _processes("vcsbench.load.engine") == []
 
 
 @pytest.mark.parametrize(
@@ -330,6 +334,10 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         (["--payload", "nothing"], "payload 'nothing' is not known"),
         (["--capacity-factor", "1"], "--capacity-factor 1.0 must be > 1"),
         (["--fs", "ntfs"], "ntfs"),
+        (["--expect-workers", "2", "--paths", "local:svn-fs"], "workers started elsewhere"),
+        (["--workers", "1", "--expect-workers", "1"], "not both"),
+        (["--master-port", "5557"], "--master-bind and --master-port go with --expect-workers"),
+        (["--listen", "192.0.2.1"], "--listen '192.0.2.1' is not an address of this machine"),
     ],
 )
 def test_bad_load_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
@@ -445,10 +453,7 @@ def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
     server = _wait_for(lambda: _server_of(logs, "git-daemon"))
 
     def engine() -> psutil.Process | None:
-        for p in psutil.process_iter(["cmdline"]):
-            if "vcsbench.load.engine" in " ".join(p.info["cmdline"] or []):
-                return p
-        return None
+        return next(iter(_processes("vcsbench.load.engine")), None)
 
     locust = _wait_for(engine)
     time.sleep(1.0)
@@ -511,10 +516,7 @@ def test_compare_refuses_runs_of_different_scenarios(tmp_path: Path) -> None:
 
 
 def _workers() -> list[psutil.Process]:
-    return [
-        p for p in psutil.process_iter(["cmdline"])
-        if "vcsbench.load.engine --worker" in " ".join(p.info["cmdline"] or [])
-    ]  # fmt: skip
+    return _processes("vcsbench.load.engine --worker")
 
 
 def test_a_locust_master_with_two_workers_writes_one_result(tmp_path: Path) -> None:
@@ -597,22 +599,6 @@ def test_workers_started_elsewhere_join_a_master_by_address(tmp_path: Path) -> N
     assert len(set(entry["raw"]["worker"])) == 1
     assert all(row["ok"] > 0 and not row["errors"] for row in entry["steps"])
     assert entry["verify_failure_count"] == 0
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--expect-workers", "2", "--paths", "local:svn-fs"], "workers started elsewhere"),
-        (["--workers", "1", "--expect-workers", "1"], "not both"),
-        (["--master-port", "5557"], "--master-bind and --master-port go with --expect-workers"),
-        (["--listen", "192.0.2.1"], "--listen '192.0.2.1' is not an address of this machine"),
-    ],
-)
-def test_bad_distribution_input_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
-    result = vcsbench("load", "--out", str(tmp_path / "x.json"), *args)
-    assert result.returncode == 2
-    assert message in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_load_worker_refuses_a_master_that_is_not_host_and_port() -> None:

@@ -299,8 +299,9 @@ class LocalClient(Client):
     def pid(self) -> int:
         return self.proc.pid
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        self._ask(
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        # The request is encoded here, untimed: the payload's files can be large.
+        self.request = _encode(
             {
                 "repo": str(self.repos / repo_name(student)),
                 "create": visit == 1 and not self.precreated,
@@ -309,25 +310,27 @@ class LocalClient(Client):
             }
         )
 
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        self._ask(self.request)
+
     def clone(self, n: int) -> None:
-        self._ask({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))})
+        self._ask(_encode({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))}))
 
     def shared_commit(self, committer: int, n: int) -> int:
-        reply = self._ask(
-            {
-                "repo": str(self.repos / SHARED),
-                "create": False,
-                "files": {shared_file(committer): shared_content(committer, n).decode()},
-                "message": f"committer {committer} commit {n}",
-                "retry": MAX_RETRIES,
-            }
-        )
-        return int(reply.get("retries", 0))
+        request = {
+            "repo": str(self.repos / SHARED),
+            "create": False,
+            "files": {shared_file(committer): shared_content(committer, n).decode()},
+            "message": f"committer {committer} commit {n}",
+            "retry": MAX_RETRIES,
+        }
+        return int(self._ask(_encode(request)).get("retries", 0))
 
-    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _ask(self, line: bytes) -> dict[str, Any]:
+        """Send one encoded request; the reply, or the failure as a SessionError."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
-            self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+            self.proc.stdin.write(line)
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
         except OSError as exc:
@@ -350,6 +353,10 @@ class LocalClient(Client):
             self.proc.kill()
             self.proc.wait()
         super().close()
+
+
+def _encode(request: dict[str, Any]) -> bytes:
+    return json.dumps(request).encode() + b"\n"
 
 
 def make_client(config: Mapping[str, Any], scratch: Path) -> Client:

@@ -34,6 +34,7 @@ from locust.env import Environment
 
 from vcsbench.bench.payloads import load_payload
 from vcsbench.load.clients import Client, SessionError, make_client, remove_tree, submission
+from vcsbench.load.servers import cgroup_cpu_s
 from vcsbench.measure.probes import syncfs
 
 DRAIN_S = 300.0
@@ -310,12 +311,7 @@ def _written(members: list[int]) -> int:
 
 def _server_cpu(config: dict[str, Any], members: list[int]) -> float:
     group = config.get("server_cgroup")
-    if group:
-        for line in Path(group, "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "usage_usec":
-                return int(value) / 1e6
-    return _cpu_of(members)
+    return cgroup_cpu_s(Path(group)) if group else _cpu_of(members)
 
 
 def _own_cpu() -> float:
@@ -618,17 +614,10 @@ def _write_document(
 
 
 def _write(out: Path, shared: Shared, steps: list[dict[str, Any]]) -> None:
-    """The finished steps and their sessions' records, atomically."""
+    """The finished steps and their sessions' records (one process's run)."""
     keep = [i for i, step in enumerate(shared.records["step"]) if step < len(steps)]
-    document = {
-        "engine": {"locust": locust.__version__, "gevent": gevent.__version__},
-        "steps": steps,
-        "records": {k: [v[i] for i in keep] for k, v in shared.records.items()},
-        "error_details": shared.details,
-    }
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(document))
-    os.replace(tmp, out)
+    records = {k: [v[i] for i in keep] for k, v in shared.records.items()}
+    _write_document(out, steps, records, shared.details, [])
 
 
 def main() -> None:

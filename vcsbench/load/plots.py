@@ -26,6 +26,12 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
 
@@ -66,9 +72,7 @@ def plot_steps(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
         f"{load['scenario']} over {entry['path']} on {entry['filesystem']['spec']}: "
         f"latency and throughput per step ({errors:,} failed sessions, red x)"
     )
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def plot_percentiles(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
@@ -89,9 +93,7 @@ def plot_percentiles(load: dict[str, Any], entry: dict[str, Any], path: Path) ->
     ax.set_xlim(0, 100)
     ax.legend(fontsize="small")
     ax.set_title(f"{load['scenario']} over {entry['path']}: latency by percentile, per step")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def plot_timeline(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
@@ -136,9 +138,7 @@ def plot_timeline(load: dict[str, Any], entry: dict[str, Any], path: Path) -> No
         f"{load['scenario']} over {entry['path']} on {entry['filesystem']['spec']}: sessions "
         "and the system over time"
     )
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 PLOTTERS = {"steps": plot_steps, "percentiles": plot_percentiles, "timeline": plot_timeline}

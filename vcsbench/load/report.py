@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.load.run import SCHEMA
+from vcsbench.load.run import SCHEMA, level_text, number
 
 
 def read_json(path: Path) -> Any:
@@ -41,12 +41,6 @@ def load_document(path: Path) -> dict[str, Any]:
         )
     result: dict[str, Any] = document
     return result
-
-
-def _level(value: float | None, shape: str) -> str:
-    if value is None:
-        return "none"
-    return f"{value:g} clients" if shape == "closed" else f"{value:g} arrivals/s"
 
 
 def compare_loads(base: dict[str, Any], other: dict[str, Any], names: tuple[str, str]) -> str:
@@ -78,7 +72,8 @@ def compare_loads(base: dict[str, Any], other: dict[str, Any], names: tuple[str,
         lines += [
             f"## {title_a} → {title_b}",
             "",
-            f"Capacity: {_level(cap_a, a['shape'])} → {_level(cap_b, a['shape'])}: {verdict}.",
+            f"Capacity: {level_text(cap_a, a['shape'])} → {level_text(cap_b, a['shape'])}: "
+            f"{verdict}.",
             "",
             "| level | p95 ms | p95 ms (other) | ratio | ok/s | ok/s (other) | errors | errors "
             "(other) |",
@@ -92,13 +87,9 @@ def compare_loads(base: dict[str, Any], other: dict[str, Any], names: tuple[str,
             p95, p95_b = row["latency_ms"]["p95"], other_row["latency_ms"]["p95"]
             ratio = f"{p95_b / p95:.2f}x" if p95 and p95_b else "—"
             lines.append(
-                f"| {row['level']:g} | {_f(p95)} | {_f(p95_b)} | {ratio} "
-                f"| {_f(row['ops_per_s'])} | {_f(other_row['ops_per_s'])} "
+                f"| {row['level']:g} | {number(p95)} | {number(p95_b)} | {ratio} "
+                f"| {number(row['ops_per_s'])} | {number(other_row['ops_per_s'])} "
                 f"| {sum(row['errors'].values())} | {sum(other_row['errors'].values())} |"
             )
         lines.append("")
     return "\n".join(lines)
-
-
-def _f(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.1f}"

@@ -282,34 +282,38 @@ def _revisions_git(repo: Path) -> int:
     return int(proc.stdout) if proc.returncode == 0 else 0
 
 
+def _read_back(
+    reader: SvnVerifier | None, repo: Path, files: dict[str, bytes]
+) -> tuple[int, list[str]]:
+    """A repository's revisions (svn: the youngest; git: HEAD's commits) and how its
+    newest files differ from ``files``: svn by the reader process, git by vcsbench's own
+    object reader. A repository that cannot be read: -1 and why."""
+    try:
+        if reader is not None:
+            revisions, actual = reader.read(repo, sorted(files))
+            return revisions, compare_files(files, actual)
+        return _revisions_git(repo), compare_files(files, read_git_objects(repo, sorted(files)))
+    except Exception as exc:
+        return -1, [f"could not be read: {type(exc).__name__}: {exc}"]
+
+
 def verify(
     path: str, repos: Path, records: dict[str, list[Any]], payload: dict[str, bytes]
 ) -> tuple[int, list[str]]:
     """Read every visited repository back; flip the last good session of each that is
     wrong into a ``verify`` error. Returns how many were read and what failed."""
-    vcs = path_vcs(path)
     last_ok: dict[int, int] = {}
     ok_count: dict[int, int] = {}
     for i, student in enumerate(records["student"]):
         if records["error"][i] is None:
             ok_count[student] = ok_count.get(student, 0) + 1
-            if i > last_ok.get(student, -1):
-                last_ok[student] = i
-    reader = SvnVerifier() if vcs == "svn" else None
+            last_ok[student] = i
+    reader = SvnVerifier() if path_vcs(path) == "svn" else None
     problems: list[str] = []
     try:
         for student, index in sorted(last_ok.items()):
-            repo = repos / repo_name(student)
             files = submission(payload, student, records["visit"][index])
-            try:
-                if reader is not None:
-                    revisions, actual = reader.read(repo, sorted(files))
-                    wrong = compare_files(files, actual)
-                else:
-                    revisions = _revisions_git(repo)
-                    wrong = compare_files(files, read_git_objects(repo, sorted(files)))
-            except Exception as exc:
-                revisions, wrong = -1, [f"could not be read: {type(exc).__name__}: {exc}"]
+            revisions, wrong = _read_back(reader, repos / repo_name(student), files)
             if revisions != ok_count[student]:
                 wrong.append(f"{revisions} revisions, {ok_count[student]} sessions succeeded")
             if wrong:
@@ -336,22 +340,15 @@ def verify_shared(
     expected = dict(start)
     for committer, i in last_ok.items():
         expected[shared_file(committer)] = shared_content(committer, records["visit"][i])
-    repo = repos / SHARED
-    problems: list[str] = []
+    reader = SvnVerifier() if path_vcs(path) == "svn" else None
     try:
-        if path_vcs(path) == "svn":
-            reader = SvnVerifier()
-            try:
-                revisions, actual = reader.read(repo, sorted(expected))
-            finally:
-                reader.close()
-            wrong = compare_files(expected, actual)
-            revisions -= 1  # r1 is the first commit, as git's first commit is one
-        else:
-            revisions = _revisions_git(repo) - 1
-            wrong = compare_files(expected, read_git_objects(repo, sorted(expected)))
-    except Exception as exc:
-        revisions, wrong = -1, [f"could not be read: {type(exc).__name__}: {exc}"]
+        revisions, wrong = _read_back(reader, repos / SHARED, expected)
+    finally:
+        if reader is not None:
+            reader.close()
+    if revisions >= 0:
+        revisions -= 1  # the first commit (svn r1, git's root commit) was made before the load
+    problems: list[str] = []
     if revisions != ok:
         problems.append(f"{revisions} commits after the first, {ok} sessions succeeded")
     for line in wrong:
@@ -754,11 +751,14 @@ LATENCY = {
 }
 
 
-def _ms(value: float | None) -> str:
+def number(value: float | None) -> str:
     return "—" if value is None else f"{value:,.1f}"
 
 
-def _level(value: float, shape: str) -> str:
+def level_text(value: float | None, shape: str) -> str:
+    """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
+    if value is None:
+        return "none"
     return f"{value:g} clients" if shape == "closed" else f"{value:g} arrivals/s"
 
 
@@ -822,24 +822,25 @@ def markdown(document: dict[str, Any], out: Path) -> str:
             level = f"{row['level']:g}"
             generator = row.get("generator")
             if generator is not None:
-                level += f" | {_ms(row['offered_per_s'])} | {_ms(generator['lag_ms_p99'])}"
+                level += f" | {number(row['offered_per_s'])} | {number(generator['lag_ms_p99'])}"
                 if generator["behind"]:
                     behind.append(row)
             lines.append(
-                f"| {level} | {row['sessions']:,} | {_ms(row['ops_per_s'])} "
-                f"| {_ms(lat['p50'])} | {_ms(lat['p90'])} | {_ms(lat['p95'])} "
-                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors} | {row.get('retries', 0):,} "
-                f"| {_ms(device['write_bytes_per_session'] / 1024) if device else '—'} "
-                f"| {_ms(device['write_requests_per_session']) if device else '—'} "
-                f"| {_ms(row['server_cpu_s'] * 1000 / per)} "
-                f"| {_ms(iowait)} |"
+                f"| {level} | {row['sessions']:,} | {number(row['ops_per_s'])} "
+                f"| {number(lat['p50'])} | {number(lat['p90'])} | {number(lat['p95'])} "
+                f"| {number(lat['p99'])} | {number(lat['max'])} | {errors} "
+                f"| {row.get('retries', 0):,} "
+                f"| {number(device['write_bytes_per_session'] / 1024) if device else '—'} "
+                f"| {number(device['write_requests_per_session']) if device else '—'} "
+                f"| {number(row['server_cpu_s'] * 1000 / per)} "
+                f"| {number(iowait)} |"
             )
         if cap.get("level") is None:
             lines += ["", f"Capacity: none ({cap['reason']})."]
         else:
             lines += [
                 "",
-                f"Capacity: **{_level(cap['level'], shape)}** ({cap['ops_per_s']:,.1f} ok/s, "
+                f"Capacity: **{level_text(cap['level'], shape)}** ({cap['ops_per_s']:,.1f} ok/s, "
                 f"p95 {cap['p95_ms']:,.1f} ms): {cap['rule']}.",
             ]
         for row in behind:

@@ -94,6 +94,15 @@ def cgroup2_root() -> Path | None:
     return None
 
 
+def cgroup_cpu_s(group: Path) -> float:
+    """CPU seconds of every process that was ever in ``group`` (cgroup v2 ``cpu.stat``)."""
+    for line in (group / "cpu.stat").read_text().splitlines():
+        key, _, value = line.partition(" ")
+        if key == "usage_usec":
+            return int(value) / 1e6
+    return 0.0
+
+
 class CpuGroup:
     """A cgroup (v2) of vcsbench's own for one server: every process the server starts
     is in it, so its CPU is counted whether or not anyone reaps those processes (a CGI
@@ -110,13 +119,6 @@ class CpuGroup:
             os.write(fd, str(os.getpid()).encode())
         finally:
             os.close(fd)
-
-    def cpu_s(self) -> float:
-        for line in (self.path / "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "usage_usec":
-                return int(value) / 1e6
-        return 0.0
 
     def close(self) -> None:
         """End what is left in the group and remove it (it is empty once they are gone)."""
