@@ -225,6 +225,11 @@ class Arrivals(User):
             gevent.sleep(0.005)
             return
         intended = shared.t0 + (shared.arrivals + shared.phase) / shared.rate
+        if intended >= shared.t0 + float(shared.config["step_seconds"]):
+            # The schedule ends with the step: no arrival is due after it, even if this
+            # loop runs late and the step is closed later than its end.
+            gevent.sleep(0.005)
+            return
         wait = intended - time.perf_counter()
         if wait > 0:
             gevent.sleep(wait)
