@@ -165,6 +165,9 @@ def test_capacity_is_the_last_step_within_the_factor_without_errors() -> None:
     assert capacity(figures, 3.0)["level"] == 16
     assert capacity([row(1, 10.0), row(2, 11.0, {"commit": 1})], 2.0)["level"] == 1
     assert capacity([row(1, None, {"create": 3})], 2.0)["level"] is None
+    # An open-loop step whose generator fell behind offered less than its level: stop.
+    late = [row(2, 10.0), {**row(20, 11.0), "generator": {"behind": True}}]
+    assert capacity(late, 2.0)["level"] == 2
 
 
 def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
@@ -505,14 +508,102 @@ def test_report_and_compare_read_load_results(tmp_path: Path) -> None:
     assert f"{p95[1] / p95[0]:.2f}x" in compare.stdout
 
 
-def test_compare_refuses_runs_of_different_scenarios(tmp_path: Path) -> None:
-    base = {"vcsbench_load": {"schema_version": 1, "scenario": "deadline", "shape": "closed"}}
-    other = {"vcsbench_load": {"schema_version": 1, "scenario": "shared", "shape": "closed"}}
-    (tmp_path / "a.json").write_text(json.dumps(base))
-    (tmp_path / "b.json").write_text(json.dumps(other))
-    result = vcsbench("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+def _load_file(
+    path: Path, latencies: list[list[float]], scenario: str = "deadline", access: str = "svnserve"
+) -> Path:
+    """A load result file whose figures come from known session latencies (no errors)."""
+    document = _document(latencies, [[None] * len(lat) for lat in latencies])
+    figures, cap = step_figures(document, [], 2.0)
+    fs = {"spec": "tmpfs", "kind": "tmpfs", "fstype": "tmpfs"}
+    entry = {
+        "path": access, "vcs": "svn", "filesystem": fs, "steps": figures, "capacity": cap,
+        "raw": document["records"], "sampler": [], "verified_repositories": 10,
+    }  # fmt: skip
+    load = {
+        "schema_version": 1, "command": "vcsbench load", "scenario": scenario,
+        "shape": "closed", "students": 10, "payload": "hello", "precreate": False,
+        "step_seconds": 10, "capacity_factor": 2.0, "latency": "wall", "loads": [entry],
+        "machine": {"cpu_count": 2},
+    }  # fmt: skip
+    path.write_text(json.dumps({"vcsbench_load": load}))
+    return path
+
+
+TENTHS = [0.01 * (i + 1) for i in range(10)]  # 10 .. 100 ms: p50 55, p95 95.5, p99 99.1
+
+
+def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
+    from vcsbench.results import load
+
+    # Step 1: 10..100 ms; step 2: three times slower, past the 2x factor.
+    base = _load_file(tmp_path / "base.json", [TENTHS, [3 * x for x in TENTHS]])
+    run = load(base)
+    assert run.kind == "load" and run.benchmarks == [] and run.machine.cpu_count == 2
+    assert run.load is not None
+    (entry,) = run.load.paths
+    assert [s.level for s in entry.steps] == [1, 2] and entry.capacity.level == 1
+    assert entry.steps[1].p95_ms == pytest.approx(286.5)
+
+    report = vcsbench("report", str(base))
+    assert report.returncode == 0, report.stderr
+    row = next(line for line in report.stdout.splitlines() if line.startswith("| ") and
+               line.split("|")[1].strip() == "2")  # fmt: skip
+    # p50 165, p90 273, p95 286.5, p99 297.3, max 300 ms: three times step one's.
+    assert [c.strip() for c in row.split("|")[4:9]] == [
+        "165.0",
+        "273.0",
+        "286.5",
+        "297.3",
+        "300.0",
+    ]
+    assert "Capacity: **1 clients** (1.0 ok/s, p95 95.5 ms)" in report.stdout
+
+    csv_rows = vcsbench("report", "--format", "csv", str(base)).stdout.splitlines()
+    header, first = csv_rows[0].split(","), csv_rows[1].split(",")
+    assert header[9:14] == ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"]
+    assert [float(x) for x in first[9:14]] == pytest.approx([55.0, 91.0, 95.5, 99.1, 100.0])
+    assert first[header.index("capacity")] == "yes"
+
+    bmf = json.loads(vcsbench("export", str(base)).stdout)
+    step = bmf["load deadline closed svnserve tmpfs 2"]
+    assert step["latency"]["value"] == pytest.approx(165e6)
+    assert step["latency"]["upper_value"] == pytest.approx(297.3e6)
+    assert step["throughput"]["value"] == pytest.approx(1.0) and step["errors"]["value"] == 0
+
+    # The other run stays within 2x at step 2: it saturates later.
+    other = _load_file(tmp_path / "other.json", [TENTHS, [1.5 * x for x in TENTHS]])
+    compare = vcsbench("compare", str(base), str(other))
+    assert compare.returncode == 0, compare.stderr
+    assert "Capacity: 1 clients → 2 clients: **svnserve on tmpfs saturates later**" in (
+        compare.stdout
+    )
+    assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms
+
+
+def test_compare_refuses_runs_of_different_kinds(tmp_path: Path) -> None:
+    base = _load_file(tmp_path / "a.json", [TENTHS])
+    other = _load_file(tmp_path / "b.json", [TENTHS], scenario="shared")
+    result = vcsbench("compare", str(base), str(other))
     assert result.returncode == 2
     assert "compare runs of one scenario and shape" in result.stderr
+    benchmarks = Path(__file__).parent / "data" / "tiny-tmpfs.json"
+    result = vcsbench("compare", str(benchmarks), str(base))
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith(
+        "compare results of one kind (benchmarks with benchmarks, load runs with load runs)"
+    )
+
+
+def test_a_damaged_load_result_is_one_line(tmp_path: Path) -> None:
+    path = _load_file(tmp_path / "a.json", [TENTHS])
+    document = json.loads(path.read_text())
+    del document["vcsbench_load"]["loads"][0]["steps"][0]["latency_ms"]
+    path.write_text(json.dumps(document))
+    result = vcsbench("report", str(path))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"vcsbench: error: {path}: vcsbench_load.loads[0].steps[0].latency_ms is missing"
+    ]
 
 
 def _workers() -> list[psutil.Process]:

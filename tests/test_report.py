@@ -115,7 +115,7 @@ def test_schema_1_results_load_with_their_figures_migrated() -> None:
     ("content", "message"),
     [
         ('{"benchmarks": [', "is not valid JSON (truncated or damaged?"),
-        ("[1, 2, 3]", "is not a pytest-benchmark result file"),
+        ("[1, 2, 3]", "is not a vcsbench result file"),
         ('{"benchmarks": [{"name": "x", "extra_info": {}}]}', "holds no vcsbench benchmarks"),
         (
             '{"benchmarks": [{"name": "x", "extra_info": {"vcsbench": {"schema_version": 99}}}]}',

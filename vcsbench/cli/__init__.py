@@ -306,7 +306,8 @@ def _load_worker(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
-    from vcsbench.load.run import LoadPlan, markdown, run_load
+    from vcsbench.load.run import LoadPlan, run_load
+    from vcsbench.report.load import load_markdown
     from vcsbench.sandbox import install_signal_handlers
 
     plan = LoadPlan.parse(
@@ -333,8 +334,8 @@ def _load(args: argparse.Namespace) -> int:
     out = _out_path(args, "load")
     check_out(out)
     install_signal_handlers()
-    document = run_load(plan, out, ["vcsbench", *sys.argv[1:]])
-    text = markdown(document, out)
+    run = run_load(plan, out, ["vcsbench", *sys.argv[1:]])
+    text = load_markdown(run)
     table = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
     table.write_text(text)
     print()
@@ -410,35 +411,33 @@ def _report(args: argparse.Namespace) -> int:
     from vcsbench.report.tables import render
     from vcsbench.results import load_many
 
-    load_files = [r for r in args.results if _is_load_file(Path(r))]
-    if load_files:
-        _report_loads(args, load_files)
-        rest = [r for r in args.results if r not in load_files]
-        if not rest:
-            return 0
-        args.results = rest
-    files = load_many(args.results)
-    plots: list[tuple[str, str]] = []
+    runs = load_many(args.results)
+    load_runs = [run for run in runs if run.load is not None]
+    bench_runs = [run for run in runs if run.load is None]
     plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
-    if plot_dir is not None:
+    parts: list[str] = []
+    if load_runs:
+        parts.append(_report_loads(args, load_runs, plot_dir))
+    plots: list[tuple[str, str]] = []
+    if bench_runs and plot_dir is not None:
         from vcsbench.report.plots import write_plots
 
         try:
             written = write_plots(
-                files, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds), args.block_size
-            )
+                bench_runs, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds),
+                args.block_size,
+            )  # fmt: skip
         except OSError as exc:
-            raise VcsbenchError(
-                f"--plots {plot_dir}: cannot be written ({exc.strerror or exc}); give a "
-                "directory you can write"
-            ) from None
+            raise _unwritable("--plots", plot_dir, exc) from None
         for title, png in written:
             if args.format == "html":
                 data = base64.b64encode(png.read_bytes()).decode()
                 plots.append((title, f"data:image/png;base64,{data}"))
             else:
                 plots.append((title, os.path.relpath(png, args.out or Path.cwd())))
-    text = render(files, args.format, args.baseline, plots, args.block_size)
+    if bench_runs:
+        parts.append(render(bench_runs, args.format, args.baseline, plots, args.block_size))
+    text = "\n".join(parts)
     if args.out is None:
         print(text, end="")
         return 0
@@ -455,61 +454,59 @@ def _report(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     except OSError as exc:
-        raise VcsbenchError(
-            f"--out {args.out}: cannot be written ({exc.strerror or exc}); give a directory "
-            "you can write"
-        ) from None
+        raise _unwritable("--out", args.out, exc) from None
     print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
     return 0
 
 
-def _is_load_file(path: Path) -> bool:
-    """A load result (else, or unreadable, it is left to the results loader, whose errors
-    say what is wrong with a file)."""
-    from vcsbench.load.report import is_load, read_json
-
-    try:
-        return path.exists() and is_load(read_json(path))
-    except VcsbenchError:
-        return False
+def _unwritable(option: str, where: Path, exc: OSError) -> VcsbenchError:
+    return VcsbenchError(
+        f"{option} {where}: cannot be written ({exc.strerror or exc}); give a directory "
+        "you can write"
+    )
 
 
-def _report_loads(args: argparse.Namespace, files: list[str]) -> None:
-    """Load results: each one's tables (and with --plots, its plots)."""
-    from vcsbench.load.plots import write_load_plots
-    from vcsbench.load.report import load_document
-    from vcsbench.load.run import markdown
+def _report_loads(args: argparse.Namespace, runs: list[Run], plot_dir: Path | None) -> str:
+    """Load results: each one's tables (and with --plots, its plots beneath them)."""
+    from vcsbench.report.load import load_csv, load_markdown
+    from vcsbench.report.loadplots import write_load_plots
 
-    for name in files:
-        document = load_document(Path(name))
-        print(markdown(document, Path(name)))
-        plot_dir = args.plots or (args.out / "plots" if args.out else None)
-        if plot_dir is not None:
-            for title, png in write_load_plots(document, Path(plot_dir), args.plot_format):
-                print(f"![{title}]({png})")
-            print()
+    if args.format == "csv":
+        return load_csv(runs)
+    parts = []
+    for run in runs:
+        parts.append(load_markdown(run, args.format))
+        if plot_dir is None:
+            continue
+        try:
+            written = write_load_plots(run, Path(plot_dir), args.plot_format)
+        except OSError as exc:
+            raise _unwritable("--plots", Path(plot_dir), exc) from None
+        for title, png in written:
+            parts.append(f"![{title}]({os.path.relpath(png, args.out or Path.cwd())})\n")
+    return "\n".join(parts)
 
 
 def _compare(args: argparse.Namespace) -> int:
     from vcsbench.report.compare import compare, parse_gate, regressions, render
+    from vcsbench.report.load import compare_loads
     from vcsbench.results import load
 
-    if _is_load_file(Path(args.base)):
-        from vcsbench.load.report import compare_loads, load_document
-
-        base_doc = load_document(Path(args.base))
-        for i, other_path in enumerate(args.others):
-            if i:
-                print()
-            other_doc = load_document(Path(other_path))
-            print(compare_loads(base_doc, other_doc, (str(args.base), str(other_path))), end="")
+    base = load(args.base)
+    others = [load(path) for path in args.others]
+    for other in others:
+        if other.kind != base.kind:
+            raise VcsbenchError(
+                f"{other.path} holds {other.kind} and {base.path} {base.kind}; compare "
+                "results of one kind (benchmarks with benchmarks, load runs with load runs)"
+            )
+    if base.load is not None:
+        print("\n".join(compare_loads(base, other) for other in others), end="")
         return 0
 
     gate = parse_gate(args.fail_on) if args.fail_on else {}
-    base = load(args.base)
     found: list[str] = []
-    for i, other_path in enumerate(args.others):
-        other = load(other_path)
+    for i, other in enumerate(others):
         pairs = compare(base, other)
         if i:
             print()

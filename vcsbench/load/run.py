@@ -11,7 +11,6 @@ latencies become each step's figures and the capacity.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shlex
@@ -42,6 +41,9 @@ from vcsbench.load.clients import (
     submission,
 )
 from vcsbench.report.blocks import quantile
+from vcsbench.results import Run, parse
+from vcsbench.results.io import write_document
+from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox, parse_fs_spec
 
 SCENARIOS = ("deadline", "shared", "clone-storm")
@@ -49,7 +51,6 @@ SHAPES = ("closed", "open")
 LAG_LIMIT_S = 0.020
 """Open loop: a p99 generator lag above this (or a tenth of the arrival interval, if
 more) means the load generator, not the server, set the pace."""
-SCHEMA = 1
 PERCENTILES = (50, 90, 95, 99)
 
 
@@ -466,10 +467,13 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
         p95 = row["latency_ms"]["p95"]
         if row["errors"] or p95 is None or p95 > factor * base:
             break
+        if row.get("generator", {}).get("behind"):  # a late generator offered less load
+            break
         best = row
     rule = (
         f"the highest step whose p95 stayed within {factor:g}x the first step's "
-        f"({base:.1f} ms) with no error, counting up from the first step"
+        f"({base:.1f} ms) with no error, counting up from the first step and stopping "
+        "at a step whose load generator fell behind its schedule"
     )
     if best is None:
         return {"level": None, "rule": rule, "reason": "the first step had errors"}
@@ -677,7 +681,9 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
         }
 
 
-def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any]:
+def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> Run:
+    """Run the plan over each access path; write the result file (what finished, on an
+    interrupt or a failure, before re-raising it) and return it as the model reads it."""
     from vcsbench.measure.machine import machine_info
 
     # Absolute: servers resolve relative paths against their own roots (Apache's
@@ -703,7 +709,7 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
             break
     document = {
         "vcsbench_load": {
-            "schema_version": SCHEMA,
+            "schema_version": LOAD_SCHEMA,
             "command": shlex.join(command),
             "scenario": plan.scenario,
             "shape": plan.shape,
@@ -729,17 +735,14 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> dict[str, Any
             f"the run stopped at {plan.paths[len(loads)]}: {failed}; the paths before it are kept"
         )
     if loads:
-        tmp = out.with_name(f".{out.name}.{os.getpid()}")
-        data = json.dumps(document).encode()
-        tmp.write_bytes(gzip.compress(data, mtime=0) if out.name.endswith(".gz") else data)
-        os.replace(tmp, out)
+        write_document(document, out)
         if interrupted is not None or failed is not None:
             print(f"vcsbench load: what finished is in {out}", file=sys.stderr)
     if interrupted is not None:
         raise interrupted
     if failed is not None:
         raise failed
-    return document
+    return parse(document, out)
 
 
 LATENCY = {
@@ -749,141 +752,3 @@ LATENCY = {
     "left out: waiting for a free client counts, so a stalled server shows in the "
     "percentiles (no coordinated omission); raw values kept in 'raw'",
 }
-
-
-def number(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.1f}"
-
-
-def level_text(value: float | None, shape: str) -> str:
-    """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
-    if value is None:
-        return "none"
-    return f"{value:g} clients" if shape == "closed" else f"{value:g} arrivals/s"
-
-
-def markdown(document: dict[str, Any], out: Path) -> str:
-    """Per access path, a row per step, and the capacity; for pasting into an RFC."""
-    load = document["vcsbench_load"]
-    shape = load["shape"]
-    what = (
-        "a commit" if load["precreate"] else "a first visit creates the repository, then a commit"
-    ) + f" of the `{load['payload']}` payload and a line that changes"
-    if load["scenario"] == "shared":
-        what = (
-            "a commit into one shared repository, each client rewriting a file of its own; "
-            "a commit refused because another landed first (git: not a fast-forward, svn: "
-            "out of date) is updated and tried again, and counted as a retry"
-        )
-    if load["scenario"] == "clone-storm":
-        what = (
-            f"a clone (svn: a checkout) of one repository of {load['history']} revisions "
-            f"(the `{load['payload']}` payload, then one small file rewritten per revision), "
-            "checked file by file afterwards, untimed"
-        )
-    if shape == "closed":
-        loop = "closed loop: each step's clients submit back to back"
-    else:
-        loop = (
-            f"open loop: sessions arrive on a fixed schedule, up to {load['max_clients']} "
-            "clients busy at once"
-        )
-    lines = [
-        f"# Load: {load['scenario']}, {shape} loop"
-        + (f", {load['students']:,} students" if load["scenario"] == "deadline" else ""),
-        "",
-        f"Each session: {what}; {loop}; {load['step_seconds']:g} s per step. "
-        f"Latency: {load['latency']}; percentiles over the step's successful sessions. "
-        f"Results: `{out}`; command: `{load['command']}`",
-    ]
-    if load.get("interrupted"):
-        lines += ["", f"**Interrupted**: {load['interrupted']}."]
-    first = "clients" if shape == "closed" else "arrivals/s | offered/s | generator lag p99 ms"
-    extra = "" if shape == "closed" else "---:|---:|"
-    for entry in load["loads"]:
-        fs = entry["filesystem"]
-        cap = entry["capacity"]
-        lines += [
-            "",
-            f"## {entry['path']} ({entry['vcs']}) on {fs['spec']}",
-            "",
-            f"| {first} | sessions | ok/s | p50 ms | p90 ms | p95 ms | p99 ms | max ms | errors "
-            "| retries | device KiB/session | device writes/session | server CPU ms/session "
-            "| iowait % |",
-            f"|---:|{extra}---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-        ]
-        behind = []
-        for row in entry["steps"]:
-            lat = row["latency_ms"]
-            errors = ", ".join(f"{k} {v}" for k, v in sorted(row["errors"].items())) or "0"
-            device = row.get("device")
-            per = row["ok"] or 1
-            iowait = row["system"]["iowait_pct_mean"]
-            level = f"{row['level']:g}"
-            generator = row.get("generator")
-            if generator is not None:
-                level += f" | {number(row['offered_per_s'])} | {number(generator['lag_ms_p99'])}"
-                if generator["behind"]:
-                    behind.append(row)
-            lines.append(
-                f"| {level} | {row['sessions']:,} | {number(row['ops_per_s'])} "
-                f"| {number(lat['p50'])} | {number(lat['p90'])} | {number(lat['p95'])} "
-                f"| {number(lat['p99'])} | {number(lat['max'])} | {errors} "
-                f"| {row.get('retries', 0):,} "
-                f"| {number(device['write_bytes_per_session'] / 1024) if device else '—'} "
-                f"| {number(device['write_requests_per_session']) if device else '—'} "
-                f"| {number(row['server_cpu_s'] * 1000 / per)} "
-                f"| {number(iowait)} |"
-            )
-        if cap.get("level") is None:
-            lines += ["", f"Capacity: none ({cap['reason']})."]
-        else:
-            lines += [
-                "",
-                f"Capacity: **{level_text(cap['level'], shape)}** ({cap['ops_per_s']:,.1f} ok/s, "
-                f"p95 {cap['p95_ms']:,.1f} ms): {cap['rule']}.",
-            ]
-        for row in behind:
-            lines.append(
-                f"**Warning**: at {row['level']:g} arrivals/s the load generator fell behind its "
-                f"schedule (p99 lag {row['generator']['lag_ms_p99']:,.1f} ms, over "
-                f"{row['generator']['limit_ms']:,.1f} ms): that step measures the generator "
-                "as much as the server; run fewer arrivals, or workers on more machines."
-            )
-        if entry.get("locust_workers"):
-            lost = entry.get("workers_lost", [])
-            lines.append(
-                f"Locust: a master and {entry['locust_workers']} worker processes"
-                + (
-                    f"; {len(lost)} worker(s) lost during the run ({', '.join(lost)}): the "
-                    "steps after it ran on the rest."
-                    if lost
-                    else "."
-                )
-            )
-        failures = entry["verify_failure_count"]
-        if load["scenario"] == "shared":
-            lines.append(
-                "Read the shared repository back afterwards: "
-                + (
-                    "; ".join(entry["verify_failures"][:3]) + " (counted as errors)."
-                    if failures
-                    else "one revision per successful commit, every committer's file as its "
-                    "last commit left it."
-                )
-            )
-        elif load["scenario"] == "clone-storm":
-            lines.append(
-                f"Checked {entry['verified_repositories']:,} clones file by file; a wrong one "
-                "counts as a `verify` error."
-            )
-        else:
-            lines.append(
-                f"Verified {entry['verified_repositories']:,} repositories afterwards"
-                + (
-                    f"; {failures} failed (counted as errors)."
-                    if failures
-                    else ", all as committed."
-                )
-            )
-    return "\n".join(lines) + "\n"

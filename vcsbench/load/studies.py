@@ -13,9 +13,11 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from vcsbench.load.run import LoadPlan, markdown, run_load
+from vcsbench.load.run import LoadPlan, run_load
+from vcsbench.report.load import errors_text, load_markdown
+from vcsbench.results import Run
+from vcsbench.results.load import Load
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,16 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f}"
 
 
-def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]) -> str:
+def _load(run: Run) -> Load:
+    assert run.load is not None
+    return run.load
+
+
+def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
     """The study's two tables: per access path the closed-loop capacity, p95 at each step,
     device bytes per submission and the share no process wrote; then the open-loop pair."""
-    loads = closed["vcsbench_load"]["loads"]
-    levels = [f"{row['level']:g}" for row in loads[0]["steps"]] if loads else []
+    loads = _load(closed).paths
+    levels = [f"{row.level:g}" for row in loads[0].steps] if loads else []
     lines = [
         f"### Closed loop: 1 to {levels[-1] if levels else '?'} students submitting at once",
         "",
@@ -87,27 +94,25 @@ def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]
         "|---|---:|---|---|---:|---:|---:|",
     ]
     for entry in loads:
-        steps = entry["steps"]
-        cap = entry["capacity"]
-        level = cap.get("level")
-        p95 = " / ".join(_ms(row["latency_ms"]["p95"]) for row in steps)
-        past = [row for row in steps if level is None or row["level"] > level]
+        steps = entry.steps
+        level = entry.capacity.level
+        p95 = " / ".join(_ms(row.p95_ms) for row in steps)
+        past = [row for row in steps if level is None or row.level > level]
         errors: dict[str, int] = {}
         for row in past:
-            for kind, count in row["errors"].items():
+            for kind, count in row.errors.items():
                 errors[kind] = errors.get(kind, 0) + count
-        error_text = ", ".join(f"{k} {v:,}" for k, v in sorted(errors.items())) or "0"
-        device_rows = [row for row in steps if row.get("device") and row["ok"]]
-        written = sum(row["device"]["write_bytes"] for row in device_rows)
-        ok = sum(row["ok"] for row in device_rows)
-        counted = all(r["device"]["server_process_write_bytes"] is not None for r in device_rows)
-        process = sum(r["device"]["server_process_write_bytes"] or 0 for r in device_rows)
+        devices = [row.device for row in steps if row.device is not None and row.ok]
+        written = sum(device.write_bytes for device in devices)
+        ok = sum(row.ok for row in steps if row.device is not None and row.ok)
+        counted = all(device.server_process_write_bytes is not None for device in devices)
+        process = sum(device.server_process_write_bytes or 0 for device in devices)
         share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
         per = f"{written / ok / 1024:,.1f}" if ok else "—"
-        top = steps[-1]["system"]["iowait_pct_mean"] if steps else None
+        top = steps[-1].system.get("iowait_pct_mean") if steps else None
         cap_text = f"{level:g} clients" if level is not None else "none"
         lines.append(
-            f"| {entry['path']} | {cap_text} | {p95} | {error_text} | {per} | {share} "
+            f"| {entry.path} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
             f"| {'—' if top is None else f'{top:.0f}'} |"
         )
     lines += [
@@ -124,15 +129,16 @@ def study_tables(study: LoadStudy, closed: dict[str, Any], open_: dict[str, Any]
         "| generator lag p99 ms |",
         "|---|---:|---:|---:|---:|---:|---|---:|",
     ]
-    for entry in open_["vcsbench_load"]["loads"]:
-        for row in entry["steps"]:
-            lat = row["latency_ms"]
-            errors_text = ", ".join(f"{k} {v}" for k, v in sorted(row["errors"].items())) or "0"
-            flag = " (behind)" if row["generator"]["behind"] else ""
+    for entry in _load(open_).paths:
+        for row in entry.steps:
+            lat = row.latency_ms
+            generator = row.generator
+            lag = "—" if generator is None else f"{generator.lag_ms_p99:,.1f}"
+            flag = " (behind)" if generator is not None and generator.behind else ""
             lines.append(
-                f"| {entry['path']} | {row['level']:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
-                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors_text} "
-                f"| {row['generator']['lag_ms_p99']:,.1f}{flag} |"
+                f"| {entry.path} | {row.level:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
+                f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors_text(row.errors)} "
+                f"| {lag}{flag} |"
             )
     lines += ["", f"_Published: {study.source}._"]
     return "\n".join(lines) + "\n"
@@ -159,6 +165,6 @@ def run_study(
         f"`{shlex.join(command)}`\n\n"
     )
     text = header + study_tables(study, closed, open_)
-    detail = markdown(closed, out) + "\n" + markdown(open_, open_out)
+    detail = load_markdown(closed) + "\n" + load_markdown(open_)
     out.with_name(f"{stem}.md").write_text(text + "\n" + detail)
     return text

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.load import is_load_document, parse_load
 from vcsbench.results.model import Benchmark, Machine, Run, SchemaError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -44,8 +45,14 @@ def _fail(path: Path, why: str) -> VcsbenchError:
 
 def parse(document: object, path: Path) -> Run:
     """A :class:`Run` from a decoded result document."""
+    if is_load_document(document):
+        return _parse_load(document, path)
     if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
-        raise _fail(path, "is not a pytest-benchmark result file (no 'benchmarks' list)")
+        raise _fail(
+            path,
+            "is not a vcsbench result file (neither a pytest-benchmark 'benchmarks' list nor "
+            "a 'vcsbench load' result)",
+        )
     facts: dict[str, Any] = document.get("vcsbench") or {}
     if not isinstance(facts, dict):
         raise _fail(path, "its 'vcsbench' section is not an object")
@@ -84,6 +91,17 @@ def parse(document: object, path: Path) -> Run:
         version=str(facts.get("version", "")),
         run_id=str(facts.get("run_id", "")),
     )
+
+
+def _parse_load(document: dict[str, Any], path: Path) -> Run:
+    try:
+        load, machine, command = parse_load(document)
+        machine_facts = Machine.from_json(machine, "vcsbench_load.machine")
+    except SchemaError as exc:
+        raise _fail(path, str(exc)) from None
+    if not load.paths:
+        raise _fail(path, "is a load result with no access path in it")
+    return Run(path=str(path), benchmarks=[], machine=machine_facts, command=command, load=load)
 
 
 def load(path: Path | str) -> Run:

@@ -28,9 +28,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vcsbench.results.metrics import METRICS, metric
+
+if TYPE_CHECKING:
+    from vcsbench.results.load import Load
 
 SCHEMA_VERSION = 2
 READABLE_SCHEMAS = (1, 2)
@@ -528,7 +531,8 @@ class Machine:
 
 @dataclass
 class Run:
-    """One result file: the benchmarks of one run and where they were taken."""
+    """One result file: the benchmarks of one run and where they were taken, or, for a
+    run of ``vcsbench load``, its :class:`~vcsbench.results.load.Load` (no benchmarks)."""
 
     path: str
     benchmarks: list[Benchmark]
@@ -537,6 +541,11 @@ class Run:
     datetime: str = ""
     version: str = ""
     run_id: str = ""
+    load: Load | None = None
+
+    @property
+    def kind(self) -> str:
+        return "load" if self.load is not None else "benchmarks"
 
     @property
     def name(self) -> str:

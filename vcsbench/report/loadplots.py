@@ -14,6 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from vcsbench.results.load import Load, LoadPath
+from vcsbench.results.model import Run
+
 LOAD_PLOT_KINDS = ("steps", "percentiles", "timeline")
 
 
@@ -48,10 +51,10 @@ def _by_step(raw: dict[str, list[Any]], n: int) -> tuple[list[list[float]], list
     return ok, failed
 
 
-def plot_steps(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
+def plot_steps(load: Load, entry: LoadPath, path: Path) -> None:
     plt = _pyplot()
-    steps = entry["steps"]
-    ok, failed = _by_step(entry["raw"], len(steps))
+    steps = entry.steps
+    ok, failed = _by_step(entry.raw, len(steps))
     fig, ax = plt.subplots(figsize=(9, 5))
     positions = list(range(1, len(steps) + 1))
     shown = [values if values else [float("nan")] for values in ok]
@@ -60,25 +63,25 @@ def plot_steps(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
         if values:
             ax.scatter([position] * len(values), values, marker="x", color="red", zorder=3)
     ax.set_yscale("log")
-    ax.set_xticks(positions, [f"{row['level']:g}" for row in steps])
-    ax.set_xlabel(_unit(load["shape"]))
+    ax.set_xticks(positions, [f"{row.level:g}" for row in steps])
+    ax.set_xlabel(_unit(load.shape))
     ax.set_ylabel("session latency, ms (log; box: quartiles, whiskers: p1-p99)")
     rate = ax.twinx()
-    rate.plot(positions, [row["ops_per_s"] or 0 for row in steps], color="tab:blue", marker="o")
+    rate.plot(positions, [row.ops_per_s or 0 for row in steps], color="tab:blue", marker="o")
     rate.set_ylabel("successful sessions per second", color="tab:blue")
     rate.set_ylim(bottom=0)
     errors = sum(len(v) for v in failed)
     ax.set_title(
-        f"{load['scenario']} over {entry['path']} on {entry['filesystem']['spec']}: "
+        f"{load.scenario} over {entry.path} on {entry.fs}: "
         f"latency and throughput per step ({errors:,} failed sessions, red x)"
     )
     _save(plt, fig, path)
 
 
-def plot_percentiles(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
+def plot_percentiles(load: Load, entry: LoadPath, path: Path) -> None:
     plt = _pyplot()
-    steps = entry["steps"]
-    ok, _ = _by_step(entry["raw"], len(steps))
+    steps = entry.steps
+    ok, _ = _by_step(entry.raw, len(steps))
     fig, ax = plt.subplots(figsize=(9, 5))
     for row, values in zip(steps, ok, strict=True):
         if not values:
@@ -86,20 +89,20 @@ def plot_percentiles(load: dict[str, Any], entry: dict[str, Any], path: Path) ->
         values.sort()
         n = len(values)
         percent = [100 * (i + 0.5) / n for i in range(n)]
-        ax.plot(percent, values, label=f"{row['level']:g} {_unit(load['shape'])}")
+        ax.plot(percent, values, label=f"{row.level:g} {_unit(load.shape)}")
     ax.set_yscale("log")
     ax.set_xlabel("percentile of the step's successful sessions")
     ax.set_ylabel("latency, ms (log)")
     ax.set_xlim(0, 100)
     ax.legend(fontsize="small")
-    ax.set_title(f"{load['scenario']} over {entry['path']}: latency by percentile, per step")
+    ax.set_title(f"{load.scenario} over {entry.path}: latency by percentile, per step")
     _save(plt, fig, path)
 
 
-def plot_timeline(load: dict[str, Any], entry: dict[str, Any], path: Path) -> None:
+def plot_timeline(load: Load, entry: LoadPath, path: Path) -> None:
     plt = _pyplot()
-    raw = entry["raw"]
-    samples = entry["sampler"]
+    raw = entry.raw
+    samples = entry.sampler
     starts = raw["t_intended"] or raw["t_start"]
     t0 = min([*starts, *(s["t_s"] for s in samples)], default=0.0)
     fig, (lat, cpu, mem) = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
@@ -113,14 +116,13 @@ def plot_timeline(load: dict[str, Any], entry: dict[str, Any], path: Path) -> No
     lat.set_yscale("log")
     lat.set_ylabel("latency, ms (log)")
     lat.legend(fontsize="small", loc="upper left")
-    for i, row in enumerate(entry["steps"]):  # each step shaded, its level named
-        if "t0" in row:
-            for axis in (lat, cpu, mem):
-                axis.axvspan(row["t0"] - t0, row["t1"] - t0, alpha=0.06 * (1 + i % 2))
-            lat.annotate(
-                f"{row['level']:g}", (row["t0"] - t0, 1), xycoords=("data", "axes fraction"),
-                fontsize="x-small", va="top",
-            )  # fmt: skip
+    for i, row in enumerate(entry.steps):  # each step shaded, its level named
+        for axis in (lat, cpu, mem):
+            axis.axvspan(row.t0 - t0, row.t1 - t0, alpha=0.06 * (1 + i % 2))
+        lat.annotate(
+            f"{row.level:g}", (row.t0 - t0, 1), xycoords=("data", "axes fraction"),
+            fontsize="x-small", va="top",
+        )  # fmt: skip
     times = [s["t_s"] - t0 for s in samples]
     cpu.plot(times, [s["cpu_iowait_pct"] for s in samples], label="iowait %")
     busy = [s.get("device_busy_pct") for s in samples]
@@ -135,8 +137,7 @@ def plot_timeline(load: dict[str, Any], entry: dict[str, Any], path: Path) -> No
     mem.set_xlabel("seconds since the first session was due")
     mem.legend(fontsize="small", loc="upper left")
     lat.set_title(
-        f"{load['scenario']} over {entry['path']} on {entry['filesystem']['spec']}: sessions "
-        "and the system over time"
+        f"{load.scenario} over {entry.path} on {entry.fs}: sessions and the system over time"
     )
     _save(plt, fig, path)
 
@@ -145,16 +146,18 @@ PLOTTERS = {"steps": plot_steps, "percentiles": plot_percentiles, "timeline": pl
 
 
 def write_load_plots(
-    document: dict[str, Any], out_dir: Path, fmt: str = "png", kinds: tuple[str, ...] = ()
+    run: Run, out_dir: Path, fmt: str = "png", kinds: tuple[str, ...] = ()
 ) -> list[tuple[str, Path]]:
     """Each kind of plot for each access path of a load result; (title, file) pairs."""
-    load = document["vcsbench_load"]
+    load = run.load
+    if load is None:
+        return []
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for entry in load["loads"]:
+    for entry in load.paths:
         for kind in kinds or LOAD_PLOT_KINDS:
-            name = f"load-{_slug(load['scenario'])}-{_slug(entry['path'])}-{kind}.{fmt}"
+            name = f"load-{_slug(load.scenario)}-{_slug(entry.path)}-{kind}.{fmt}"
             target = out_dir / name
             PLOTTERS[kind](load, entry, target)
-            written.append((f"{load['scenario']} over {entry['path']}: {kind}", target))
+            written.append((f"{load.scenario} over {entry.path}: {kind}", target))
     return written

@@ -1,0 +1,272 @@
+"""Load runs in reports and comparisons: per access path a row per step and the capacity;
+two runs compared by where each saturates.
+
+Reads :class:`~vcsbench.results.load.Load` from the result model only.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.report.format import render_rows
+from vcsbench.results.load import Load, LoadPath, LoadStep
+from vcsbench.results.model import Run
+
+LOAD_FORMATS = ("md", "github", "csv")
+
+
+def number(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
+def errors_text(errors: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(errors.items())) or "0"
+
+
+def _load_of(run: Run) -> Load:
+    if run.load is None:
+        raise VcsbenchError(f"{run.path}: not a load result (written by 'vcsbench load')")
+    return run.load
+
+
+def _session_text(load: Load) -> str:
+    if load.scenario == "shared":
+        return (
+            "a commit into one shared repository, each client rewriting a file of its own; "
+            "a commit refused because another landed first (git: not a fast-forward, svn: "
+            "out of date) is updated and tried again, and counted as a retry"
+        )
+    if load.scenario == "clone-storm":
+        return (
+            f"a clone (svn: a checkout) of one repository of {load.history} revisions "
+            f"(the `{load.payload}` payload, then one small file rewritten per revision), "
+            "checked file by file afterwards, untimed"
+        )
+    return (
+        "a commit" if load.precreate else "a first visit creates the repository, then a commit"
+    ) + f" of the `{load.payload}` payload and a line that changes"
+
+
+def _step_cells(load: Load, row: LoadStep) -> list[str]:
+    lat = row.latency_ms
+    device = row.device
+    cells = [f"{row.level:g}"]
+    if load.shape == "open":
+        lag = row.generator.lag_ms_p99 if row.generator else None
+        cells += [number(row.offered_per_s), number(lag)]
+    return [
+        *cells,
+        f"{row.sessions:,}",
+        number(row.ops_per_s),
+        *(number(lat[k]) for k in ("p50", "p90", "p95", "p99", "max")),
+        errors_text(row.errors),
+        f"{row.retries:,}",
+        number(device.write_bytes_per_session / 1024) if device else "—",
+        number(device.write_requests_per_session) if device else "—",
+        number(row.server_cpu_s * 1000 / (row.ok or 1)),
+        number(row.system.get("iowait_pct_mean")),
+    ]
+
+
+def _step_header(load: Load) -> list[str]:
+    first = ["clients"] if load.shape == "closed" else [
+        "arrivals/s", "offered/s", "generator lag p99 ms",
+    ]  # fmt: skip
+    return [
+        *first,
+        "sessions",
+        "ok/s",
+        "p50 ms",
+        "p90 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "retries",
+        "device KiB/session",
+        "device writes/session",
+        "server CPU ms/session",
+        "iowait %",
+    ]
+
+
+def _path_notes(load: Load, entry: LoadPath) -> list[str]:
+    cap = entry.capacity
+    if cap.level is None:
+        lines = ["", f"Capacity: none ({cap.reason})."]
+    else:
+        lines = [
+            "",
+            f"Capacity: **{load.level_text(cap.level)}** ({number(cap.ops_per_s)} ok/s, "
+            f"p95 {number(cap.p95_ms)} ms): {cap.rule}.",
+        ]
+    for row in entry.steps:
+        if row.generator is not None and row.generator.behind:
+            lines.append(
+                f"**Warning**: at {row.level:g} arrivals/s the load generator fell behind its "
+                f"schedule (p99 lag {row.generator.lag_ms_p99:,.1f} ms, over "
+                f"{row.generator.limit_ms:,.1f} ms): that step measures the generator "
+                "as much as the server; run fewer arrivals, or workers on more machines."
+            )
+    if entry.locust_workers:
+        lost = entry.workers_lost
+        lines.append(
+            f"Locust: a master and {entry.locust_workers} worker processes"
+            + (
+                f"; {len(lost)} worker(s) lost during the run ({', '.join(lost)}): the "
+                "steps after it ran on the rest."
+                if lost
+                else "."
+            )
+        )
+    failures = entry.verify_failure_count
+    if load.scenario == "shared":
+        lines.append(
+            "Read the shared repository back afterwards: "
+            + (
+                "; ".join(entry.verify_failures[:3]) + " (counted as errors)."
+                if failures
+                else "one revision per successful commit, every committer's file as its "
+                "last commit left it."
+            )
+        )
+    elif load.scenario == "clone-storm":
+        lines.append(
+            f"Checked {entry.verified_repositories:,} clones file by file; a wrong one "
+            "counts as a `verify` error."
+        )
+    else:
+        lines.append(
+            f"Verified {entry.verified_repositories:,} repositories afterwards"
+            + (f"; {failures} failed (counted as errors)." if failures else ", all as committed.")
+        )
+    return lines
+
+
+def load_markdown(run: Run, fmt: str = "md") -> str:
+    """Per access path, a row per step, and the capacity; for pasting into an RFC."""
+    if fmt == "csv":
+        return load_csv([run])
+    if fmt not in LOAD_FORMATS:
+        raise VcsbenchError(
+            f"{run.path} is a load result; report it as {', '.join(LOAD_FORMATS)}, not {fmt!r}"
+        )
+    load = _load_of(run)
+    if load.shape == "closed":
+        loop = "closed loop: each step's clients submit back to back"
+    else:
+        loop = (
+            f"open loop: sessions arrive on a fixed schedule, up to {load.max_clients} "
+            "clients busy at once"
+        )
+    lines = [
+        f"# Load: {load.scenario}, {load.shape} loop"
+        + (f", {load.students:,} students" if load.scenario == "deadline" else ""),
+        "",
+        f"Each session: {_session_text(load)}; {loop}; {load.step_seconds:g} s per step. "
+        f"Latency: {load.latency}; percentiles over the step's successful sessions. "
+        f"Results: `{run.path}`; command: `{run.command}`",
+    ]
+    if load.interrupted:
+        lines += ["", f"**Interrupted**: {load.interrupted}."]
+    for entry in load.paths:
+        lines += ["", f"## {entry.path} ({entry.vcs}) on {entry.fs}", ""]
+        rows = [_step_cells(load, row) for row in entry.steps]
+        lines.append(render_rows(_step_header(load), rows, fmt, text_columns=0))
+        lines += _path_notes(load, entry)
+    return "\n".join(lines) + "\n"
+
+
+def load_csv(runs: list[Run]) -> str:
+    """Every step of every access path as a row of plain numbers, for spreadsheets."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        [
+            "file", "scenario", "shape", "path", "fs", "level", "sessions", "ok", "ok_per_s",
+            "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "errors", "retries",
+            "device_write_bytes_per_session", "server_cpu_ms_per_session", "iowait_pct",
+            "offered_per_s", "generator_lag_p99_ms", "capacity",
+        ]
+    )  # fmt: skip
+    for run in runs:
+        load = _load_of(run)
+        for entry in load.paths:
+            for row in entry.steps:
+                lat = row.latency_ms
+                device = row.device
+                writer.writerow(
+                    [
+                        run.name, load.scenario, load.shape, entry.path, entry.fs,
+                        f"{row.level:g}", row.sessions, row.ok, row.ops_per_s,
+                        *(lat[k] for k in ("p50", "p90", "p95", "p99", "max")),
+                        row.error_count, row.retries,
+                        device.write_bytes_per_session if device else None,
+                        row.server_cpu_s * 1000 / (row.ok or 1),
+                        row.system.get("iowait_pct_mean"), row.offered_per_s,
+                        row.generator.lag_ms_p99 if row.generator else None,
+                        "yes" if row.level == entry.capacity.level else "",
+                    ]
+                )  # fmt: skip
+    return buffer.getvalue()
+
+
+def compare_loads(base: Run, other: Run) -> str:
+    """Which run saturates later, per access path both ran (or the one each ran): the
+    capacities, and p95 and ok/s at every step level both have."""
+    a, b = _load_of(base), _load_of(other)
+    if a.shape != b.shape or a.scenario != b.scenario:
+        raise VcsbenchError(
+            f"{other.path} is a {b.scenario} {b.shape}-loop run and {base.path} a "
+            f"{a.scenario} {a.shape}-loop one; compare runs of one scenario and shape"
+        )
+    by_path = {e.path: e for e in b.paths}
+    pairs = [(e, by_path[e.path]) for e in a.paths if e.path in by_path]
+    if not pairs and len(a.paths) == len(b.paths) == 1:
+        pairs = [(a.paths[0], b.paths[0])]
+    if not pairs:
+        raise VcsbenchError(f"{base.path} and {other.path} share no access path to compare")
+    lines = [f"# Load: {other.path} against {base.path} ({a.scenario}, {a.shape} loop)", ""]
+    for left, right in pairs:
+        title_a = f"{left.path} on {left.fs}"
+        title_b = f"{right.path} on {right.fs}"
+        cap_a, cap_b = left.capacity.level, right.capacity.level
+        if (cap_b or 0) > (cap_a or 0):
+            verdict = f"**{title_b} saturates later**"
+        elif (cap_a or 0) > (cap_b or 0):
+            verdict = f"**{title_a} saturates later**"
+        else:
+            verdict = "both saturate at the same step"
+        lines += [
+            f"## {title_a} → {title_b}",
+            "",
+            f"Capacity: {a.level_text(cap_a)} → {a.level_text(cap_b)}: {verdict}.",
+            "",
+        ]
+        right_steps = {row.level: row for row in right.steps}
+        rows = []
+        for row in left.steps:
+            other_row = right_steps.get(row.level)
+            if other_row is None:
+                continue
+            p95, p95_b = row.p95_ms, other_row.p95_ms
+            rows.append(
+                [
+                    f"{row.level:g}",
+                    number(p95),
+                    number(p95_b),
+                    f"{p95_b / p95:.2f}x" if p95 and p95_b else "—",
+                    number(row.ops_per_s),
+                    number(other_row.ops_per_s),
+                    f"{row.error_count:,}",
+                    f"{other_row.error_count:,}",
+                ]
+            )
+        header = [
+            "level", "p95 ms", "p95 ms (other)", "ratio", "ok/s", "ok/s (other)", "errors",
+            "errors (other)",
+        ]  # fmt: skip
+        lines += [render_rows(header, rows, "md", text_columns=0), ""]
+    return "\n".join(lines)

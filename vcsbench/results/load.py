@@ -1,0 +1,291 @@
+"""A load run in the result model: what ``vcsbench load`` measured, per access path and step.
+
+A load result file holds one object, ``vcsbench_load`` (format ``LOAD_SCHEMA``): the run's
+plan and command, the machine, and per access path (``loads``) its steps' figures, its
+capacity and the raw session records the figures were computed from. :func:`parse_load`
+reads it into a :class:`Load`, which a :class:`~vcsbench.results.model.Run` carries beside
+(instead of) benchmarks, so ``report`` and ``compare`` read load runs through the same
+loader, with the same one-line errors for a damaged file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+from vcsbench.results.model import (
+    FilesystemInfo,
+    SchemaError,
+    _expect,
+    _field,
+    _optional,
+)
+
+LOAD_SCHEMA = 1
+LOAD_KEY = "vcsbench_load"
+LATENCY_KEYS = ("p50", "p90", "p95", "p99", "max", "mean")
+RAW_KEYS = ("step", "t_start", "latency_s", "error")
+
+
+def _number(data: Mapping[str, Any], key: str, where: str) -> float | None:
+    value = _optional(data, key, (int, float), where, None)
+    return None if value is None else float(value)
+
+
+def _float(data: Mapping[str, Any], key: str, where: str) -> float:
+    return float(_field(data, key, (int, float), where))
+
+
+def _counts(value: object, where: str) -> dict[str, int]:
+    data = _expect(value, dict, where)
+    return {str(k): _expect(v, int, f"{where}.{k}") for k, v in data.items()}
+
+
+@dataclass(frozen=True)
+class StepDevice:
+    """The sandbox's block device over one step (none on a device others share)."""
+
+    read_bytes: int
+    write_bytes: int
+    read_requests: int
+    write_requests: int
+    write_bytes_per_session: float
+    write_requests_per_session: float
+    server_process_write_bytes: int | None
+    """What the server's processes were charged with in /proc; None where unseen."""
+    unattributed_share: float | None
+    """Of the device's writes, the share no server process wrote (journal, metadata)."""
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> StepDevice:
+        d = _expect(data, dict, where)
+        return cls(
+            read_bytes=_field(d, "read_bytes", int, where),
+            write_bytes=_field(d, "write_bytes", int, where),
+            read_requests=_field(d, "read_requests", int, where),
+            write_requests=_field(d, "write_requests", int, where),
+            write_bytes_per_session=_float(d, "write_bytes_per_session", where),
+            write_requests_per_session=_float(d, "write_requests_per_session", where),
+            server_process_write_bytes=_optional(d, "server_process_write_bytes", int, where, None),
+            unattributed_share=_number(d, "unattributed_share", where),
+        )
+
+
+@dataclass(frozen=True)
+class Generator:
+    """Open loop: how late the load generator sent the step's arrivals."""
+
+    arrivals: int
+    lag_ms_p50: float | None
+    lag_ms_p99: float
+    lag_ms_max: float | None
+    limit_ms: float
+    behind: bool
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Generator:
+        d = _expect(data, dict, where)
+        return cls(
+            arrivals=_field(d, "arrivals", int, where),
+            lag_ms_p50=_number(d, "lag_ms_p50", where),
+            lag_ms_p99=_float(d, "lag_ms_p99", where),
+            lag_ms_max=_number(d, "lag_ms_max", where),
+            limit_ms=_float(d, "limit_ms", where),
+            behind=_field(d, "behind", bool, where),
+        )
+
+
+@dataclass(frozen=True)
+class LoadStep:
+    """One step: a number of clients (closed loop) or arrivals per second (open loop)."""
+
+    level: float
+    t0: float
+    t1: float
+    duration_s: float
+    sessions: int
+    ok: int
+    errors: dict[str, int]
+    retries: int
+    ops_per_s: float | None
+    latency_ms: dict[str, float | None]
+    """p50, p90, p95, p99, max and mean of the successful sessions, in ms."""
+    server_cpu_s: float
+    client_cpu_s: float
+    system: dict[str, Any]
+    device: StepDevice | None = None
+    offered_per_s: float | None = None
+    generator: Generator | None = None
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def p95_ms(self) -> float | None:
+        return self.latency_ms["p95"]
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> LoadStep:
+        d = _expect(data, dict, where)
+        latency = _expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
+        return cls(
+            level=_float(d, "level", where),
+            t0=_float(d, "t0", where),
+            t1=_float(d, "t1", where),
+            duration_s=_float(d, "duration_s", where),
+            sessions=_field(d, "sessions", int, where),
+            ok=_field(d, "ok", int, where),
+            errors=_counts(d.get("errors") or {}, f"{where}.errors"),
+            retries=_optional(d, "retries", int, where, 0),
+            ops_per_s=_number(d, "ops_per_s", where),
+            latency_ms={k: _number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS},
+            server_cpu_s=_float(d, "server_cpu_s", where),
+            client_cpu_s=_float(d, "client_cpu_s", where),
+            system=_expect(d.get("system") or {}, dict, f"{where}.system"),
+            device=None
+            if d.get("device") is None
+            else StepDevice.from_json(d["device"], f"{where}.device"),
+            offered_per_s=_number(d, "offered_per_s", where),
+            generator=None
+            if d.get("generator") is None
+            else Generator.from_json(d["generator"], f"{where}.generator"),
+        )
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest step whose p95 stayed within a factor of the first's with no error."""
+
+    level: float | None
+    ops_per_s: float | None = None
+    p95_ms: float | None = None
+    rule: str = ""
+    reason: str = ""
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Capacity:
+        d = _expect(data, dict, where)
+        return cls(
+            level=_number(d, "level", where),
+            ops_per_s=_number(d, "ops_per_s", where),
+            p95_ms=_number(d, "p95_ms", where),
+            rule=_optional(d, "rule", str, where, ""),
+            reason=_optional(d, "reason", str, where, ""),
+        )
+
+
+@dataclass
+class LoadPath:
+    """One access path's load, in a sandbox of its own."""
+
+    path: str
+    vcs: str
+    filesystem: FilesystemInfo
+    steps: list[LoadStep]
+    capacity: Capacity
+    raw: dict[str, list[Any]]
+    """Every session: its step, latency, error kind (None if it succeeded), start times."""
+    sampler: list[dict[str, Any]] = field(default_factory=list)
+    server: dict[str, Any] | None = None
+    verified_repositories: int = 0
+    verify_failures: list[str] = field(default_factory=list)
+    verify_failure_count: int = 0
+    harness: dict[str, Any] = field(default_factory=dict)
+    error_details: list[Any] = field(default_factory=list)
+    locust_workers: int = 0
+    workers_lost: list[str] = field(default_factory=list)
+
+    @property
+    def fs(self) -> str:
+        return self.filesystem.spec
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> LoadPath:
+        d = _expect(data, dict, where)
+        raw = _expect(d.get("raw"), dict, f"{where}.raw")
+        sizes = {len(_expect(raw.get(k), list, f"{where}.raw.{k}")) for k in RAW_KEYS}
+        if len(sizes) != 1:
+            raise SchemaError(f"{where}.raw: its {', '.join(RAW_KEYS)} lists differ in length")
+        steps = _expect(d.get("steps"), list, f"{where}.steps")
+        return cls(
+            path=_field(d, "path", str, where),
+            vcs=_optional(d, "vcs", str, where, ""),
+            filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
+            steps=[LoadStep.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)],
+            capacity=Capacity.from_json(d.get("capacity"), f"{where}.capacity"),
+            raw=raw,
+            sampler=_expect(d.get("sampler") or [], list, f"{where}.sampler"),
+            server=_optional(d, "server", dict, where, None),
+            verified_repositories=_optional(d, "verified_repositories", int, where, 0),
+            verify_failures=[str(x) for x in _optional(d, "verify_failures", list, where, [])],
+            verify_failure_count=_optional(d, "verify_failure_count", int, where, 0),
+            harness=_optional(d, "harness", dict, where, {}),
+            error_details=_optional(d, "error_details", list, where, []),
+            locust_workers=_optional(d, "locust_workers", int, where, 0),
+            workers_lost=[str(x) for x in _optional(d, "workers_lost", list, where, [])],
+        )
+
+
+@dataclass
+class Load:
+    """A load run's plan and its access paths' results."""
+
+    scenario: str
+    shape: str
+    students: int
+    payload: str
+    precreate: bool
+    step_seconds: float
+    capacity_factor: float
+    latency: str
+    """How a session's latency was measured, in words."""
+    paths: list[LoadPath]
+    max_clients: int | None = None
+    history: int | None = None
+    step_ops: int = 0
+    interrupted: str = ""
+
+    def level_text(self, value: float | None) -> str:
+        """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
+        if value is None:
+            return "none"
+        return f"{value:g} clients" if self.shape == "closed" else f"{value:g} arrivals/s"
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Load:
+        d = _expect(data, dict, where)
+        paths = _expect(d.get("loads"), list, f"{where}.loads")
+        return cls(
+            scenario=_field(d, "scenario", str, where),
+            shape=_field(d, "shape", str, where),
+            students=_field(d, "students", int, where),
+            payload=_field(d, "payload", str, where),
+            precreate=_field(d, "precreate", bool, where),
+            step_seconds=_float(d, "step_seconds", where),
+            capacity_factor=_float(d, "capacity_factor", where),
+            latency=_optional(d, "latency", str, where, ""),
+            paths=[LoadPath.from_json(p, f"{where}.loads[{i}]") for i, p in enumerate(paths)],
+            max_clients=_optional(d, "max_clients", int, where, None),
+            history=_optional(d, "history", int, where, None),
+            step_ops=_optional(d, "step_ops", int, where, 0),
+            interrupted=_optional(d, "interrupted", str, where, ""),
+        )
+
+
+def is_load_document(document: object) -> TypeGuard[dict[str, Any]]:
+    return isinstance(document, dict) and LOAD_KEY in document
+
+
+def parse_load(document: Mapping[str, Any]) -> tuple[Load, dict[str, Any], str]:
+    """The :class:`Load` of a load document, its machine facts and its command."""
+    facts = _expect(document[LOAD_KEY], dict, LOAD_KEY)
+    version = facts.get("schema_version")
+    if version != LOAD_SCHEMA:
+        raise SchemaError(
+            f"load result format {version!r}; this vcsbench reads format {LOAD_SCHEMA}"
+        )
+    load = Load.from_json(facts, LOAD_KEY)
+    machine = _optional(facts, "machine", dict, LOAD_KEY, {})
+    return load, machine, _optional(facts, "command", str, LOAD_KEY, "")
