@@ -217,3 +217,36 @@ def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: P
     assert all(w > 0 for w in recycled.rounds.wall_ns)
     # The floor is measured on the last round, which a worker ran.
     assert recycled.floor_ratio is not None
+
+
+def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -> None:
+    """Workers are forked from a spawner made before the first round: 64 MiB the
+    benchmark's process takes on after the first worker's rounds is in no later worker."""
+    from vcsbench.measure.probes import current_rss_bytes
+
+    ballast: list[bytes] = []
+    rss: list[int] = []
+
+    def progress(done: int, total: int, elapsed: float) -> None:
+        if not ballast:
+            rss.append(current_rss_bytes())
+            ballast.append(b"x" * (64 << 20))  # written, so resident
+            rss.append(current_rss_bytes())
+
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend()
+        run = BenchmarkRun(
+            operation=KnownWrite(backend),
+            sandbox=sandbox.info,
+            workdir=sandbox.root / "bench",
+            rounds=6,
+            recycle=2,
+            progress=progress,
+        )
+        run.run_all()
+        bench = run.finish(backend.describe())
+    assert rss[1] - rss[0] >= 60 << 20  # the benchmark's process grew
+    peaks = [w.peak_rss for w in run._workers]
+    assert len(peaks) == 3 and bench.errors == 0
+    assert max(peaks) - min(peaks) < 16 << 20, peaks  # the workers did not

@@ -319,8 +319,8 @@ class VcsSession:
                 except KeyboardInterrupt as exc:
                     # Keep what finished: the rounds done so far are a partial benchmark.
                     interrupted = exc
-                    RUNNING[:] = [f"{label}, round {len(run.log.rounds) + 1} of {rounds}"]
-                    if not run.log.rounds:
+                    RUNNING[:] = [f"{label}, round {len(run.log) + 1} of {rounds}"]
+                    if not len(run.log):
                         raise
                 result = run.finish(vcs.describe())
         except VcsbenchError as exc:

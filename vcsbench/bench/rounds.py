@@ -22,6 +22,7 @@ import signal
 import statistics
 import time
 import traceback
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +151,7 @@ FOOTPRINT_METRICS = {
     "footprint_inodes": "inodes",
 }
 SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
+NAN = float("nan")
 KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and name != "wall")
 
 
@@ -167,6 +169,91 @@ class RoundRecord:
 
 
 @dataclass(frozen=True)
+class WorkerExit:
+    """The spawner's word that a worker process ended (after everything it sent)."""
+
+    pid: int
+    how: str
+
+
+class Spawner:
+    """A process forked from the benchmark's before its first round, which forks each
+    worker on request and reports its end. Workers forked from it carry none of the
+    records the benchmark's process keeps meanwhile.
+
+    Every message reaches the benchmark's process on one pipe, in order: a worker's
+    records and its :class:`WorkerEnd`, then the spawner's :class:`WorkerExit` for it
+    (written after the worker is reaped, so nothing of the worker's can follow it)."""
+
+    def __init__(self, work: Callable[[int, int, Callable[[object], None]], None]) -> None:
+        context = multiprocessing.get_context("fork")
+        self._results, results_writer = context.Pipe(duplex=False)
+        requests, self._requests = context.Pipe(duplex=False)
+        self.worker_pid = 0
+        self.pid = os.fork()
+        if self.pid == 0:  # the spawner: serves requests until the benchmark closes its pipe
+            code = 0
+            try:
+                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(signum, signal.SIG_DFL)
+                self._results.close()
+                self._requests.close()
+                while True:
+                    try:
+                        first, count = requests.recv()
+                    except EOFError:
+                        break
+                    pid = os.fork()
+                    if pid == 0:
+                        requests.close()
+                        work(first, count, results_writer.send)  # never returns
+                    results_writer.send(("started", pid))
+                    _, status = os.waitpid(pid, 0)
+                    how = (
+                        f"exited with {os.waitstatus_to_exitcode(status)}"
+                        if os.WIFEXITED(status)
+                        else f"was killed by signal {os.WTERMSIG(status)}"
+                    )
+                    results_writer.send(WorkerExit(pid, how))
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        requests.close()
+        results_writer.close()
+
+    def start_worker(self, first: int, count: int) -> None:
+        self._requests.send((first, count))
+
+    def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
+        """The next message: a round's record, a :class:`WorkerEnd` or a
+        :class:`WorkerExit`; a spawner that died is an error."""
+        while True:
+            try:
+                message = self._results.recv()
+            except EOFError:
+                raise VcsbenchError("the worker spawner ended unexpectedly") from None
+            if isinstance(message, tuple) and message[:1] == ("started",):
+                self.worker_pid = message[1]
+                continue
+            if isinstance(message, WorkerExit):
+                self.worker_pid = 0
+            assert isinstance(message, RoundRecord | WorkerEnd | WorkerExit)
+            return message
+
+    def stop(self) -> None:
+        """End the spawner (and a worker still running); reap the spawner."""
+        if self.worker_pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.worker_pid, signal.SIGKILL)
+        self._requests.close()  # an idle spawner reads the end of its requests and exits
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(self.pid, signal.SIGKILL)  # one waiting for a worker that is gone
+            os.waitpid(self.pid, 0)
+        self._results.close()
+
+
+@dataclass(frozen=True)
 class WorkerEnd:
     """A worker's last message: its peak and grown RSS, or why it stopped."""
 
@@ -175,30 +262,48 @@ class WorkerEnd:
     failure: str = ""
 
 
-@dataclass
-class RoundLog:
-    """Every round's record, as parallel arrays; running totals over successful rounds."""
+def _plain(value: float) -> float | int | None:
+    """A kept value as the result file writes it: None for NaN, whole numbers as ints."""
+    if value != value:  # NaN: the round had no such value
+        return None
+    return int(value) if value.is_integer() else value
 
-    rounds: Rounds = field(default_factory=Rounds)
-    totals: dict[str, float] = field(default_factory=lambda: dict.fromkeys(SUMMED, 0.0))
-    errors: list[RoundError] = field(default_factory=list)
-    error_count: int = 0
-    error_kinds: dict[str, int] = field(default_factory=dict)
-    verified: int = 0
-    ops_wall_ns: int = 0
+
+class RoundLog:
+    """Every round's record in typed arrays (8 bytes a value, not a Python object each:
+    a million rounds stay about 130 MB less than lists would take); running totals over
+    successful rounds. :meth:`to_rounds` gives the result model's lists, once, at the end."""
+
+    def __init__(self) -> None:
+        self.t_start_s = array("d")
+        self.wall_ns = array("q")
+        self.ok = array("b")
+        self.values = {name: array("d") for name in KEPT_PER_ROUND}
+        self.totals: dict[str, float] = dict.fromkeys(SUMMED, 0.0)
+        self.errors: list[RoundError] = []
+        self.error_count = 0
+        self.error_kinds: dict[str, int] = {}
+        self.verified = 0
+        self.ops_wall_ns = 0
+        self.ok_count = 0
+
+    def __len__(self) -> int:
+        return len(self.wall_ns)
 
     def add(
         self, t_start_s: float, wall_ns: int, values: dict[str, float | None], error: str | None
     ) -> None:
-        index = len(self.rounds)
+        index = len(self.wall_ns)
         ok = error is None
-        self.rounds.t_start_s.append(t_start_s)
-        self.rounds.wall_ns.append(wall_ns)
-        self.rounds.ok.append(ok)
-        for name in KEPT_PER_ROUND:
-            self.rounds.values.setdefault(name, []).append(values.get(name))
+        self.t_start_s.append(t_start_s)
+        self.wall_ns.append(wall_ns)
+        self.ok.append(ok)
+        for name, kept in self.values.items():
+            value = values.get(name)
+            kept.append(NAN if value is None else value)
         self.ops_wall_ns += wall_ns
         if ok:
+            self.ok_count += 1
             for name in SUMMED:
                 value = values.get(name)
                 if value is not None:
@@ -209,6 +314,17 @@ class RoundLog:
             self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
             if len(self.errors) < MAX_ERROR_SAMPLES:
                 self.errors.append(RoundError(index, error or ""))
+
+    def ok_wall_s(self) -> list[float]:
+        return [w / 1e9 for w, good in zip(self.wall_ns, self.ok, strict=True) if good]
+
+    def to_rounds(self) -> Rounds:
+        return Rounds(
+            t_start_s=self.t_start_s.tolist(),
+            wall_ns=self.wall_ns.tolist(),
+            ok=[bool(x) for x in self.ok],
+            values={name: [_plain(v) for v in kept] for name, kept in self.values.items()},
+        )
 
 
 @dataclass
@@ -259,6 +375,7 @@ class BenchmarkRun:
         self._t0 = 0.0
         self.age_info: dict[str, object] = {}
         self._workers: list[WorkerEnd] = []
+        self._spawner: Spawner | None = None
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
@@ -269,18 +386,23 @@ class BenchmarkRun:
     def run_all(self) -> None:
         if not self._started:
             self._start()
-        while len(self.log.rounds) < self.rounds:
-            left = self.rounds - len(self.log.rounds)
-            if 0 < self.recycle < self.rounds:
-                self._run_worker(min(self.recycle, left))
-            else:
-                self.run_round()
+        try:
+            while len(self.log) < self.rounds:
+                left = self.rounds - len(self.log)
+                if 0 < self.recycle < self.rounds:
+                    self._run_worker(min(self.recycle, left))
+                else:
+                    self.run_round()
+        finally:
+            if self._spawner is not None:
+                self._spawner.stop()
+                self._spawner = None
 
     def run_round(self) -> None:
         """One round in this process: run it and record it."""
         if not self._started:
             self._start()
-        self._accept(self._round(len(self.log.rounds)))
+        self._accept(self._round(len(self.log)))
 
     def _round(self, index: int) -> RoundRecord:
         """One round: prepare, time the operation alone, read counters, verify."""
@@ -343,54 +465,55 @@ class BenchmarkRun:
         if record.floor_tree is not None:
             self._floor_tree = record.floor_tree
         if self.progress is not None:
-            self.progress(len(self.log.rounds), self.rounds, time.perf_counter() - self._t0)
+            self.progress(len(self.log), self.rounds, time.perf_counter() - self._t0)
+
+    def _worker_rounds(self, first: int, count: int, send: Callable[[object], None]) -> None:
+        """In a worker process: rounds ``first`` .. ``first + count - 1``, each record sent
+        as it finishes, then its RSS; it never returns and never runs cleanup of others."""
+        code = 1
+        try:
+            peak_rss_reset()
+            start_rss = current_rss_bytes()
+            for index in range(first, first + count):
+                send(self._round(index))
+            send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
+            code = 0
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                send(WorkerEnd(0, 0, _describe(exc)))
+        finally:
+            os._exit(code)
 
     def _run_worker(self, count: int) -> None:
-        """The next ``count`` rounds in a forked worker process, which sends each round's
-        record as it finishes and exits: memory the backend's library keeps across calls
-        goes with it. The worker is the measured process: /proc/self/io and getrusage
-        are its own, so every counter stays per round and exact."""
-        first = len(self.log.rounds)
-        reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
-        pid = os.fork()
-        if pid == 0:  # the worker: it never returns and never runs the parent's cleanup
-            code = 1
-            try:
-                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                    signal.signal(signum, signal.SIG_DFL)
-                reader.close()
-                peak_rss_reset()
-                start_rss = current_rss_bytes()
-                for index in range(first, first + count):
-                    writer.send(self._round(index))
-                writer.send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
-                code = 0
-            except BaseException as exc:
-                with contextlib.suppress(BaseException):
-                    writer.send(WorkerEnd(0, 0, _describe(exc)))
-            finally:
-                os._exit(code)
-        writer.close()
+        """The next ``count`` rounds in a worker process, which sends each round's record
+        as it finishes and exits: memory the backend's library keeps across calls goes
+        with it. The worker is the measured process: /proc/self/io and getrusage are its
+        own, so every counter stays per round and exact. Workers are forked by a spawner
+        forked before the first round, so none of them carries the records of the rounds
+        before it: a worker's memory is the same at round 100,000 as at round 1."""
+        first = len(self.log)
+        if self._spawner is None:
+            self._spawner = Spawner(self._worker_rounds)
+        spawner = self._spawner
+        spawner.start_worker(first, count)
         end: WorkerEnd | None = None
+        exited = ""
         try:
             while True:
-                try:
-                    message = reader.recv()
-                except EOFError:
-                    break
+                message = spawner.receive()
                 if isinstance(message, WorkerEnd):
                     end = message
+                elif isinstance(message, WorkerExit):
+                    exited = message.how
+                    break
                 else:
                     self._accept(message)
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            spawner.stop()
+            self._spawner = None
             raise
-        finally:
-            reader.close()
-            os.waitpid(pid, 0)
         if end is None or end.failure:
-            why = end.failure if end is not None else "it exited without a word"
+            why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
         self._workers.append(end)
 
@@ -413,7 +536,7 @@ class BenchmarkRun:
         return self.log.error_count
 
     def ok_wall_s(self) -> list[float]:
-        return self.log.rounds.series("wall")
+        return self.log.ok_wall_s()
 
     # -- after the last round -----------------------------------------------------------
 
@@ -434,7 +557,7 @@ class BenchmarkRun:
         scratch: Footprint | str
         try:
             if self.age:  # the rounds' own paths, not the repositories filled in before
-                measured = [p for i in range(len(self.log.rounds)) for p in self._measured(i)]
+                measured = [p for i in range(len(self.log)) for p in self._measured(i)]
                 result = footprint(*measured)
             else:
                 containers = (self.workdir / c for c in self.operation.containers)
@@ -446,7 +569,7 @@ class BenchmarkRun:
         except OSError as exc:
             scratch = f"the scratch scan failed: {_describe(exc)}"
         log = self.log
-        ok_walls = log.rounds.series("wall")
+        ok_walls = log.ok_wall_s()
         median_ms = statistics.median(ok_walls) * 1000 if ok_walls else None
         try:
             floor_figures = floor.measure(self._floor_tree, self.workdir, median_ms)
@@ -456,7 +579,7 @@ class BenchmarkRun:
                 "ratio": None,
                 "reason": f"the floor could not be measured: {_describe(exc)}",
             }
-        n_rounds = len(log.rounds)
+        n_rounds = len(log)
         return Benchmark(
             name=self.name,
             backend=BackendInfo.from_json(describe_backend, "backend"),
@@ -470,7 +593,7 @@ class BenchmarkRun:
             errors=log.error_count,
             verified=log.verified,
             metrics=self._metrics(result, scratch, rss_peak, rss_growth),
-            rounds=log.rounds,
+            rounds=log.to_rounds(),
             cache=self.cache,
             cache_note="cold is meaningless on tmpfs: its page cache is the storage"
             if self.cache == "cold" and self.sandbox.fstype == "tmpfs"
@@ -514,7 +637,7 @@ class BenchmarkRun:
         self, result: Footprint | str, scratch: Footprint | str, rss_peak: int, rss_growth: int
     ) -> dict[str, Metric]:
         log, info = self.log, self.sandbox
-        ok = sum(log.rounds.ok)
+        ok = log.ok_count
         storage = info.fstype != "tmpfs"
         no_storage = f"{info.fstype} has no backing store: the kernel accounts no storage IO"
         no_device = info.device_note or "no block device under this filesystem"
@@ -532,7 +655,7 @@ class BenchmarkRun:
             for name in METRICS:
                 out[name] = Metric.missing(name, "every round failed")
             return out
-        put("wall", sum(log.rounds.series("wall")))
+        put("wall", sum(log.ok_wall_s()))
         for name in SUMMED:
             total: float | None = log.totals[name]
             reason = ""
