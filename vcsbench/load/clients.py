@@ -110,8 +110,25 @@ def path_vcs(path: str) -> str:
     return SERVER_PATHS[path]
 
 
+def ordinary_priority() -> None:
+    """In a client's process, before its program runs: the ordinary CPU priority. The load
+    engine runs above it (as root), so that it keeps its schedule when the clients and
+    the servers fill the CPU; what it starts competes as any client would."""
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
+
+
+def _preexec() -> Any:
+    return ordinary_priority if os.getpriority(os.PRIO_PROCESS, 0) != 0 else None
+
+
 def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> None:
-    proc = subprocess.run(argv, capture_output=True, env=dict(env) if env else None, check=False)
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        env=dict(env) if env else None,
+        check=False,
+        preexec_fn=_preexec(),
+    )
     if proc.returncode != 0:
         text = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
         telling = [line for line in text if "rejected" in line or "E1" in line]
@@ -293,6 +310,7 @@ class LocalClient(Client):
             [sys.executable, "-m", "vcsbench.load.worker", backend, str(scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            preexec_fn=_preexec(),
         )
 
     @property
