@@ -114,3 +114,50 @@ def test_without_the_bindings_svnadmin_dump_verifies(tmp_path: Path) -> None:
         assert backend.verify(repo, {"test.txt": b"x"}) == [
             "test.txt: content differs (11 bytes, expected 1)"
         ]
+
+
+def _flip(repo: Path) -> None:
+    rev = repo / "db" / "revs" / "0" / "1"
+    os.chmod(rev, 0o644)
+    rev.write_bytes(rev.read_bytes().replace(b"hello world", b"hellO world"))
+
+
+def test_many_repositories_at_once_each_get_their_own_answer(tmp_path: Path) -> None:
+    """verify_many sends several repositories to two readers before reading an answer:
+    each answer still lands on the repository it was for."""
+    repos = [_repo(tmp_path, f"r{i}", HELLO) for i in range(9)]
+    _flip(repos[3])
+    with make_backend("svn-fs") as backend:
+        backend.commit(repos[6], {"test.txt": b"changed"}, "second", tmp_path / "scratch")
+        results = backend.verify_many([(repo, HELLO) for repo in repos])
+        readers = [backend._reader, *backend._readers]  # type: ignore[attr-defined]
+        assert len({r._proc.pid for r in readers}) == min(2, os.cpu_count() or 1)
+    assert [bool(problems) for problems in results] == [i in (3, 6) for i in range(9)]
+    assert "checksum mismatch" in results[3][0].lower()
+    assert results[6] == ["test.txt: content differs (7 bytes, expected 11)"]
+
+
+def test_a_reader_lost_with_answers_owed_fails_those_and_only_those(tmp_path: Path) -> None:
+    repos = [_repo(tmp_path, f"r{i}", HELLO) for i in range(6)]
+    with make_backend("svn-fs") as backend:
+        reader = backend._reader  # type: ignore[attr-defined]
+        assert backend.verify(repos[0], HELLO) == []
+        # A reader that takes one request and exits: the repositories sent to it all fail
+        # (none is answered by a reader started meanwhile); the other reader's are read.
+        reader._end()
+        reader._proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.readline()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        reader._owner = os.getpid()
+        results = backend.verify_many([(repo, HELLO) for repo in repos])
+        if (os.cpu_count() or 1) >= 2:  # repositories alternate between the two readers
+            assert [bool(p) for p in results] == [True, False, True, False, True, False]
+        else:
+            assert all(results)
+        lost = [p for p in results if p]
+        assert all(p[0].endswith("VerifierLost: the Subversion reader process ended while "
+                                  "reading this repository") for p in lost)  # fmt: skip
+        assert backend.verify_many([(repo, HELLO) for repo in repos]) == [[]] * 6

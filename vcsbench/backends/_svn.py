@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import os
 import re
 import shutil
 import tempfile
@@ -13,12 +15,19 @@ from vcsbench.backends.base import (
     Backend,
     Digest,
     Files,
+    compare_files,
     run_tool,
     tool_version,
     verify_with,
 )
 from vcsbench.backends.svn_verifier import VERIFIER, SvnVerifier, bindings_available
 from vcsbench.errors import VcsbenchError
+
+READERS = 2
+"""Reader processes :meth:`SvnBackend.verify_many` uses at most (one per core)."""
+WINDOW = 32 << 10
+"""Bytes of requests and answers owed to one reader at a time: below a pipe's 64 KiB, so
+that a reader blocked writing answers never leaves the writer of requests blocked too."""
 
 SVN_OPTION_DEFAULTS = {"fs-type": "fsfs", "compatible-version": "", "compression": ""}
 FS_TYPES = ("fsfs", "fsx", "bdb")
@@ -179,6 +188,8 @@ class SvnBackend(Backend):
         check_svn_options(self.options)
         self._config: ClientConfigDir | None = None
         self._reader = SvnVerifier() if bindings_available() else None
+        self._readers: list[SvnVerifier] = []
+        """More readers for :meth:`verify_many`."""
 
     def config_dir(self) -> str:
         """An empty client configuration directory, made on first use."""
@@ -193,6 +204,8 @@ class SvnBackend(Backend):
     def close(self) -> None:
         if self._reader is not None:
             self._reader.close()
+        for reader in self._readers:
+            reader.close()
         if self._config is not None:
             self._config.close()
             self._config = None
@@ -208,6 +221,47 @@ class SvnBackend(Backend):
         if self._reader is None:
             return verify_with(read_with_svnadmin_dump, path, files)
         return verify_with(self._read_back, path, files)
+
+    def verify_many(self, items: list[tuple[Path, Files]]) -> list[list[str]]:
+        """Verified by up to ``READERS`` reader processes at once (one per core), each
+        sent several repositories before its first answer is read (up to ``WINDOW``
+        bytes of requests and answers owed, so that neither pipe fills)."""
+        if self._reader is None or len(items) < 2:
+            return super().verify_many(items)
+        count = min(READERS, os.cpu_count() or 1)
+        while len(self._readers) < count - 1:
+            self._readers.append(SvnVerifier())
+        readers = [self._reader, *self._readers]
+        owed: list[collections.deque[tuple[int, int]]] = [collections.deque() for _ in readers]
+        load = [0] * len(readers)
+        results: list[list[str]] = [[] for _ in items]
+
+        def settle(k: int) -> None:
+            index, cost = owed[k].popleft()
+            load[k] -= cost
+            files = items[index][1]
+            try:
+                actual = readers[k].receive()[1]
+            except Exception as exc:  # a reader that failed fails this repository
+                results[index] = [
+                    f"could not read the newest revision: {type(exc).__name__}: {exc}"
+                ]
+                return
+            results[index] = compare_files(files, actual)
+
+        for index, (path, files) in enumerate(items):
+            k = index % len(readers)
+            paths = sorted(files)
+            cost = 200 + len(str(path)) + sum(len(p) + 100 for p in paths)
+            while owed[k] and load[k] + cost > WINDOW:
+                settle(k)
+            readers[k].send(path, paths)
+            owed[k].append((index, cost))
+            load[k] += cost
+        for k in range(len(readers)):
+            while owed[k]:
+                settle(k)
+        return results
 
     def _read_back(self, path: Path, paths: list[str]) -> dict[str, Digest | None]:
         assert self._reader is not None

@@ -178,6 +178,11 @@ class Backend(abc.ABC):
     def verify(self, path: Path, files: Files) -> list[str]:
         """Differences between the newest revision and ``files`` (empty: all match)."""
 
+    def verify_many(self, items: list[tuple[Path, Files]]) -> list[list[str]]:
+        """:meth:`verify` of several repositories, in order; a backend whose reader can
+        take several at once (several processes, answers pipelined) does so."""
+        return [self.verify(path, files) for path, files in items]
+
     def head_file(self, path: Path) -> Path:
         """The file that names the repository's newest revision: what the tests garble to
         show that ``verify`` notices a corrupted repository."""

@@ -48,6 +48,7 @@ class SvnVerifier:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[str] | None = None
         self._owner = 0
+        self._outstanding = 0
         self._finalizer: weakref.finalize[[subprocess.Popen[str], int], SvnVerifier] | None = None
 
     def _process(self) -> subprocess.Popen[str]:
@@ -69,14 +70,36 @@ class SvnVerifier:
 
     def read(self, repo: Path, paths: list[str]) -> tuple[int, dict[str, Digest | None]]:
         """The newest revision number and each path's digest (None: not a file there)."""
+        self.send(repo, paths)
+        return self.receive()
+
+    def send(self, repo: Path, paths: list[str]) -> None:
+        """Ask for one repository; the answers come back in the order asked
+        (:meth:`receive`), so several may be asked before the first is read."""
+        if self._outstanding and (self._proc is None or self._proc.poll() is not None):
+            # The reader died with answers owed: this one is lost with them, not sent to
+            # a new reader whose answers would be taken for theirs.
+            self._outstanding += 1
+            return
         proc = self._process()
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
+        self._outstanding += 1
         try:
             proc.stdin.write(json.dumps({"repo": str(repo), "paths": paths}) + "\n")
             proc.stdin.flush()
-            line = proc.stdout.readline()
-        except (OSError, ValueError):  # the pipe broke or was closed: the reader is gone
-            line = ""
+        except (OSError, ValueError):  # the pipe broke: receive() says the reader is gone
+            pass
+
+    def receive(self) -> tuple[int, dict[str, Digest | None]]:
+        """The answer to the oldest request not yet received."""
+        self._outstanding = max(0, self._outstanding - 1)
+        proc = self._proc
+        line = ""
+        if proc is not None and proc.stdout is not None and self._owner == os.getpid():
+            try:
+                line = proc.stdout.readline()
+            except (OSError, ValueError):  # the pipe broke or was closed: the reader is gone
+                line = ""
         if not line:
             self._end()
             raise VerifierLost("the Subversion reader process ended while reading this repository")

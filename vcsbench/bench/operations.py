@@ -144,6 +144,13 @@ class Operation(abc.ABC):
         """Untimed: differences between what ``run`` should have made and what it made."""
         return self.backend.verify(paths.repo, self.expected())
 
+    def verify_many(self, batch: list[RoundPaths]) -> list[list[str]]:
+        """:meth:`verify` of several rounds, in order: where it is the backend's own
+        reader, the backend takes them together (several reader processes at once)."""
+        if type(self).verify is Operation.verify:
+            return self.backend.verify_many([(paths.repo, self.expected()) for paths in batch])
+        return [self.verify(paths) for paths in batch]
+
     def measured(self, paths: RoundPaths) -> list[Path]:
         """The paths that are this operation's result (the repository, a checkout)."""
         return [paths.repo]

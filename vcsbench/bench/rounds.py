@@ -152,6 +152,9 @@ FOOTPRINT_METRICS = {
 }
 SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
 NAN = float("nan")
+VERIFY_BATCH = 64
+"""Rounds run before their verification: a batch's rounds are kept (or lost, if the run
+is interrupted inside it) together."""
 KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and name != "wall")
 
 
@@ -392,21 +395,55 @@ class BenchmarkRun:
                 if 0 < self.recycle < self.rounds:
                     self._run_worker(min(self.recycle, left))
                 else:
-                    self.run_round()
+                    for record in self._rounds(len(self.log), min(VERIFY_BATCH, left)):
+                        self._accept(record)
         finally:
             if self._spawner is not None:
                 self._spawner.stop()
                 self._spawner = None
 
     def run_round(self) -> None:
-        """One round in this process: run it and record it."""
+        """One round in this process: run it, verify it and record it."""
         if not self._started:
             self._start()
-        self._accept(self._round(len(self.log)))
+        for record in self._rounds(len(self.log), 1):
+            self._accept(record)
 
-    def _round(self, index: int) -> RoundRecord:
-        """One round: prepare, time the operation alone, read counters, verify."""
-        paths = self.paths(index)
+    def _rounds(self, first: int, count: int) -> list[RoundRecord]:
+        """Rounds ``first`` .. ``first + count - 1``, then their verification, together
+        (never while a round is timed): a backend whose reader takes several
+        repositories at once verifies them in parallel across cores."""
+        done = []
+        for index in range(first, first + count):
+            paths = self.paths(index)
+            done.append((index, paths, self._round(index, paths)))
+        wanted = [
+            (paths, record)
+            for index, paths, record in done
+            if record.error is None and self.verify.verifies(index, self.rounds)
+        ]
+        if wanted:
+            found = self.operation.verify_many([paths for paths, _ in wanted])
+            for (_, record), problems in zip(wanted, found, strict=True):
+                record.verified = True
+                if problems:
+                    more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+                    record.error = "verify: " + "; ".join(problems[:3]) + more
+        for index, _, record in done:
+            if record.error is not None and not self.diagnosis:
+                full = fullness(self.workdir)
+                if full is not None:
+                    record.diagnosis = (
+                        f"the sandbox {self.sandbox.spec} filled up at round {index} "
+                        f"({full[0]:,} bytes, {full[1]:,} inodes free); give it more room "
+                        "with size=... (or mkfs=-N ... for inodes), or run fewer repositories"
+                    )
+                    break
+        return [record for _, _, record in done]
+
+    def _round(self, index: int, paths: RoundPaths) -> RoundRecord:
+        """One round: prepare, time the operation alone, read counters (verified by
+        :meth:`_rounds` afterwards)."""
         paths.scratch.mkdir()
         if self.layout != "flat":  # the fan-out directories exist on a host already
             paths.repo.parent.mkdir(parents=True, exist_ok=True)
@@ -434,20 +471,6 @@ class BenchmarkRun:
         record = RoundRecord(t_start_s, wall_ns, round_values(delta))
         if is_floor_round and error is None:
             record.floor_tree = floor.changed(roots, self.workdir, floor_before)
-        if error is None and self.verify.verifies(index, self.rounds):
-            record.verified = True
-            problems = self.operation.verify(paths)
-            if problems:
-                more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-                error = "verify: " + "; ".join(problems[:3]) + more
-        if error is not None and not self.diagnosis:
-            full = fullness(self.workdir)
-            if full is not None:
-                record.diagnosis = (
-                    f"the sandbox {self.sandbox.spec} filled up at round {index} ({full[0]:,} "
-                    f"bytes, {full[1]:,} inodes free); give it more room with size=... (or "
-                    "mkfs=-N ... for inodes), or run fewer repositories"
-                )
         record.error = error
         try:  # an empty scratch directory goes; one a backend wrote in stays, to be measured
             os.rmdir(paths.scratch)
@@ -474,8 +497,9 @@ class BenchmarkRun:
         try:
             peak_rss_reset()
             start_rss = current_rss_bytes()
-            for index in range(first, first + count):
-                send(self._round(index))
+            for start in range(first, first + count, VERIFY_BATCH):
+                for record in self._rounds(start, min(VERIFY_BATCH, first + count - start)):
+                    send(record)
             send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
             code = 0
         except BaseException as exc:
