@@ -312,6 +312,12 @@ class LocalClient(Client):
             stdout=subprocess.PIPE,
             preexec_fn=_preexec(),
         )
+        # Started and warm before any step: a step's sessions do not share the CPU with
+        # the clients' own start-up.
+        assert self.proc.stdout is not None
+        if b'"ready"' not in self.proc.stdout.readline():
+            self.close()
+            raise SessionError("client", f"the {backend} client process did not start")
 
     @property
     def pid(self) -> int:
