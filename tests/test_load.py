@@ -260,7 +260,7 @@ def test_a_server_that_dies_mid_run_gives_counted_errors_not_a_hang(tmp_path: Pa
     assert second["errors"].get("commit", 0) > 0
     assert entry["capacity"]["level"] == 1
     assert "commit" in " ".join(entry["error_details"])
-    assert "Capacity: **1 clients**" in out
+    assert "Capacity: **1 client**" in out
 
 
 def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> None:
@@ -498,7 +498,8 @@ def test_report_and_compare_read_load_results(tmp_path: Path) -> None:
 
     compare = vcsbench("compare", str(runs[0]), str(runs[1]))
     assert compare.returncode == 0, compare.stderr
-    assert f"Capacity: {caps[0]:g} clients → {caps[1]:g} clients" in compare.stdout
+    texts = [f"{c:g} client" + ("" if c == 1 else "s") for c in caps]
+    assert f"Capacity: {texts[0]} → {texts[1]}" in compare.stdout
     if caps[0] == caps[1]:
         assert "both saturate at the same step" in compare.stdout
     else:
@@ -556,7 +557,7 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
         "297.3",
         "300.0",
     ]
-    assert "Capacity: **1 clients** (1.0 ok/s, p95 95.5 ms)" in report.stdout
+    assert "Capacity: **1 client** (1.0 ok/s, p95 95.5 ms)" in report.stdout
 
     csv_rows = vcsbench("report", "--format", "csv", str(base)).stdout.splitlines()
     header, first = csv_rows[0].split(","), csv_rows[1].split(",")
@@ -574,7 +575,7 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
     other = _load_file(tmp_path / "other.json", [TENTHS, [1.5 * x for x in TENTHS]])
     compare = vcsbench("compare", str(base), str(other))
     assert compare.returncode == 0, compare.stderr
-    assert "Capacity: 1 clients → 2 clients: **svnserve on tmpfs saturates later**" in (
+    assert "Capacity: 1 client → 2 clients: **svnserve on tmpfs saturates later**" in (
         compare.stdout
     )
     assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms

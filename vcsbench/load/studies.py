@@ -110,7 +110,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
         per = f"{written / ok / 1024:,.1f}" if ok else "—"
         top = steps[-1].system.get("iowait_pct_mean") if steps else None
-        cap_text = f"{level:g} clients" if level is not None else "none"
+        cap_text = _load(closed).level_text(level)
         lines.append(
             f"| {entry.path} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
             f"| {'—' if top is None else f'{top:.0f}'} |"

@@ -251,7 +251,9 @@ class Load:
         """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
         if value is None:
             return "none"
-        return f"{value:g} clients" if self.shape == "closed" else f"{value:g} arrivals/s"
+        if self.shape == "closed":
+            return f"{value:g} client" + ("" if value == 1 else "s")
+        return f"{value:g} arrivals/s"
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
