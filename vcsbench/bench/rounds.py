@@ -273,9 +273,9 @@ def _plain(value: float) -> float | int | None:
 
 
 class RoundLog:
-    """Every round's record in typed arrays (8 bytes a value, not a Python object each:
-    a million rounds stay about 130 MB less than lists would take); running totals over
-    successful rounds. :meth:`to_rounds` gives the result model's lists, once, at the end."""
+    """Every round's record in typed arrays (8 bytes a value, not a Python object and a
+    list slot each); running totals over successful rounds. :meth:`to_rounds` gives the
+    result model's lists, once, at the end."""
 
     def __init__(self) -> None:
         self.t_start_s = array("d")
