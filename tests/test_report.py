@@ -378,3 +378,17 @@ def test_log_axis_labels_never_collide_and_a_narrow_range_gets_two() -> None:
         assert len(shown) >= 2, (values, shown)
         assert len(labels) == len(set(labels))
         assert len(labels) <= 10
+
+
+def test_a_per_round_series_shorter_than_the_rounds_is_one_line(tmp_path: Path) -> None:
+    document = json.loads((Path(__file__).parent / "data" / "tiny-tmpfs.json").read_text())
+    rounds = document["benchmarks"][0]["extra_info"]["vcsbench"]["rounds"]
+    key = next(iter(rounds["values"]))
+    rounds["values"][key].pop()
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(document))
+    result = vcsbench("report", str(path))
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"vcsbench: error: {path}: ")
+    assert f".values.{key}: {len(rounds['wall_ns']) - 1} values but" in line

@@ -152,6 +152,7 @@ FOOTPRINT_METRICS = {
 }
 SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
 NAN = float("nan")
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 VERIFY_BATCH = 64
 """Rounds run before their verification: a batch's rounds are kept (or lost, if the run
 is interrupted inside it) together."""
@@ -480,9 +481,15 @@ class BenchmarkRun:
         return record
 
     def _accept(self, record: RoundRecord) -> None:
-        """Keep a finished round's record (from this process or a worker)."""
-        self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
-        self.log.verified += record.verified
+        """Keep a finished round's record (from this process or a worker). The stop
+        signals wait while it is written down: a round is in the log whole or not at all
+        (an interrupted run keeps its log, and every per-round array the same length)."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
+            self.log.verified += record.verified
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if record.diagnosis and not self.diagnosis:
             self.diagnosis = record.diagnosis
         if record.floor_tree is not None:

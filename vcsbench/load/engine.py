@@ -447,6 +447,21 @@ def run_master(config: dict[str, Any], out: Path, workers: int, bind: str, port:
     runner.register_message(
         "ready", lambda environment, msg, **kw: ready.update({msg.node_id: msg.data})
     )
+    configured: dict[str, int] = {}
+
+    def on_want_config(environment: Any, msg: Any, **kwargs: Any) -> None:
+        # Asked for by each worker once its handlers are in place (a configuration sent
+        # as soon as it connects could reach it before, and be dropped as unknown).
+        if msg.node_id not in configured and len(configured) >= workers:
+            print(
+                f"vcsbench load: worker {msg.node_id} is one too many; left idle", file=sys.stderr
+            )
+            return
+        index = configured.setdefault(msg.node_id, len(configured))
+        data = {**config, "worker_index": index, "workers": workers}
+        runner.send_message("config", data, msg.node_id)
+
+    runner.register_message("want_config", on_want_config)
     runner.register_message(
         "drained",
         lambda environment, msg, **kw: drained.setdefault(msg.data["step"], {}).update(
@@ -465,13 +480,12 @@ def run_master(config: dict[str, Any], out: Path, workers: int, bind: str, port:
                 f"vcsbench load: {runner.worker_count} of {workers} Locust workers connected "
                 f"to {bind}:{port} within {wait_s:.0f} s"
             )
-        names = sorted(runner.clients.keys())
-        for index, node in enumerate(names):
-            runner.send_message(
-                "config", {**config, "worker_index": index, "workers": workers}, node
-            )
         if not _wait(lambda: len(ready) >= workers, WORKER_TIMEOUT_S):
-            raise SystemExit("vcsbench load: a Locust worker did not get ready")
+            raise SystemExit(
+                f"vcsbench load: {len(ready)} of {workers} Locust workers got ready within "
+                f"{WORKER_TIMEOUT_S:.0f} s"
+            )
+        names = sorted(ready)
         client_pids = [pid for data in ready.values() for pid in data["client_pids"]]
         for index, level in enumerate(config["steps"]):
             alive = _alive(runner)
@@ -569,6 +583,7 @@ def run_worker(host: str, port: int) -> None:
         ("close", on_close),
     ):
         runner.register_message(name, handler)
+    runner.send_message("want_config")  # now that "config" has its handler
     try:
         runner.greenlet.join()
     finally:

@@ -252,6 +252,11 @@ class Rounds:
             for k, v in _expect(d.get("values") or {}, dict, f"{where}.values").items()
             if k in METRICS
         }
+        for key, series in values.items():
+            if len(series) != len(wall):
+                raise SchemaError(
+                    f"{where}.values.{key}: {len(series)} values but {len(wall)} rounds"
+                )
         return cls(starts, wall, ok, values)
 
 
