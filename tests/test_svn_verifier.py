@@ -14,6 +14,7 @@ from helpers import require_backend
 
 from vcsbench.backends import make_backend
 from vcsbench.backends.base import digest
+from vcsbench.backends.svn_verifier import SvnVerifier
 
 HELLO = {"test.txt": b"hello world"}
 
@@ -29,6 +30,18 @@ def _repo(tmp_path: Path, name: str, files: dict[str, bytes]) -> Path:
         backend.create(tmp_path / name)
         backend.commit(tmp_path / name, files, "first", tmp_path / "scratch")
     return tmp_path / name
+
+
+def _answer_none_and_exit(reader: SvnVerifier) -> None:
+    """Put in place of ``reader``'s process one that takes a request and exits."""
+    reader._end()
+    reader._proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.readline()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    reader._owner = os.getpid()
 
 
 def test_reads_each_file_back_as_its_size_and_sha256(tmp_path: Path) -> None:
@@ -89,14 +102,7 @@ def test_a_reader_that_dies_fails_that_round_and_the_next_one_starts_again(
         assert reader._proc.pid != first
         # A reader that ends while reading (here: one that takes the request and exits)
         # fails that round; the next round has a new reader.
-        reader._end()
-        reader._proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; sys.stdin.readline()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        reader._owner = os.getpid()
+        _answer_none_and_exit(reader)
         problems = backend.verify(repo, HELLO)
         assert problems == [
             "could not read the newest revision: VerifierLost: the Subversion reader "
@@ -144,14 +150,7 @@ def test_a_reader_lost_with_answers_owed_fails_those_and_only_those(tmp_path: Pa
         assert backend.verify(repos[0], HELLO) == []
         # A reader that takes one request and exits: the repositories sent to it all fail
         # (none is answered by a reader started meanwhile); the other reader's are read.
-        reader._end()
-        reader._proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; sys.stdin.readline()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        reader._owner = os.getpid()
+        _answer_none_and_exit(reader)
         results = backend.verify_many([(repo, HELLO) for repo in repos])
         if (os.cpu_count() or 1) >= 2:  # repositories alternate between the two readers
             assert [bool(p) for p in results] == [True, False, True, False, True, False]

@@ -23,7 +23,7 @@ import statistics
 import time
 import traceback
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,7 +176,6 @@ class RoundRecord:
 class WorkerExit:
     """The spawner's word that a worker process ended (after everything it sent)."""
 
-    pid: int
     how: str
 
 
@@ -218,7 +217,7 @@ class Spawner:
                         if os.WIFEXITED(status)
                         else f"was killed by signal {os.WTERMSIG(status)}"
                     )
-                    results_writer.send(WorkerExit(pid, how))
+                    results_writer.send(WorkerExit(how))
             except BaseException:
                 code = 1
             finally:
@@ -396,7 +395,7 @@ class BenchmarkRun:
                 if 0 < self.recycle < self.rounds:
                     self._run_worker(min(self.recycle, left))
                 else:
-                    for record in self._rounds(len(self.log), min(VERIFY_BATCH, left)):
+                    for record in self._batches(len(self.log), left):
                         self._accept(record)
         finally:
             if self._spawner is not None:
@@ -409,6 +408,12 @@ class BenchmarkRun:
             self._start()
         for record in self._rounds(len(self.log), 1):
             self._accept(record)
+
+    def _batches(self, first: int, count: int) -> Iterator[RoundRecord]:
+        """Rounds ``first`` .. ``first + count - 1``, verified in batches of
+        ``VERIFY_BATCH``; each batch's records once it is verified."""
+        for start in range(first, first + count, VERIFY_BATCH):
+            yield from self._rounds(start, min(VERIFY_BATCH, first + count - start))
 
     def _rounds(self, first: int, count: int) -> list[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, then their verification, together
@@ -504,9 +509,8 @@ class BenchmarkRun:
         try:
             peak_rss_reset()
             start_rss = current_rss_bytes()
-            for start in range(first, first + count, VERIFY_BATCH):
-                for record in self._rounds(start, min(VERIFY_BATCH, first + count - start)):
-                    send(record)
+            for record in self._batches(first, count):
+                send(record)
             send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
             code = 0
         except BaseException as exc:
@@ -529,20 +533,15 @@ class BenchmarkRun:
         spawner.start_worker(first, count)
         end: WorkerEnd | None = None
         exited = ""
-        try:
-            while True:
-                message = spawner.receive()
-                if isinstance(message, WorkerEnd):
-                    end = message
-                elif isinstance(message, WorkerExit):
-                    exited = message.how
-                    break
-                else:
-                    self._accept(message)
-        except BaseException:
-            spawner.stop()
-            self._spawner = None
-            raise
+        while True:  # on an exception, run_all stops the spawner and the worker with it
+            message = spawner.receive()
+            if isinstance(message, WorkerEnd):
+                end = message
+            elif isinstance(message, WorkerExit):
+                exited = message.how
+                break
+            else:
+                self._accept(message)
         if end is None or end.failure:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")

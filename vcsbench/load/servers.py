@@ -145,8 +145,6 @@ class Server:
     port: int
     url_base: str
     log: Path
-    package: str
-    """The Debian package that brings the binary, for the error when it is missing."""
     host: str = HOST
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     group: CpuGroup | None = field(default=None, repr=False)
@@ -161,11 +159,7 @@ class Server:
         )
 
     def start(self) -> None:
-        if shutil.which(self.argv[0]) is None:
-            raise VcsbenchError(
-                f"{self.argv[0]} is not installed (needed for {self.name}); as root run: "
-                f"apt-get install -y {self.package}"
-            )
+        """Start the server (its binary checked by :func:`require_binary` beforehand)."""
         check_port(self.port, self.host)
         root = cgroup2_root()
         self.group = CpuGroup(root, self.name) if root is not None else None
@@ -256,7 +250,7 @@ def svnserve(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
         str(logs / "svnserve-requests.log"),
     ]
     url = f"svn://{host}:{port}"
-    return Server("svnserve", argv, port, url, logs / "svnserve.log", "subversion", host)
+    return Server("svnserve", argv, port, url, logs / "svnserve.log", host)
 
 
 def git_daemon(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
@@ -277,7 +271,7 @@ def git_daemon(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Serve
         str(root),
     ]
     url = f"git://{host}:{port}"
-    return Server("git-daemon", argv, port, url, logs / "git-daemon.log", "git", host)
+    return Server("git-daemon", argv, port, url, logs / "git-daemon.log", host)
 
 
 APACHE_MODULES = "/usr/lib/apache2/modules"
@@ -324,8 +318,7 @@ def apache(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
     conf = logs / "apache.conf"
     conf.write_text("\n".join(lines) + "\n")
     argv = ["/usr/sbin/apache2", "-f", str(conf), "-DFOREGROUND"]
-    package = "apache2 libapache2-mod-svn"
-    return Server("apache", argv, port, f"http://{host}:{port}", logs / "apache.log", package, host)
+    return Server("apache", argv, port, f"http://{host}:{port}", logs / "apache.log", host)
 
 
 def as_server_user(argv: list[str]) -> list[str]:

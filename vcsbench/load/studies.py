@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.load.run import LoadPlan, run_load
-from vcsbench.report.load import errors_text, load_markdown
+from vcsbench.report.load import errors_text, level_text, load_markdown
 from vcsbench.results import Run
 from vcsbench.results.load import Load
 
@@ -110,7 +110,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
         per = f"{written / ok / 1024:,.1f}" if ok else "—"
         top = steps[-1].system.get("iowait_pct_mean") if steps else None
-        cap_text = _load(closed).level_text(level)
+        cap_text = level_text(_load(closed), level)
         lines.append(
             f"| {entry.path} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
             f"| {'—' if top is None else f'{top:.0f}'} |"

@@ -25,6 +25,15 @@ def errors_text(errors: dict[str, int]) -> str:
     return ", ".join(f"{k} {v:,}" for k, v in sorted(errors.items())) or "0"
 
 
+def level_text(load: Load, value: float | None) -> str:
+    """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
+    if value is None:
+        return "none"
+    if load.shape == "closed":
+        return f"{value:g} client" + ("" if value == 1 else "s")
+    return f"{value:g} arrivals/s"
+
+
 def _load_of(run: Run) -> Load:
     if run.load is None:
         raise VcsbenchError(f"{run.path}: not a load result (written by 'vcsbench load')")
@@ -99,7 +108,7 @@ def _path_notes(load: Load, entry: LoadPath) -> list[str]:
     else:
         lines = [
             "",
-            f"Capacity: **{load.level_text(cap.level)}** ({number(cap.ops_per_s)} ok/s, "
+            f"Capacity: **{level_text(load, cap.level)}** ({number(cap.ops_per_s)} ok/s, "
             f"p95 {number(cap.p95_ms)} ms): {cap.rule}.",
         ]
     for row in entry.steps:
@@ -146,9 +155,8 @@ def _path_notes(load: Load, entry: LoadPath) -> list[str]:
 
 
 def load_markdown(run: Run, fmt: str = "md") -> str:
-    """Per access path, a row per step, and the capacity; for pasting into an RFC."""
-    if fmt == "csv":
-        return load_csv([run])
+    """Per access path, a row per step, and the capacity; for pasting into an RFC
+    (``md`` or ``github``; :func:`load_csv` gives the figures as CSV)."""
     if fmt not in LOAD_FORMATS:
         raise VcsbenchError(
             f"{run.path} is a load result; report it as {', '.join(LOAD_FORMATS)}, not {fmt!r}"
@@ -242,7 +250,7 @@ def compare_loads(base: Run, other: Run) -> str:
         lines += [
             f"## {title_a} → {title_b}",
             "",
-            f"Capacity: {a.level_text(cap_a)} → {a.level_text(cap_b)}: {verdict}.",
+            f"Capacity: {level_text(a, cap_a)} → {level_text(a, cap_b)}: {verdict}.",
             "",
         ]
         right_steps = {row.level: row for row in right.steps}

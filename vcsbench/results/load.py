@@ -247,14 +247,6 @@ class Load:
     step_ops: int = 0
     interrupted: str = ""
 
-    def level_text(self, value: float | None) -> str:
-        """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
-        if value is None:
-            return "none"
-        if self.shape == "closed":
-            return f"{value:g} client" + ("" if value == 1 else "s")
-        return f"{value:g} arrivals/s"
-
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
         d = _expect(data, dict, where)
