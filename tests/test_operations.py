@@ -161,6 +161,82 @@ def test_history_is_built_once_and_copied_into_each_round(tmp_path: Path) -> Non
         assert head.stdout == b"history 4\n"
 
 
+@pytest.mark.parametrize("backend_name", ["svn-fs", "git-pygit2", "git-markus", "hg-lib"])
+def test_a_repository_with_one_commit_is_built_once_and_each_copy_is_its_own(
+    backend_name: str, tmp_path: Path
+) -> None:
+    require_backend(backend_name)
+    with make_backend(backend_name) as backend:
+        backend.ready(tmp_path)
+        creates = []
+        real = backend.create
+        backend.create = lambda *a: creates.append(1) or real(*a)  # type: ignore[method-assign]
+        for index in range(3):
+            problems, _ = run_round("commit", backend, tmp_path, index)
+            assert problems == []
+        assert len(creates) == 1  # the seed, once for three rounds
+        payload = load_payload("submission")
+        repos = [RoundPaths.of(tmp_path, i).repo for i in range(4)]
+        # A fourth round prepared, not run: the payload alone; the others' commits are not in it.
+        op = make_operation("commit", backend, payload)
+        paths = RoundPaths.of(tmp_path, 3)
+        paths.scratch.mkdir()
+        op.prepare(paths)
+        assert backend.verify(repos[3], dict(payload.files)) == []
+        assert backend.verify(repos[3], op.expected()) != []
+        assert backend.verify(repos[1], op.expected()) == []
+
+
+def test_a_seed_whose_build_failed_is_built_again_not_copied(tmp_path: Path) -> None:
+    with make_backend("git-pygit2") as backend:
+        backend.ready(tmp_path)
+        real = backend.commit
+
+        def broken(*args: Any) -> None:
+            raise OSError("disk full")
+
+        backend.commit = broken  # type: ignore[method-assign]
+        with pytest.raises(OSError, match="disk full"):
+            run_round("commit", backend, tmp_path, 0)
+        backend.commit = real  # type: ignore[method-assign]
+        problems, _ = run_round("commit", backend, tmp_path, 1)
+        assert problems == []
+        assert sorted(p.name for p in (tmp_path / "seeds" / "history-1").iterdir()) == [
+            "repo",
+            "scratch",
+        ]
+
+
+def test_a_copied_git_work_tree_has_an_index_that_matches_its_files(tmp_path: Path) -> None:
+    """Else the timed ``git commit`` would read every file again to find it unchanged."""
+    require_backend("git-cli")
+    with make_backend("git-cli") as backend:
+        backend.ready(tmp_path)
+        for index in range(2):  # the first round builds the seed; the second is a copy
+            problems, _ = run_round("commit", backend, tmp_path, index)
+            assert problems == []
+        op = make_operation("commit", backend, load_payload("submission"))
+        paths = RoundPaths.of(tmp_path, 2)
+        paths.scratch.mkdir()
+        op.prepare(paths)
+    listing = subprocess.run(
+        ["git", "-C", str(paths.repo), "ls-files", "--debug"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    indexed: dict[str, int] = {}
+    name = ""
+    for line in listing.splitlines():
+        if not line.startswith(" "):
+            name = line
+        elif "ino:" in line:
+            indexed[name] = int(line.split("ino:")[1])
+    files = load_payload("submission").files
+    assert set(indexed) == set(files)
+    assert indexed == {rel: (paths.repo / rel).stat().st_ino for rel in files}
+
+
 def test_commit_into_history_has_the_history_and_the_change(tmp_path: Path) -> None:
     with make_backend("svn-fs") as backend:
         backend.ready(tmp_path)

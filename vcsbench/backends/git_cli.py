@@ -126,6 +126,14 @@ class GitCli(GitBackend):
         run_tool(self._git("-C", str(path), "add", "--", *files), env=self._env)
         run_tool(self._git("-C", str(path), "commit", "-q", "-m", message), env=self._env)
 
+    def moved(self, path: Path) -> None:
+        """A copied work tree's files are new inodes with new times, and its index holds
+        the stat data of the ones it was made with: the next ``git commit`` would read
+        every file again to see it unchanged. The index is refreshed here, untimed, as it
+        stands in a repository git made in place."""
+        if (path / ".git" / "index").exists():
+            run_tool(self._git("-C", str(path), "update-index", "-q", "--refresh"), env=self._env)
+
     def _fast_import(self, path: Path, files: Files, message: str) -> None:
         """One commit by ``git fast-import``, kept as a pack whatever its object count,
         then the index made to match it (``git reset``) as ``git commit`` leaves it."""

@@ -7,8 +7,8 @@ operation declares the ones it needs (``needs``), so the matrix holds only pairs
 can run. Adding an operation is one class here and one entry in ``OPERATIONS``.
 
 An operation may take options, written like a backend variant: ``log[history=1000]``.
-Operations on a repository with history build it once per benchmark (a seed, through
-the backend under test) and copy it into each round's repository, untimed.
+Operations on an existing repository build it once per benchmark (a seed, through the
+backend under test) and copy it into each round's repository, untimed.
 
 Every verification reads what the operation made or returned against what the
 operation itself knows it should be -- the files it committed, the messages it wrote,
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import os
 import re
 import shutil
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from vcsbench.backends.base import (
     write_tree,
 )
 from vcsbench.bench.payloads import Payload
+from vcsbench.bench.seed import Seed
 from vcsbench.errors import VcsbenchError
 
 COMMIT_MESSAGE = "vcsbench commit"
@@ -207,12 +209,38 @@ class Add(Operation):
         return verify_with(self.backend.staged, paths.repo, self.expected())
 
 
-class _WithFirstCommit(Operation):
-    """Prepared with a repository holding the payload in its first revision."""
+class _FromSeed(Operation):
+    """Prepared with a copy of a repository the backend under test built once per
+    benchmark (in ``seeds/``, not measured): each round's repository is written by
+    mkdir/write (:mod:`vcsbench.bench.seed`) and the backend told where it is, so that
+    preparing a round costs a few system calls per file, not the VCS calls that built it."""
+
+    _seed: Seed | None = None
+
+    def seed_name(self) -> str:
+        return "history-1"
+
+    def build(self, repo: Path, scratch: Path) -> None:
+        """Through the backend under test: the repository every round starts from."""
+        self.backend.create(repo)
+        self.backend.commit(repo, self.payload.files, COMMIT_MESSAGE, scratch)
 
     def prepare(self, paths: RoundPaths) -> None:
-        self.backend.create(paths.repo)
-        self.backend.commit(paths.repo, self.payload.files, COMMIT_MESSAGE, paths.scratch)
+        if self._seed is None:  # once per process: built by the first, read by later ones
+            seed = paths.seeds / self.seed_name()
+            if not (seed / "repo").exists():
+                shutil.rmtree(seed, ignore_errors=True)
+                (seed / "scratch").mkdir(parents=True)
+                # Built aside and renamed: a build cut short is never taken for a seed.
+                self.build(seed / "building", seed / "scratch")
+                os.rename(seed / "building", seed / "repo")
+            self._seed = Seed.read(seed / "repo")
+        self._seed.copy_to(paths.repo)
+        self.backend.moved(paths.repo)
+
+
+class _WithFirstCommit(_FromSeed):
+    """Prepared with a repository holding the payload in its first revision."""
 
 
 class _IntoCheckout(_WithFirstCommit):
@@ -228,10 +256,10 @@ class _IntoCheckout(_WithFirstCommit):
         return [paths.repo, paths.checkout]
 
 
-class _WithHistory(Operation):
+class _WithHistory(_FromSeed):
     """Prepared with a repository of ``history`` revisions: the payload first, then
-    ``history - 1`` commits that each rewrite one small file. Built once per benchmark
-    through the backend under test, then copied into each round's repository."""
+    ``history - 1`` commits that each rewrite one small file (the seed, copied into each
+    round's repository)."""
 
     option_defaults: ClassVar[Mapping[str, str]] = {"history": "100"}
 
@@ -251,25 +279,15 @@ class _WithHistory(Operation):
             files[HISTORY_FILE] = f"history {self.history - 1}\n".encode()
         return files
 
-    def _build(self, repo: Path, scratch: Path) -> None:
-        self.backend.create(repo)
-        self.backend.commit(repo, self.payload.files, COMMIT_MESSAGE, scratch)
+    def seed_name(self) -> str:
+        return f"history-{self.history}"
+
+    def build(self, repo: Path, scratch: Path) -> None:
+        super().build(repo, scratch)
         for i in range(1, self.history):
             self.backend.commit(
                 repo, {HISTORY_FILE: f"history {i}\n".encode()}, f"vcsbench history {i}", scratch
             )
-
-    def prepare(self, paths: RoundPaths) -> None:
-        if self.history == 1:
-            self._build(paths.repo, paths.scratch)
-            return
-        seed = paths.seeds / f"history-{self.history}"
-        if not (seed / "repo").exists():
-            shutil.rmtree(seed, ignore_errors=True)
-            (seed / "scratch").mkdir(parents=True)
-            self._build(seed / "repo", seed / "scratch")
-        shutil.copytree(seed / "repo", paths.repo, symlinks=True)
-        self.backend.moved(paths.repo)
 
 
 class Commit(_WithHistory):

@@ -1,0 +1,79 @@
+"""Copies of a repository made once: what a round's preparation and a pre-aged sandbox
+write instead of calling the VCS again.
+
+The repository is read once (:func:`snapshot`) and written again at each place
+(:func:`write_copy`) by plain ``mkdir``/``write``: a few system calls per file, not a VCS
+call. Each copy holds the backend's own bytes; what differs from a repository the backend
+made in place is what no VCS reads as content (inode numbers, times) and what the copies
+share (a Subversion repository's UUID). A backend whose repository holds its own path, or
+stat data of its files, is told where the copy is (``Backend.moved``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str
+    kind: str
+    """``dir``, ``file`` or ``link``."""
+    data: bytes
+    mode: int
+
+
+def snapshot(root: Path) -> list[Entry]:
+    """Every entry below ``root``, parents before children, as what is needed to write it
+    again: directories and their modes, file contents, symlink targets."""
+    entries: list[Entry] = []
+    for directory, subdirs, names in os.walk(root):
+        subdirs.sort()
+        base = Path(directory)
+        for name in sorted(subdirs) + sorted(names):
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            st = path.lstat()
+            if path.is_symlink():
+                entries.append(Entry(rel, "link", os.readlink(path).encode(), 0))
+            elif path.is_dir():
+                entries.append(Entry(rel, "dir", b"", st.st_mode & 0o7777))
+            else:
+                entries.append(Entry(rel, "file", path.read_bytes(), st.st_mode & 0o7777))
+    entries.sort(key=lambda e: (e.rel.count("/"), e.kind != "dir", e.rel))
+    return entries
+
+
+def write_copy(entries: list[Entry], target: Path, mode: int) -> None:
+    """Write ``entries`` below new directory ``target`` (its parents made as needed)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkdir(target, mode)
+    for entry in entries:
+        path = os.path.join(target, entry.rel)
+        if entry.kind == "dir":
+            os.mkdir(path, entry.mode)
+        elif entry.kind == "link":
+            os.symlink(entry.data.decode(), path)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, entry.mode)
+            try:
+                os.write(fd, entry.data)
+            finally:
+                os.close(fd)
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A repository read into memory, to be written again at each round's place."""
+
+    entries: list[Entry]
+    mode: int
+
+    @classmethod
+    def read(cls, root: Path) -> Seed:
+        return cls(snapshot(root), root.stat().st_mode & 0o7777)
+
+    def copy_to(self, target: Path) -> None:
+        write_copy(self.entries, target, self.mode)
