@@ -23,16 +23,42 @@ def du(args: str, path: Path) -> int:
     )
 
 
-def test_footprint_equals_du_to_the_byte(tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", [1, 3])
+def test_footprint_equals_du_to_the_byte(processes: int, tmp_path: Path) -> None:
     for i in range(30):
         sub = tmp_path / f"d{i % 4}"
         sub.mkdir(exist_ok=True)
         (sub / f"f{i}").write_bytes(os.urandom(i * 1013))
+    # Links to one file from several top-level entries, so from several walkers.
     os.link(tmp_path / "d0" / "f4", tmp_path / "hard")
-    result = footprint(tmp_path)
+    os.link(tmp_path / "d0" / "f4", tmp_path / "d1" / "hard")
+    result = footprint(tmp_path, processes=processes)
     assert du("-B1", tmp_path) == result.allocated_bytes
     assert du("-b", tmp_path) == result.apparent_bytes
     assert result.inodes == 35  # 30 files, 4 directories, the root; the link is no inode
+
+
+@pytest.mark.parametrize("where", ["a forked walker", "this process"])
+def test_a_walker_that_fails_fails_the_footprint(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f").write_bytes(b"x")
+    real = os.scandir
+    parent = os.getpid()
+
+    def scandir(path: str) -> object:
+        forked = os.getpid() != parent
+        if str(path) != str(tmp_path) and forked == (where == "a forked walker"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(OSError, match=rf"Permission denied: '?{tmp_path}/[a-d]"):
+        footprint(tmp_path, processes=2)
+    monkeypatch.undo()
+    assert footprint(tmp_path, processes=2).inodes == 9  # the root, 4 directories, 4 files
 
 
 def test_waited_child_writes_count_in_syscall_bytes(tmp_path: Path) -> None:

@@ -585,6 +585,7 @@ class BenchmarkRun:
         # the timed, verified rounds: the figure is marked missing with the reason.
         result: Footprint | str
         scratch: Footprint | str
+        scan_start = time.perf_counter()
         try:
             if self.age:  # the rounds' own paths, not the repositories filled in before
                 measured = [p for i in range(len(self.log)) for p in self._measured(i)]
@@ -598,6 +599,7 @@ class BenchmarkRun:
             scratch = footprint(self.workdir / "scratch", roots=False)
         except OSError as exc:
             scratch = f"the scratch scan failed: {_describe(exc)}"
+        footprint_s = time.perf_counter() - scan_start
         log = self.log
         ok_walls = log.ok_wall_s()
         median_ms = statistics.median(ok_walls) * 1000 if ok_walls else None
@@ -637,6 +639,7 @@ class BenchmarkRun:
                 "probe_overhead_us_per_round": self._overhead_ns / 1000 if self._started else None,
                 "benchmark_wall_s": wall_s,
                 "ops_wall_s": log.ops_wall_ns / 1e9,
+                "footprint_s": footprint_s,
                 "harness_s_per_round": (wall_s - log.ops_wall_ns / 1e9) / n_rounds
                 if n_rounds
                 else None,
