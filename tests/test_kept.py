@@ -209,3 +209,26 @@ def test_plots_of_a_benchmark_whose_every_round_failed_are_made(tmp_path: Path) 
     assert 0 == result.returncode, result.stderr
     assert "Traceback" not in result.stderr
     assert list((tmp_path / "plots").glob("latency-*.png"))
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.json.gz"])
+def test_a_file_written_again_as_benchmarks_finish_reads_as_one_written_whole(
+    tmp_path: Path, name: str
+) -> None:
+    from vcsbench.results.io import Encoded, write_document, write_document_with_list
+
+    head = {"machine_info": {"node": "n"}, "vcsbench": {"failed_benchmarks": []}}
+    entries = [{"name": f"b{i}", "stats": {"data": [i / 7] * 1000}} for i in range(3)]
+    whole, parts = tmp_path / f"whole-{name}", tmp_path / name
+    write_document({**head, "benchmarks": entries}, whole)
+    def read(path: Path) -> object:
+        raw = path.read_bytes()
+        return json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)
+
+    items: list[Encoded] = []
+    for count in range(4):  # as after each benchmark: none, one, two, three
+        write_document_with_list(head, "benchmarks", items, parts)
+        assert read(parts) == {**head, "benchmarks": entries[:count]}
+        if count < 3:
+            items.append(Encoded(entries[count]))
+    assert read(parts) == read(whole)

@@ -32,7 +32,7 @@ from vcsbench.bench.options import OPTIONS, Selection, add_options
 from vcsbench.bench.payloads import load_payload
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.io import compact, write_document
+from vcsbench.results.io import Encoded, compact, write_document_with_list
 from vcsbench.results.model import SCHEMA_VERSION, Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 
@@ -449,17 +449,29 @@ def pytest_benchmark_update_machine_info(
     machine_info["vcsbench"] = config.stash[MACHINE]
 
 
+FACTS = pytest.StashKey[tuple[dict[str, Any], dict[str, Any]]]()
+ENCODED = pytest.StashKey[dict[int, Encoded]]()
+
+
 def write_results(config: pytest.Config) -> None:
     """Write the result file as it stands (atomically), so that a run killed later keeps
-    every benchmark that finished before. pytest-benchmark writes it again at the end."""
+    every benchmark that finished before. pytest-benchmark writes it again at the end.
+
+    Written after every benchmark, so its cost must not grow with the benchmarks before:
+    the machine and commit facts are read once (pytest-benchmark's take a process each),
+    and each benchmark is encoded and compressed once."""
     bench_session = getattr(config, "_benchmarksession", None)
     if bench_session is None or not bench_session.json:
         return
-    machine_info = bench_session.get_machine_info()
-    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    if FACTS not in config.stash:
+        config.stash[FACTS] = (
+            bench_session.get_machine_info(),
+            config.hook.pytest_benchmark_generate_commit_info(config=config),
+        )
+    machine_info, commit_info = config.stash[FACTS]
     output_json = config.hook.pytest_benchmark_generate_json(
         config=config,
-        benchmarks=bench_session.benchmarks,
+        benchmarks=[],
         include_data=True,
         machine_info=machine_info,
         commit_info=commit_info,
@@ -467,9 +479,18 @@ def write_results(config: pytest.Config) -> None:
     config.hook.pytest_benchmark_update_json(
         config=config, benchmarks=bench_session.benchmarks, output_json=output_json
     )
+    # What the hooks put in the list: an earlier run's benchmarks (--resume).
+    items = [Encoded(entry) for entry in output_json.pop("benchmarks", [])]
+    encoded = config.stash.setdefault(ENCODED, {})
+    for bench in bench_session.benchmarks:  # as pytest-benchmark's own file holds them
+        if bench.has_error:
+            continue
+        if id(bench) not in encoded:
+            encoded[id(bench)] = Encoded(bench.as_dict(include_data=True))
+        items.append(encoded[id(bench)])
     path = Path(bench_session.json)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_document(output_json, path)
+    write_document_with_list(output_json, "benchmarks", items, path)
 
 
 def pytest_benchmark_update_json(

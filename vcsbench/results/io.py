@@ -23,14 +23,53 @@ from vcsbench.results.model import Benchmark, Machine, Run, SchemaError
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def write_document(document: object, path: Path) -> None:
-    """Write ``document`` to ``path`` compactly and atomically (gzip'd if it ends in .gz)."""
-    data = json.dumps(document, separators=(",", ":"), ensure_ascii=True).encode()
-    if path.suffix == ".gz":
-        data = gzip.compress(data, compresslevel=6, mtime=0)
+def _dumps(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _gzip(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+def _replace(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
+
+
+def write_document(document: object, path: Path) -> None:
+    """Write ``document`` to ``path`` compactly and atomically (gzip'd if it ends in .gz)."""
+    data = _dumps(document)
+    _replace(path, _gzip(data) if path.suffix == ".gz" else data)
+
+
+class Encoded:
+    """A JSON value encoded once, for a file written again as values are added to it;
+    its gzip member (with the comma before it) is made the first time it is asked for."""
+
+    def __init__(self, value: object) -> None:
+        self.json = _dumps(value)
+        self._member: bytes | None = None
+
+    def member(self) -> bytes:
+        if self._member is None:
+            self._member = _gzip(b"," + self.json)
+        return self._member
+
+
+def write_document_with_list(
+    head: dict[str, Any], key: str, items: list[Encoded], path: Path
+) -> None:
+    """Write ``head`` with ``key`` added, the list of ``items``, as :func:`write_document`
+    would, but encoding (and compressing) only what was not written before: a ``.gz`` file
+    is a series of gzip members, one per item (a reader joins them, as gzip does)."""
+    opening = _dumps(head)[:-1] + (b"," if head else b"") + _dumps(key) + b":["
+    if path.suffix == ".gz":
+        first = _gzip(opening + (items[0].json if items else b""))
+        data = b"".join([first, *(item.member() for item in items[1:]), _gzip(b"]}")])
+    else:
+        data = b"".join([opening, b",".join(item.json for item in items), b"]}"])
+    _replace(path, data)
 
 
 def compact(path: Path) -> None:
