@@ -3,6 +3,8 @@ puts them, figures of the measured rounds unchanged by what was filled in, teard
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,40 @@ def test_bad_age_or_layout_is_one_line(args: tuple[str, str], message: str) -> N
     result = vcsbench("run", *args)
     assert result.returncode == 2
     assert result.stderr.strip() == f"vcsbench: error: {message}"
+
+
+def test_an_age_the_sandbox_cannot_hold_is_refused_before_filling(tmp_path: Path) -> None:
+    from vcsbench.bench.age import check_room
+    from vcsbench.errors import VcsbenchError
+    from vcsbench.measure.probes import footprint
+
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "f").write_bytes(b"x" * 5000)
+    st = os.statvfs(tmp_path)
+    count = st.f_bavail * st.f_frsize // footprint(seed).allocated_bytes + 1
+    with pytest.raises(VcsbenchError) as caught:
+        check_room(seed, tmp_path, count, "dir:/x")
+    message = str(caught.value)
+    assert message.startswith(f"--age {count:,} needs {2 * count:,} inodes and ")
+    assert "in the sandbox dir:/x, which has " in message and "\n" not in message
+    check_room(seed, tmp_path, 10, "dir:/x")  # room for ten
+
+
+def _no_space(task: object) -> int:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_filling_that_fails_is_one_line_naming_the_room_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vcsbench.bench import age
+    from vcsbench.errors import VcsbenchError
+
+    monkeypatch.setattr(age, "_fill_chunk", _no_space)  # in the filling processes too
+    with make_backend("git-pygit2") as backend, pytest.raises(VcsbenchError) as caught:
+        fill(backend, tmp_path, 5000, "flat", processes=2, sandbox="ext4:size=1G")
+    assert str(caught.value).startswith(
+        "--age 5,000: filling the sandbox ext4:size=1G failed after about 0 repositories "
+        "(No space left on device); it has "
+    )

@@ -10,6 +10,7 @@ Untimed; the results record N, the method and how long the filling took.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable
 from multiprocessing import get_context
@@ -18,6 +19,8 @@ from pathlib import Path
 from vcsbench.backends import Backend
 from vcsbench.bench.operations import RoundPaths
 from vcsbench.bench.seed import Seed
+from vcsbench.errors import VcsbenchError
+from vcsbench.measure.probes import footprint
 
 CHUNK = 2000
 """Repositories per task handed to a filling process."""
@@ -36,6 +39,33 @@ def _fill_chunk(task: tuple[Path, str, int, int]) -> int:
     return last - first
 
 
+def _quiet() -> None:
+    """A filling process dies of a stop signal (the pool's end sends one) without a word:
+    the benchmark's own handlers are for the benchmark's process."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def _room(workdir: Path) -> str:
+    st = os.statvfs(workdir)
+    return f"{st.f_bavail * st.f_frsize:,} bytes and {st.f_favail:,} inodes free"
+
+
+def check_room(seed: Path, workdir: Path, count: int, sandbox: str) -> None:
+    """Refuse in one line, before filling, an age the sandbox cannot hold: each copy takes
+    the seed's inodes and allocated bytes."""
+    need = footprint(seed)
+    st = os.statvfs(workdir)
+    inodes, allocated = need.inodes * count, need.allocated_bytes * count
+    short = (st.f_files and inodes > st.f_favail) or allocated > st.f_bavail * st.f_frsize
+    if short:
+        raise VcsbenchError(
+            f"--age {count:,} needs {inodes:,} inodes and {allocated:,} bytes in the sandbox "
+            f"{sandbox}, which has {_room(workdir)}; give it more room with size=... "
+            "(or mkfs=-N ... for inodes), or ask for a smaller --age"
+        )
+
+
 def fill(
     backend: Backend,
     workdir: Path,
@@ -43,6 +73,7 @@ def fill(
     layout: str,
     progress: Progress | None = None,
     processes: int | None = None,
+    sandbox: str = "",
 ) -> dict[str, object]:
     """Make ``count`` repositories at the layout's places for rounds 0 .. count-1."""
     global _SEED
@@ -50,21 +81,28 @@ def fill(
     seed = workdir / "seeds" / "age"
     seed.parent.mkdir(parents=True, exist_ok=True)
     backend.create(seed)
+    check_room(seed, workdir, count, sandbox)
     _SEED = Seed.read(seed)
     workers = processes or os.cpu_count() or 1
     tasks = [(workdir, layout, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
     done = 0
-    if workers > 1 and len(tasks) > 1:
-        with get_context("fork").Pool(workers) as pool:
-            for made in pool.imap_unordered(_fill_chunk, tasks):
-                done += made
+    try:
+        if workers > 1 and len(tasks) > 1:
+            with get_context("fork").Pool(workers, initializer=_quiet) as pool:
+                for made in pool.imap_unordered(_fill_chunk, tasks):
+                    done += made
+                    if progress is not None:
+                        progress(done, count, time.perf_counter() - start, unit=UNIT)
+        else:
+            for task in tasks:
+                done += _fill_chunk(task)
                 if progress is not None:
                     progress(done, count, time.perf_counter() - start, unit=UNIT)
-    else:
-        for task in tasks:
-            done += _fill_chunk(task)
-            if progress is not None:
-                progress(done, count, time.perf_counter() - start, unit=UNIT)
+    except OSError as exc:
+        raise VcsbenchError(
+            f"--age {count:,}: filling the sandbox {sandbox} failed after about {done:,} "
+            f"repositories ({exc.strerror or exc}); it has {_room(workdir)}"
+        ) from None
     moved = type(backend).moved is not Backend.moved
     if moved:  # a repository that holds its own path (git-markus) is told where it is
         for index in range(count):

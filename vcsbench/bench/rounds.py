@@ -552,7 +552,12 @@ class BenchmarkRun:
             from vcsbench.bench.age import fill
 
             self.age_info = fill(
-                self.operation.backend, self.workdir, self.age, self.layout, self.progress
+                self.operation.backend,
+                self.workdir,
+                self.age,
+                self.layout,
+                self.progress,
+                sandbox=self.sandbox.spec,
             )
         self._started = True
         self._overhead_ns = self.probe.overhead_ns(pairs=10)
