@@ -59,6 +59,24 @@ def test_reads_each_file_back_as_its_size_and_sha256(tmp_path: Path) -> None:
     }
 
 
+def test_fsx_repositories_are_read_back_too(tmp_path: Path) -> None:
+    """FSX (Subversion's experimental back end) cannot read without libsvn's in-memory
+    cache: the reader keeps a small one, a namespace of its own per open."""
+    files = {"a.txt": b"a" * 1000, "d/b.txt": b"b\n"}
+    (tmp_path / "scratch").mkdir()
+    with make_backend("svn-fs[fs-type=fsx]") as backend:
+        repos = [tmp_path / f"r{i}" for i in range(3)]
+        for i, repo in enumerate(repos):
+            backend.create(repo)
+            backend.commit(repo, {**files, "n.txt": b"%d" % i}, "first", tmp_path / "scratch")
+        assert (repos[0] / "db" / "fs-type").read_text().startswith("fsx")
+        wanted = [(repo, {**files, "n.txt": b"%d" % i}) for i, repo in enumerate(repos)]
+        assert backend.verify_many(wanted) == [[], [], []]
+        assert backend.verify(repos[1], {**files, "n.txt": b"0"}) == [
+            "n.txt: content differs (1 bytes, expected 1)"
+        ]
+
+
 def test_a_flipped_byte_in_the_revision_file_fails_verification(tmp_path: Path) -> None:
     repo = _repo(tmp_path, "repo", HELLO)
     rev = repo / "db" / "revs" / "0" / "1"

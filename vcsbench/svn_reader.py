@@ -3,8 +3,10 @@
 Run as ``python -m vcsbench.svn_reader``; it imports nothing else of vcsbench, so it
 starts in the time the bindings take. One JSON line each way: ``{"repo": PATH, "paths":
 [...]}`` in, ``{"youngest": N, "files": {PATH: [SIZE, SHA256] or null}}`` or ``{"error":
-TEXT}`` out. The in-memory caches are sized to zero and every open gets a cache namespace
-of its own (copied repositories share their UUID). It ends when its input closes.
+TEXT}`` out. Every open gets a cache namespace of its own (copied repositories share their
+UUID), so nothing read for one repository, or one earlier read, serves another; the
+in-memory cache is small (:data:`CACHE_BYTES`), not off: Subversion 1.14's FSX cannot read
+without one ("Item index ... exceeds l2p limit"). It ends when its input closes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import signal
 import sys
 import uuid
 from typing import IO, Any
+
+CACHE_BYTES = 1 << 20
+"""libsvn's in-memory cache for the reader process (its default is 16 MiB)."""
 
 
 def _read(repo: str, paths: list[str]) -> dict[str, Any]:
@@ -45,7 +50,7 @@ def serve(requests: IO[str], replies: IO[str]) -> None:
     import svn.core
 
     cache = svn.core.svn_cache_config_get()
-    cache.cache_size = 0
+    cache.cache_size = CACHE_BYTES
     svn.core.svn_cache_config_set(cache)
     for line in requests:
         request = json.loads(line)

@@ -23,8 +23,8 @@ from typing import Any
 from vcsbench.backends.base import Digest
 
 VERIFIER = (
-    "libsvn_fs in a reader process of vcsbench's own (caches off, the repository opened "
-    "afresh; `svnadmin dump -r HEAD` without the bindings)"
+    "libsvn_fs in a reader process of vcsbench's own (the repository opened afresh, with a "
+    "cache namespace of its own; `svnadmin dump -r HEAD` without the bindings)"
 )
 """What the svn backends name as their verifier."""
 
