@@ -121,6 +121,30 @@ def test_an_age_the_sandbox_cannot_hold_is_refused_before_filling(tmp_path: Path
     check_room(seed, tmp_path, 10, "dir:/x")  # room for ten
 
 
+def test_the_hashed_layout_counts_its_fan_out_directories_in_the_room_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vcsbench.bench import age
+    from vcsbench.errors import VcsbenchError
+
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "f").write_bytes(b"x")  # 2 inodes a copy
+    real = os.statvfs
+
+    def inodes_free(free: int) -> None:
+        # 4 KiB blocks, 1 TiB free: only the inodes are short
+        fake = os.statvfs_result((4096, 4096, 1 << 28, 1 << 28, 1 << 28, 1000, free, free, 0, 255))
+        monkeypatch.setattr(age.os, "statvfs", lambda p: fake if p == tmp_path else real(p))
+
+    inodes_free(39)  # 10 copies: 20 inodes, and 10 + 10 fan-out directories at most
+    with pytest.raises(VcsbenchError, match="--age 10 needs 40 inodes and "):
+        age.check_room(seed, tmp_path, 10, "dir:/x", "hashed")
+    age.check_room(seed, tmp_path, 10, "dir:/x", "flat")
+    inodes_free(40)
+    age.check_room(seed, tmp_path, 10, "dir:/x", "hashed")
+
+
 def _no_space(task: object) -> int:
     raise OSError(errno.ENOSPC, "No space left on device")
 

@@ -51,12 +51,15 @@ def _room(workdir: Path) -> str:
     return f"{st.f_bavail * st.f_frsize:,} bytes and {st.f_favail:,} inodes free"
 
 
-def check_room(seed: Path, workdir: Path, count: int, sandbox: str) -> None:
+def check_room(seed: Path, workdir: Path, count: int, sandbox: str, layout: str = "flat") -> None:
     """Refuse in one line, before filling, an age the sandbox cannot hold: each copy takes
-    the seed's inodes and allocated bytes."""
+    the seed's inodes and allocated bytes (the hashed layout adds up to 256 + 65,536
+    fan-out directories, counted at a block each)."""
     need = footprint(seed)
     st = os.statvfs(workdir)
-    inodes, allocated = need.inodes * count, need.allocated_bytes * count
+    fanout = 0 if layout == "flat" else min(count, 256) + min(count, 256 * 256)
+    inodes = need.inodes * count + fanout
+    allocated = need.allocated_bytes * count + fanout * st.f_bsize
     short = (st.f_files and inodes > st.f_favail) or allocated > st.f_bavail * st.f_frsize
     if short:
         raise VcsbenchError(
@@ -81,7 +84,7 @@ def fill(
     seed = workdir / "seeds" / "age"
     seed.parent.mkdir(parents=True, exist_ok=True)
     backend.create(seed)
-    check_room(seed, workdir, count, sandbox)
+    check_room(seed, workdir, count, sandbox, layout)
     _SEED = Seed.read(seed)
     workers = processes or os.cpu_count() or 1
     tasks = [(workdir, layout, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
