@@ -42,16 +42,24 @@ NEW_OPS = (
 )
 
 
-def run_round(
+def prepare_round(
     op_spec: str, backend: Backend, tmp_path: Path, index: int = 0, payload: str = "submission"
-) -> tuple[list[str], Any]:
-    """One round as the runner does it (prepare, run, verify); the problems and the op."""
+) -> tuple[Any, RoundPaths]:
+    """A round prepared as the runner does it, not run: the op and its paths."""
     for container in ("repos", "checkouts", "scratch"):
         (tmp_path / container).mkdir(parents=True, exist_ok=True)
     paths = RoundPaths.of(tmp_path, index)
     paths.scratch.mkdir()
     op = make_operation(op_spec, backend, load_payload(payload))
     op.prepare(paths)
+    return op, paths
+
+
+def run_round(
+    op_spec: str, backend: Backend, tmp_path: Path, index: int = 0, payload: str = "submission"
+) -> tuple[list[str], Any]:
+    """One round as the runner does it (prepare, run, verify); the problems and the op."""
+    op, paths = prepare_round(op_spec, backend, tmp_path, index, payload)
     op.run(paths)
     return op.verify(paths), op
 
@@ -113,10 +121,7 @@ def test_each_operation_verifies_and_its_sabotage_is_caught(
         # The second round, in the same workdir, reuses the history seed.
         if make_bad is None:
             # The commit is a no-op in the timed call only; prepare's commits are real.
-            op = make_operation(op_spec, backend, load_payload("submission"))
-            paths = RoundPaths.of(tmp_path, 1)
-            paths.scratch.mkdir()
-            op.prepare(paths)
+            op, paths = prepare_round(op_spec, backend, tmp_path, 1)
             setattr(backend, method, lambda *a: None)
             op.run(paths)
             bad = op.verify(paths)
@@ -178,10 +183,7 @@ def test_a_repository_with_one_commit_is_built_once_and_each_copy_is_its_own(
         payload = load_payload("submission")
         repos = [RoundPaths.of(tmp_path, i).repo for i in range(4)]
         # A fourth round prepared, not run: the payload alone; the others' commits are not in it.
-        op = make_operation("commit", backend, payload)
-        paths = RoundPaths.of(tmp_path, 3)
-        paths.scratch.mkdir()
-        op.prepare(paths)
+        op, _ = prepare_round("commit", backend, tmp_path, 3)
         assert backend.verify(repos[3], dict(payload.files)) == []
         assert backend.verify(repos[3], op.expected()) != []
         assert backend.verify(repos[1], op.expected()) == []
@@ -215,10 +217,7 @@ def test_a_copied_git_work_tree_has_an_index_that_matches_its_files(tmp_path: Pa
         for index in range(2):  # the first round builds the seed; the second is a copy
             problems, _ = run_round("commit", backend, tmp_path, index)
             assert problems == []
-        op = make_operation("commit", backend, load_payload("submission"))
-        paths = RoundPaths.of(tmp_path, 2)
-        paths.scratch.mkdir()
-        op.prepare(paths)
+        _, paths = prepare_round("commit", backend, tmp_path, 2)
     listing = subprocess.run(
         ["git", "-C", str(paths.repo), "ls-files", "--debug"],
         capture_output=True,

@@ -10,7 +10,6 @@ Untimed; the results record N, the method and how long the filling took.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from collections.abc import Callable
 from multiprocessing import get_context
@@ -21,6 +20,7 @@ from vcsbench.bench.operations import RoundPaths
 from vcsbench.bench.seed import Seed
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.probes import footprint
+from vcsbench.sandbox import default_signal_handlers
 
 CHUNK = 2000
 """Repositories per task handed to a filling process."""
@@ -37,13 +37,6 @@ def _fill_chunk(task: tuple[Path, str, int, int]) -> int:
     for index in range(first, last):
         _SEED.copy_to(RoundPaths.of(workdir, index, layout).repo)
     return last - first
-
-
-def _quiet() -> None:
-    """A filling process dies of a stop signal (the pool's end sends one) without a word:
-    the benchmark's own handlers are for the benchmark's process."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
 
 
 def _room(workdir: Path) -> str:
@@ -91,7 +84,7 @@ def fill(
     done = 0
     try:
         if workers > 1 and len(tasks) > 1:
-            with get_context("fork").Pool(workers, initializer=_quiet) as pool:
+            with get_context("fork").Pool(workers, initializer=default_signal_handlers) as pool:
                 for made in pool.imap_unordered(_fill_chunk, tasks):
                     done += made
                     if progress is not None:

@@ -210,10 +210,11 @@ class Add(Operation):
 
 
 class _FromSeed(Operation):
-    """Prepared with a copy of a repository the backend under test built once per
-    benchmark (in ``seeds/``, not measured): each round's repository is written by
-    mkdir/write (:mod:`vcsbench.bench.seed`) and the backend told where it is, so that
-    preparing a round costs a few system calls per file, not the VCS calls that built it."""
+    """Prepared with a copy of a repository (by default the payload in its first
+    revision) the backend under test built once per benchmark (in ``seeds/``, not
+    measured): each round's repository is written by mkdir/write
+    (:mod:`vcsbench.bench.seed`) and the backend told where it is, so that preparing a
+    round costs a few system calls per file, not the VCS calls that built it."""
 
     _seed: Seed | None = None
 
@@ -239,11 +240,7 @@ class _FromSeed(Operation):
         self.backend.moved(paths.repo)
 
 
-class _WithFirstCommit(_FromSeed):
-    """Prepared with a repository holding the payload in its first revision."""
-
-
-class _IntoCheckout(_WithFirstCommit):
+class _IntoCheckout(_FromSeed):
     """Works on a directory beside the repository (a checkout, clone or working copy),
     which counts in the footprint; by default verified by its files."""
 
@@ -421,7 +418,7 @@ class Log(_WithHistory):
         return []
 
 
-class Diff(_WithFirstCommit):
+class Diff(_FromSeed):
     name = "diff"
     checks = "the diff, applied to the parent's files, gives the new revision's"
     needs = frozenset({"create", "commit", "diff"})

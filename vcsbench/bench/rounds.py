@@ -52,7 +52,7 @@ from vcsbench.results.model import (
     RoundError,
     Rounds,
 )
-from vcsbench.sandbox import SandboxInfo
+from vcsbench.sandbox import SandboxInfo, default_signal_handlers
 
 CACHE_STATES = ("warm", "cold")
 MAX_ERROR_SAMPLES = 20
@@ -197,8 +197,7 @@ class Spawner:
         if self.pid == 0:  # the spawner: serves requests until the benchmark closes its pipe
             code = 0
             try:
-                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                    signal.signal(signum, signal.SIG_DFL)
+                default_signal_handlers()
                 self._results.close()
                 self._requests.close()
                 while True:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import default_signal_handlers
 
 SECTOR_BYTES = 512
 
@@ -265,8 +266,7 @@ def _walk_in_processes(units: list[str], processes: int) -> _Tally:
             code = 1
             try:
                 os.close(read_end)
-                for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                    signal.signal(signum, signal.SIG_DFL)
+                default_signal_handlers()
                 try:
                     answer: object = _walk(chunk)
                 except OSError as exc:

@@ -480,6 +480,13 @@ def install_signal_handlers() -> None:
     _handlers_installed.set()
 
 
+def default_signal_handlers() -> None:
+    """In a process forked to help (a spawner, a walker, a filler): SIGINT, SIGTERM and
+    SIGHUP end it, as by default; the handlers above are for the process that forked it."""
+    for signum in TERMINATING:
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _close_all() -> None:
     for sandbox in list(_ACTIVE):
         sandbox.close()
