@@ -221,6 +221,7 @@ def test_a_file_written_again_as_benchmarks_finish_reads_as_one_written_whole(
     entries = [{"name": f"b{i}", "stats": {"data": [i / 7] * 1000}} for i in range(3)]
     whole, parts = tmp_path / f"whole-{name}", tmp_path / name
     write_document({**head, "benchmarks": entries}, whole)
+
     def read(path: Path) -> object:
         raw = path.read_bytes()
         return json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)

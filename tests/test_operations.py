@@ -31,6 +31,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.results.io import load
 
 NEW_OPS = (
+    "checkout",
     "clone",
     "update",
     "status",
@@ -92,6 +93,7 @@ def _one_added_line_changed(original: Callable[..., bytes]) -> Callable[..., byt
 
 SABOTAGE: dict[str, tuple[str, Callable[[Any], Any]]] = {
     # op: (the backend method replaced, the replacement made from the real one)
+    "checkout": ("checkout", _overwrite_a_work_tree_file),
     "clone": ("clone", _overwrite_a_work_tree_file),
     "update": ("update", lambda original: lambda wc, scratch: None),
     "status": ("status", _without_untracked),

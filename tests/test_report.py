@@ -123,12 +123,12 @@ def test_schema_1_results_load_with_their_figures_migrated() -> None:
         ),
         (
             '{"benchmarks": [{"extra_info": {"vcsbench": {"schema_version": 2, "op": 5}}}]}',
-            "benchmarks[0] lacks 'metrics'",
+            "benchmarks[0].extra_info.vcsbench lacks 'metrics'",
         ),
         (
             '{"benchmarks": [{"extra_info": {"vcsbench": {"schema_version": 2, "op": 5, '
             '"metrics": {}, "backend": {"name": "git-cli"}}}}]}',
-            "benchmarks[0].op is int, expected str",
+            "benchmarks[0].extra_info.vcsbench.op is int, expected str",
         ),
     ],
 )

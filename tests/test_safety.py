@@ -356,3 +356,71 @@ def test_a_failed_run_never_prints_an_earlier_runs_results_as_its_own(
     assert 0 != second.returncode
     assert "results: " not in second.stdout and "tmpfs" not in second.stdout.split("===")[-1]
     assert before == out.read_bytes()
+
+
+def run_payload(tree: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    return vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create+commit",
+        "--payloads",
+        tree,
+        "--repos",
+        "1",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(tmp_path / "r.json"),
+        timeout=60,
+    )
+
+
+def test_a_tree_payload_with_a_name_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.txt").write_text("x")
+    with open(os.fsencode(tree) + b"/bad\xff.txt", "wb") as handle:
+        handle.write(b"y")
+    result = run_payload(f"tree:{tree}", tmp_path)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "file name 'bad\\\\xff.txt' is not UTF-8" in line
+
+
+@pytest.mark.parametrize("target", ["/proc", "/sys/kernel"])
+def test_a_tree_payload_on_the_kernels_filesystems_is_refused_without_reading(
+    tmp_path: Path, target: str
+) -> None:
+    result = run_payload(f"tree:{target}", tmp_path)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "whose files are the kernel's, not content" in line
+
+
+def test_a_fifo_in_a_tree_payload_is_refused_not_read(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    os.mkfifo(tree / "pipe")
+    result = run_payload(f"tree:{tree}", tmp_path)  # reading it would block: 60 s timeout
+    assert 2 == result.returncode
+    assert "pipe is not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["[" * 100_000 + "]" * 100_000, '{"pid": 1, "pad": "' + "x" * (2 << 20) + '"}'],
+    ids=["deep", "huge"],
+)
+def test_a_deep_or_huge_state_file_is_one_line_and_never_blocks_a_run(
+    isolated_state: Path, tmp_path: Path, content: str
+) -> None:
+    planted = plant(isolated_state, "bad", content)
+    result = vcsbench("cleanup")
+    assert 1 == result.returncode
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if str(planted) in line]
+    assert 1 == len(lines) and ("nested too deeply" in lines[0] or "larger than" in lines[0])
+    run = run_payload("hello", tmp_path)
+    assert 0 == run.returncode, run.stderr

@@ -98,6 +98,9 @@ class Backend(abc.ABC):
     """One line for the README's table: how this path writes."""
     verifier: ClassVar[str] = ""
     """One line: the independent path that reads its repositories back."""
+    created_files: ClassVar[Mapping[str, bytes]] = {}
+    """Files every repository holds from ``create`` on (MarkUs commits its
+    ``.required.json`` first): a checkout of any revision has them too."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         given = dict(options or {})

@@ -17,7 +17,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from vcsbench.backends._git import git_env, read_with_git_cli
 from vcsbench.backends.base import Files, run_tool, verify_with, write_tree
@@ -46,6 +48,7 @@ class GitMarkus(GitPygit2):
     )
     verifier = "`git cat-file --batch` on the bare repository; the clone must hold the same HEAD"
     capabilities = frozenset({"create", "commit", "checkout"})
+    created_files: ClassVar[Mapping[str, bytes]] = {".required.json": REQUIRED_JSON}
 
     def check_options(self) -> None:
         super().check_options()
@@ -79,7 +82,7 @@ class GitMarkus(GitPygit2):
         config["core.logAllRefUpdates"] = True
         config["gc.reflogExpire"] = "never"
         pygit2.clone_repository(str(bare), str(work_of(path)))
-        self._commit_and_push(path, {".required.json": REQUIRED_JSON}, "Initial commit")
+        self._commit_and_push(path, dict(self.created_files), "Initial commit")
         (bare / "hooks").mkdir(exist_ok=True)
         os.symlink(self.hook(), bare / "hooks" / HOOK)
 

@@ -246,8 +246,13 @@ class _IntoCheckout(_FromSeed):
 
     containers = ("repos", "checkouts")
 
+    def in_checkout(self) -> Files:
+        """What the directory must hold: the revision's files, the backend's own
+        (``created_files``) among them."""
+        return {**self.backend.created_files, **self.expected()}
+
     def verify(self, paths: RoundPaths) -> list[str]:
-        return tree_problems(paths.checkout, self.expected(), self.backend.checkout_ignores())
+        return tree_problems(paths.checkout, self.in_checkout(), self.backend.checkout_ignores())
 
     def measured(self, paths: RoundPaths) -> list[Path]:
         return [paths.repo, paths.checkout]
@@ -337,7 +342,9 @@ class Clone(_IntoCheckout):
 
     def verify(self, paths: RoundPaths) -> list[str]:
         # The work tree, read as files; the clone's own newest revision, by the verifier.
-        work_tree = tree_problems(paths.checkout, self.expected(), self.backend.checkout_ignores())
+        work_tree = tree_problems(
+            paths.checkout, self.in_checkout(), self.backend.checkout_ignores()
+        )
         history = [f"clone: {p}" for p in self.backend.verify(paths.checkout, self.expected())]
         return work_tree + history
 

@@ -6,9 +6,11 @@ each payload's SHA-256.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import random
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox.mounts import mount_containing
 
 DEFAULT_PAYLOADS = ("hello", "submission")
 WORDS = (
@@ -141,22 +144,82 @@ def check_names(files: Mapping[str, bytes], where: str) -> None:
             raise VcsbenchError(f"{where}: file name {rel!r} {why}; rename it or leave it out")
 
 
+TREE_MAX_FILES = 200_000
+TREE_MAX_BYTES = 2 << 30
+PSEUDO_FSTYPES = frozenset(
+    "proc sysfs devtmpfs devpts debugfs tracefs securityfs cgroup cgroup2 pstore bpf "
+    "configfs fusectl mqueue hugetlbfs binfmt_misc efivarfs autofs rpc_pipefs nsfs".split()
+)
+"""Filesystems of the kernel's own whose files are not content (reading some blocks)."""
+
+
+def _pseudo_filesystem(path: Path) -> str:
+    """The fstype of ``path``'s filesystem where it is one of the kernel's own, else ""."""
+    try:
+        fstype = mount_containing(path)["fstype"]
+    except VcsbenchError:
+        return ""
+    return fstype if fstype in PSEUDO_FSTYPES else ""
+
+
+def _read_regular(path: Path, rel: str, where: str) -> bytes:
+    """A regular file's bytes; anything else (a FIFO, a device, a symlink) is refused
+    before it is read, so nothing can block the run."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise VcsbenchError(
+                f"{where}: {rel} is a symlink; vcsbench's backends commit regular files "
+                "only: replace it by the file, or leave it out"
+            ) from None
+        raise VcsbenchError(f"{where}: {rel} cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise VcsbenchError(f"{where}: {rel} is not a regular file")
+        return handle.read()
+
+
 def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
-    """The regular files below ``root`` (a user's own tree), relative path -> content."""
+    """The regular files below ``root`` (a user's own tree), relative path -> content; at
+    most ``TREE_MAX_FILES`` files and ``TREE_MAX_BYTES`` bytes, names UTF-8."""
     files: dict[str, bytes] = {}
+    total = 0
+    root_dev = os.stat(root).st_dev
     for directory, subdirs, names in os.walk(root, followlinks=False):
+        here = Path(directory)
+        if os.stat(here).st_dev != root_dev and _pseudo_filesystem(here):
+            raise VcsbenchError(
+                f"{where}: {here} is on a {_pseudo_filesystem(here)} filesystem, whose files "
+                "are the kernel's, not content; give a directory of your own files"
+            )
         for name in sorted(names) + sorted(subdirs):
-            path = Path(directory) / name
+            path = here / name
             rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
+            try:
+                rel.encode()
+            except UnicodeEncodeError:
+                shown = os.fsencode(rel).decode(errors="backslashreplace")
+                raise VcsbenchError(
+                    f"{where}: file name {shown!r} is not UTF-8, which the backends' "
+                    "repositories record names in; rename it or leave it out"
+                ) from None
+            if name in subdirs and path.is_symlink():
                 raise VcsbenchError(
                     f"{where}: {rel} is a symlink; vcsbench's backends commit regular files "
                     "only: replace it by the file, or leave it out"
                 )
-            if name in names and not path.is_file():
-                raise VcsbenchError(f"{where}: {rel} is not a regular file")
-            if name in names:
-                files[rel] = path.read_bytes()
+            if name not in names:
+                continue
+            files[rel] = _read_regular(path, rel, where)
+            total += len(files[rel])
+            if len(files) > TREE_MAX_FILES or total > TREE_MAX_BYTES:
+                raise VcsbenchError(
+                    f"{where}: holds more than {TREE_MAX_FILES:,} files or "
+                    f"{TREE_MAX_BYTES >> 30} GiB, more than a payload vcsbench writes in every "
+                    "round; give a smaller tree"
+                )
         subdirs[:] = [d for d in subdirs if d.lower() not in RESERVED_PARTS]
     if not files:
         raise VcsbenchError(f"{where}: holds no files to commit")
@@ -168,6 +231,12 @@ def _tree_payload(name: str) -> Payload:
     root = Path(name[len(TREE_PREFIX) :]).expanduser()
     if not root.is_dir() or root.is_symlink():
         raise VcsbenchError(f"{where}: {root} is not a directory (tree:PATH takes one)")
+    pseudo = _pseudo_filesystem(root)
+    if pseudo:
+        raise VcsbenchError(
+            f"{where}: {root} is on a {pseudo} filesystem, whose files are the kernel's, not "
+            "content; give a directory of your own files"
+        )
     files = read_user_tree(root, where)
     check_names(files, where)
     return Payload(name, f"the user's tree at {root.resolve()}", files, None)

@@ -561,11 +561,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if SELECTION not in config.stash or bench_session is None or not bench_session.json:
         return
     path = Path(bench_session.json)
-    if bench_session.benchmarks or not (config.stash.get(FAILED, []) or carried(config)):
-        if path.exists():
-            compact(path)
-        return
-    write_results(config)
+    if bench_session.benchmarks:  # pytest-benchmark wrote the file, indented
+        compact(path)
+    elif config.stash.get(FAILED, []) or carried(config):
+        write_results(config)
+    # Else this run wrote nothing, and a file already there is an earlier run's: untouched.
 
 
 def _pytest_command() -> str:

@@ -528,7 +528,10 @@ def _export(args: argparse.Namespace) -> int:
     from vcsbench.results import load_many
 
     document = to_bmf(load_many(args.results))
-    text = json.dumps(document, indent=2) + "\n"
+    try:
+        text = json.dumps(document, indent=2, allow_nan=False) + "\n"
+    except ValueError as exc:  # a figure that is not a finite number: not JSON
+        raise VcsbenchError(f"the export holds a figure that is not a number ({exc})") from None
     if args.out is None:
         print(text, end="")
         return 0

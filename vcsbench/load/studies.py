@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.load.run import LoadPlan, run_load
+from vcsbench.report.format import cell
 from vcsbench.report.load import errors_text, level_text, load_markdown
 from vcsbench.results import Run
 from vcsbench.results.load import Load
@@ -112,7 +113,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         top = steps[-1].system.get("iowait_pct_mean") if steps else None
         cap_text = level_text(_load(closed), level)
         lines.append(
-            f"| {entry.path} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
+            f"| {cell(entry.path)} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
             f"| {'—' if top is None else f'{top:.0f}'} |"
         )
     lines += [
@@ -136,7 +137,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
             lag = "—" if generator is None else f"{generator.lag_ms_p99:,.1f}"
             flag = " (behind)" if generator is not None and generator.behind else ""
             lines.append(
-                f"| {entry.path} | {row.level:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
+                f"| {cell(entry.path)} | {row.level:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
                 f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors_text(row.errors)} "
                 f"| {lag}{flag} |"
             )

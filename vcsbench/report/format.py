@@ -1,7 +1,14 @@
-"""How numbers are written for people: one place for every report, compare and study."""
+"""How numbers and names are written for people: one place for every report, compare and
+study.
+
+Names come from result files, which come from anywhere: every table cell passes through
+:func:`cell` and every name in running text through :func:`inline`, so that no name can
+break a Markdown table or run as HTML (the html format escapes it; Markdown gets ``|``
+and ``<`` escaped, since Markdown renderers pass HTML through)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tabulate import tabulate
@@ -13,7 +20,7 @@ TABULATE_FORMAT = {
     "github": "github",
     "rst": "rst",
     "latex": "latex",
-    "html": "unsafehtml",
+    "html": "html",
 }
 
 
@@ -44,15 +51,49 @@ def fmt_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 
 
+MARKDOWN = ("md", "github", "pipe")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def inline(text: object, fmt: str = "md") -> str:
+    """``text`` in a line of ``fmt``: one line, and in Markdown no raw HTML."""
+    line = " ".join(str(text).splitlines())
+    if fmt in MARKDOWN:  # only a "<" before these can start HTML in Markdown
+        line = _TAG_START.sub("&lt;", line)
+    return line
+
+
+def cell(text: object, fmt: str = "md") -> str:
+    """``text`` in a table cell of ``fmt`` (html is escaped by the table writer)."""
+    value = inline(text, fmt)
+    return value.replace("|", "\\|") if fmt in MARKDOWN else value
+
+
+def code(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    line = " ".join(text.splitlines())
+    ticks = max((len(run) for run in re.findall("`+", line)), default=0)
+    fence = "`" * (ticks + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
+def table(
+    header: list[str], rows: list[list[Any]], fmt: str = "md", align: list[str] | None = None
+) -> str:
+    """A table in ``fmt``, every cell escaped for it."""
+    return tabulate(
+        [[cell(value, fmt) for value in row] for row in rows],
+        headers=[cell(h, fmt) for h in header],
+        tablefmt=TABULATE_FORMAT.get(fmt, fmt),
+        disable_numparse=True,
+        colalign=align,
+    )
+
+
 def render_rows(
     header: list[str], rows: list[list[Any]], fmt: str = "md", text_columns: int = 1
 ) -> str:
     """A table: the first ``text_columns`` columns on the left, the figures on the right."""
     align = ["left"] * text_columns + ["right"] * (len(header) - text_columns)
-    return tabulate(
-        rows,
-        headers=header,
-        tablefmt=TABULATE_FORMAT.get(fmt, "pipe"),
-        disable_numparse=True,
-        colalign=align,
-    )
+    return table(header, rows, fmt, align)

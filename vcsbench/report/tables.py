@@ -13,16 +13,17 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from tabulate import tabulate
-
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks, growth, slope_ms_per_1000
 from vcsbench.report.format import (
     TABULATE_FORMAT,
+    code,
     fmt_metric,
     fmt_ms,
     fmt_ratio,
+    inline,
     render_rows,
+    table,
 )
 from vcsbench.report.headline import headline
 from vcsbench.report.stability import warnings as stability_warnings
@@ -244,23 +245,32 @@ def render(
     if fmt in ("md", "github"):
         parts.append("## Environment\n")
         parts.extend(
-            f"- **{label}**: `{value}`" if label == "command" else f"- **{label}**: {value}"
+            f"- **{label}**: {code(value)}"
+            if label == "command"
+            else f"- **{label}**: {inline(value, fmt)}"
             for label, value in env
         )
     else:
-        parts.append(tabulate(env, headers=["", "environment"], tablefmt=TABULATE_FORMAT[fmt]))
+        parts.append(table(["", "environment"], [list(line) for line in env], fmt))
     if machines:
         parts.append("")
-        parts.extend(f"- **machine {label}**: {machine}" for machine, label in machines.items())
+        parts.extend(
+            f"- **machine {label}**: {inline(machine, fmt)}" for machine, label in machines.items()
+        )
     runs = run_labels(benches)
     if runs:
         parts.append("")
-        parts.extend(f"- **run {label}**: {source}" for source, label in runs.items())
+        parts.extend(
+            f"- **run {inline(label, fmt)}**: {inline(source, fmt)}"
+            for source, label in runs.items()
+        )
     advice = stability_warnings(benches, max((f.machine.cpu_count for f in files), default=0))
     if advice:
         parts.append("")
         parts.extend(
-            f"- **warning**: {line}" if fmt in ("md", "github") else f"warning: {line}"
+            f"- **warning**: {inline(line, fmt)}"
+            if fmt in ("md", "github")
+            else f"warning: {inline(line, fmt)}"
             for line in advice
         )
     if fmt in ("md", "github"):
@@ -275,7 +285,7 @@ def render(
     parts.append(_legend(fmt))
     for (op, payload, fs), rows in grouped.items():
         header, body = table_rows(rows, baseline, machines, runs, block)
-        title = f"{op} · payload {payload} · fs {fs}"
+        title = inline(f"{op} · payload {payload} · fs {fs}", fmt)
         if fmt in ("md", "github"):
             parts.append(f"\n### {title}\n")
         elif fmt == "rst":
@@ -283,15 +293,21 @@ def render(
         else:
             parts.append(f"\n% {title}")
         parts.append(aligned(body, header, TABULATE_FORMAT[fmt]))
-        parts.extend(error_lines(rows))
+        parts.extend(inline(line, fmt) if line.strip() else line for line in error_lines(rows))
         for bench in rows:
-            table = block_table(bench, block, TABULATE_FORMAT[fmt])
-            if table:
-                parts.append(f"\nAs repositories accumulate: {bench.label}, blocks of {block:,}\n")
-                parts.append(table)
+            blocks_table = block_table(bench, block, TABULATE_FORMAT[fmt])
+            if blocks_table:
+                parts.append(
+                    f"\nAs repositories accumulate: {inline(bench.label, fmt)}, blocks of "
+                    f"{block:,}\n"
+                )
+                parts.append(blocks_table)
     if plots and fmt in ("md", "github"):
         parts.append("\n## Plots\n")
-        parts.extend(f"![{title}]({src})" for title, src in plots)
+        parts.extend(
+            f"![{inline(title, fmt).replace(']', ' ')}]({src.replace(' ', '%20')})"
+            for title, src in plots
+        )
     return "\n".join(parts) + "\n"
 
 
@@ -328,7 +344,7 @@ def block_table(bench: Benchmark, size: int, tablefmt: str) -> str:
         "device KiB written/round",
         "fs used KiB/round",
     ]
-    return tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True)
+    return table(header, body, tablefmt)
 
 
 TEXT_COLUMNS = ("backend", "run", "machine")
@@ -337,7 +353,7 @@ TEXT_COLUMNS = ("backend", "run", "machine")
 def aligned(body: list[list[str]], header: list[str], tablefmt: str) -> str:
     """A table with text columns on the left and every number on the right."""
     align = ["left" if h in TEXT_COLUMNS else "right" for h in header]
-    return tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True, colalign=align)
+    return table(header, body, tablefmt, align)
 
 
 def error_lines(rows: list[Benchmark]) -> list[str]:
@@ -517,7 +533,7 @@ def _html(
         body.append('<h2 id="plots">Plots</h2>')
         for title, src in plots:
             body.append(
-                f'<figure><img alt="{esc(title)}" src="{src}" style="max-width:100%">'
+                f'<figure><img alt="{esc(title)}" src="{esc(src)}" style="max-width:100%">'
                 f"<figcaption>{esc(title)}</figcaption></figure>"
             )
     return (
@@ -549,9 +565,8 @@ def summary(files: list[Run]) -> str:
                 bench.errors,
             ]
         )
-    return tabulate(
-        lines,
-        headers=[
+    return table(
+        [
             "backend",
             "op",
             "payload",
@@ -565,5 +580,6 @@ def summary(files: list[Run]) -> str:
             "x floor",
             "errors",
         ],
-        disable_numparse=True,
+        lines,
+        "simple",
     )

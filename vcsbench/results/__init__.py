@@ -16,8 +16,8 @@ from vcsbench.results.model import (
     RoundError,
     Rounds,
     Run,
-    SchemaError,
 )
+from vcsbench.results.schema import SchemaError
 
 __all__ = [
     "METRICS",

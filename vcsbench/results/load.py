@@ -14,12 +14,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from vcsbench.results.model import (
-    FilesystemInfo,
+from vcsbench.results.model import FilesystemInfo
+from vcsbench.results.schema import (
     SchemaError,
-    _expect,
-    _field,
-    _optional,
+    count,
+    expect,
+    not_negative,
+    number,
+    numbers,
+    optional,
+    optional_count,
+    optional_number,
+    required,
 )
 
 LOAD_SCHEMA = 1
@@ -28,18 +34,12 @@ LATENCY_KEYS = ("p50", "p90", "p95", "p99", "max", "mean")
 RAW_KEYS = ("step", "t_start", "latency_s", "error")
 
 
-def _number(data: Mapping[str, Any], key: str, where: str) -> float | None:
-    value = _optional(data, key, (int, float), where, None)
-    return None if value is None else float(value)
-
-
-def _float(data: Mapping[str, Any], key: str, where: str) -> float:
-    return float(_field(data, key, (int, float), where))
-
-
 def _counts(value: object, where: str) -> dict[str, int]:
-    data = _expect(value, dict, where)
-    return {str(k): _expect(v, int, f"{where}.{k}") for k, v in data.items()}
+    data = expect(value, dict, where)
+    return {
+        str(k): int(not_negative(expect(v, int, f"{where}.{k}"), f"{where}.{k}"))
+        for k, v in data.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,16 @@ class StepDevice:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> StepDevice:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            read_bytes=_field(d, "read_bytes", int, where),
-            write_bytes=_field(d, "write_bytes", int, where),
-            read_requests=_field(d, "read_requests", int, where),
-            write_requests=_field(d, "write_requests", int, where),
-            write_bytes_per_session=_float(d, "write_bytes_per_session", where),
-            write_requests_per_session=_float(d, "write_requests_per_session", where),
-            server_process_write_bytes=_optional(d, "server_process_write_bytes", int, where, None),
-            unattributed_share=_number(d, "unattributed_share", where),
+            read_bytes=count(d, "read_bytes", where),
+            write_bytes=count(d, "write_bytes", where),
+            read_requests=count(d, "read_requests", where),
+            write_requests=count(d, "write_requests", where),
+            write_bytes_per_session=number(d, "write_bytes_per_session", where),
+            write_requests_per_session=number(d, "write_requests_per_session", where),
+            server_process_write_bytes=optional_count(d, "server_process_write_bytes", where),
+            unattributed_share=optional_number(d, "unattributed_share", where),
         )
 
 
@@ -85,14 +85,14 @@ class Generator:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Generator:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            arrivals=_field(d, "arrivals", int, where),
-            lag_ms_p50=_number(d, "lag_ms_p50", where),
-            lag_ms_p99=_float(d, "lag_ms_p99", where),
-            lag_ms_max=_number(d, "lag_ms_max", where),
-            limit_ms=_float(d, "limit_ms", where),
-            behind=_field(d, "behind", bool, where),
+            arrivals=count(d, "arrivals", where),
+            lag_ms_p50=optional_number(d, "lag_ms_p50", where),
+            lag_ms_p99=number(d, "lag_ms_p99", where),
+            lag_ms_max=optional_number(d, "lag_ms_max", where),
+            limit_ms=number(d, "limit_ms", where),
+            behind=required(d, "behind", bool, where),
         )
 
 
@@ -128,26 +128,28 @@ class LoadStep:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> LoadStep:
-        d = _expect(data, dict, where)
-        latency = _expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
+        d = expect(data, dict, where)
+        latency = expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
         return cls(
-            level=_float(d, "level", where),
-            t0=_float(d, "t0", where),
-            t1=_float(d, "t1", where),
-            duration_s=_float(d, "duration_s", where),
-            sessions=_field(d, "sessions", int, where),
-            ok=_field(d, "ok", int, where),
+            level=number(d, "level", where),
+            t0=number(d, "t0", where),
+            t1=number(d, "t1", where),
+            duration_s=number(d, "duration_s", where),
+            sessions=count(d, "sessions", where),
+            ok=count(d, "ok", where),
             errors=_counts(d.get("errors") or {}, f"{where}.errors"),
-            retries=_optional(d, "retries", int, where, 0),
-            ops_per_s=_number(d, "ops_per_s", where),
-            latency_ms={k: _number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS},
-            server_cpu_s=_float(d, "server_cpu_s", where),
-            client_cpu_s=_float(d, "client_cpu_s", where),
-            system=_expect(d.get("system") or {}, dict, f"{where}.system"),
+            retries=count(d, "retries", where, 0),
+            ops_per_s=optional_number(d, "ops_per_s", where),
+            latency_ms={
+                k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS
+            },
+            server_cpu_s=number(d, "server_cpu_s", where),
+            client_cpu_s=number(d, "client_cpu_s", where),
+            system=expect(d.get("system") or {}, dict, f"{where}.system"),
             device=None
             if d.get("device") is None
             else StepDevice.from_json(d["device"], f"{where}.device"),
-            offered_per_s=_number(d, "offered_per_s", where),
+            offered_per_s=optional_number(d, "offered_per_s", where),
             generator=None
             if d.get("generator") is None
             else Generator.from_json(d["generator"], f"{where}.generator"),
@@ -166,13 +168,13 @@ class Capacity:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Capacity:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            level=_number(d, "level", where),
-            ops_per_s=_number(d, "ops_per_s", where),
-            p95_ms=_number(d, "p95_ms", where),
-            rule=_optional(d, "rule", str, where, ""),
-            reason=_optional(d, "reason", str, where, ""),
+            level=optional_number(d, "level", where),
+            ops_per_s=optional_number(d, "ops_per_s", where),
+            p95_ms=optional_number(d, "p95_ms", where),
+            rule=optional(d, "rule", str, where, ""),
+            reason=optional(d, "reason", str, where, ""),
         )
 
 
@@ -203,28 +205,29 @@ class LoadPath:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> LoadPath:
-        d = _expect(data, dict, where)
-        raw = _expect(d.get("raw"), dict, f"{where}.raw")
-        sizes = {len(_expect(raw.get(k), list, f"{where}.raw.{k}")) for k in RAW_KEYS}
+        d = expect(data, dict, where)
+        raw = expect(d.get("raw"), dict, f"{where}.raw")
+        sizes = {len(expect(raw.get(k), list, f"{where}.raw.{k}")) for k in RAW_KEYS}
         if len(sizes) != 1:
             raise SchemaError(f"{where}.raw: its {', '.join(RAW_KEYS)} lists differ in length")
-        steps = _expect(d.get("steps"), list, f"{where}.steps")
+        numbers(raw["latency_s"], f"{where}.raw.latency_s")
+        steps = expect(d.get("steps"), list, f"{where}.steps")
         return cls(
-            path=_field(d, "path", str, where),
-            vcs=_optional(d, "vcs", str, where, ""),
+            path=required(d, "path", str, where),
+            vcs=optional(d, "vcs", str, where, ""),
             filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
             steps=[LoadStep.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)],
             capacity=Capacity.from_json(d.get("capacity"), f"{where}.capacity"),
             raw=raw,
-            sampler=_expect(d.get("sampler") or [], list, f"{where}.sampler"),
-            server=_optional(d, "server", dict, where, None),
-            verified_repositories=_optional(d, "verified_repositories", int, where, 0),
-            verify_failures=[str(x) for x in _optional(d, "verify_failures", list, where, [])],
-            verify_failure_count=_optional(d, "verify_failure_count", int, where, 0),
-            harness=_optional(d, "harness", dict, where, {}),
-            error_details=_optional(d, "error_details", list, where, []),
-            locust_workers=_optional(d, "locust_workers", int, where, 0),
-            workers_lost=[str(x) for x in _optional(d, "workers_lost", list, where, [])],
+            sampler=expect(d.get("sampler") or [], list, f"{where}.sampler"),
+            server=optional(d, "server", dict, where, None),
+            verified_repositories=count(d, "verified_repositories", where, 0),
+            verify_failures=[str(x) for x in optional(d, "verify_failures", list, where, [])],
+            verify_failure_count=count(d, "verify_failure_count", where, 0),
+            harness=optional(d, "harness", dict, where, {}),
+            error_details=optional(d, "error_details", list, where, []),
+            locust_workers=count(d, "locust_workers", where, 0),
+            workers_lost=[str(x) for x in optional(d, "workers_lost", list, where, [])],
         )
 
 
@@ -249,22 +252,22 @@ class Load:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
-        d = _expect(data, dict, where)
-        paths = _expect(d.get("loads"), list, f"{where}.loads")
+        d = expect(data, dict, where)
+        paths = expect(d.get("loads"), list, f"{where}.loads")
         return cls(
-            scenario=_field(d, "scenario", str, where),
-            shape=_field(d, "shape", str, where),
-            students=_field(d, "students", int, where),
-            payload=_field(d, "payload", str, where),
-            precreate=_field(d, "precreate", bool, where),
-            step_seconds=_float(d, "step_seconds", where),
-            capacity_factor=_float(d, "capacity_factor", where),
-            latency=_optional(d, "latency", str, where, ""),
+            scenario=required(d, "scenario", str, where),
+            shape=required(d, "shape", str, where),
+            students=count(d, "students", where),
+            payload=required(d, "payload", str, where),
+            precreate=required(d, "precreate", bool, where),
+            step_seconds=number(d, "step_seconds", where),
+            capacity_factor=number(d, "capacity_factor", where),
+            latency=optional(d, "latency", str, where, ""),
             paths=[LoadPath.from_json(p, f"{where}.loads[{i}]") for i, p in enumerate(paths)],
-            max_clients=_optional(d, "max_clients", int, where, None),
-            history=_optional(d, "history", int, where, None),
-            step_ops=_optional(d, "step_ops", int, where, 0),
-            interrupted=_optional(d, "interrupted", str, where, ""),
+            max_clients=optional_count(d, "max_clients", where),
+            history=optional_count(d, "history", where),
+            step_ops=count(d, "step_ops", where, 0),
+            interrupted=optional(d, "interrupted", str, where, ""),
         )
 
 
@@ -274,12 +277,12 @@ def is_load_document(document: object) -> TypeGuard[dict[str, Any]]:
 
 def parse_load(document: Mapping[str, Any]) -> tuple[Load, dict[str, Any], str]:
     """The :class:`Load` of a load document, its machine facts and its command."""
-    facts = _expect(document[LOAD_KEY], dict, LOAD_KEY)
+    facts = expect(document[LOAD_KEY], dict, LOAD_KEY)
     version = facts.get("schema_version")
     if version != LOAD_SCHEMA:
         raise SchemaError(
             f"load result format {version!r}; this vcsbench reads format {LOAD_SCHEMA}"
         )
     load = Load.from_json(facts, LOAD_KEY)
-    machine = _optional(facts, "machine", dict, LOAD_KEY, {})
-    return load, machine, _optional(facts, "command", str, LOAD_KEY, "")
+    machine = optional(facts, "machine", dict, LOAD_KEY, {})
+    return load, machine, optional(facts, "command", str, LOAD_KEY, "")

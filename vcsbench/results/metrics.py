@@ -32,6 +32,9 @@ class MetricDef:
     better: str = "lower"
     digits: int = 1
     """Decimals when shown."""
+    signed: bool = False
+    """Whether a figure can be below 0 (a change); a result file's negative figure for
+    any other metric is refused."""
 
     def display(self, value: float | None) -> float | None:
         return None if value is None else value / self.scale
@@ -192,6 +195,7 @@ METRICS: dict[str, MetricDef] = _defs(
         KIB,
         "growth of the sandbox's used blocks (statvfs) across the operation",
         round_key="fs_used_delta",
+        signed=True,
     ),
     MetricDef(
         "fs_inodes_delta",
@@ -200,6 +204,7 @@ METRICS: dict[str, MetricDef] = _defs(
         1.0,
         "growth of the sandbox's used inodes (statvfs) across the operation",
         digits=0,
+        signed=True,
     ),
     MetricDef(
         "rss_peak",
@@ -217,6 +222,7 @@ METRICS: dict[str, MetricDef] = _defs(
         KIB,
         "resident memory after the last round minus before the first",
         totalled="final",
+        signed=True,
     ),
 )
 

@@ -31,6 +31,18 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vcsbench.results.metrics import METRICS, metric
+from vcsbench.results.schema import (
+    SchemaError,
+    count,
+    expect,
+    not_negative,
+    numbers,
+    optional,
+    optional_count,
+    optional_number,
+    required,
+    str_map,
+)
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
@@ -41,49 +53,6 @@ CLOCK = (
     "perf_counter_ns around the operation alone; pytest-benchmark's stats hold the same "
     "successful rounds' wall times"
 )
-
-
-class SchemaError(ValueError):
-    """A result document that does not have the shape of this schema; one line."""
-
-
-def _expect(value: object, kind: type | tuple[type, ...], where: str) -> Any:
-    if isinstance(value, bool) and kind in (int, float, (int, float)):
-        raise SchemaError(f"{where} is a boolean, expected a number")
-    if value is None:
-        raise SchemaError(f"{where} is missing")
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise SchemaError(f"{where} is {type(value).__name__}, expected {names}")
-    return value
-
-
-def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if key not in data:
-        raise SchemaError(f"{where} lacks {key!r}")
-    return _expect(data[key], kind, f"{where}.{key}")
-
-
-def _optional(
-    data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str, default: Any
-) -> Any:
-    value = data.get(key, default)
-    if value is None:
-        return default
-    return _expect(value, kind, f"{where}.{key}")
-
-
-def _str_map(value: object, where: str) -> dict[str, str]:
-    data = _expect(value, dict, where)
-    return {str(k): str(v) for k, v in data.items()}
-
-
-def _numbers(value: object, where: str) -> list[float | None]:
-    items = _expect(value, list, where)
-    out: list[float | None] = []
-    for i, item in enumerate(items):
-        out.append(None if item is None else float(_expect(item, (int, float), f"{where}[{i}]")))
-    return out
 
 
 @dataclass(frozen=True)
@@ -103,14 +72,14 @@ class BackendInfo:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> BackendInfo:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            name=_field(d, "name", str, where),
-            vcs=_optional(d, "vcs", str, where, ""),
-            options=_str_map(d.get("options") or {}, f"{where}.options"),
-            versions=_str_map(d.get("versions") or {}, f"{where}.versions"),
-            variant=_optional(d, "variant", str, where, ""),
-            durability=_optional(d, "durability", str, where, ""),
+            name=required(d, "name", str, where),
+            vcs=optional(d, "vcs", str, where, ""),
+            options=str_map(d.get("options") or {}, f"{where}.options"),
+            versions=str_map(d.get("versions") or {}, f"{where}.versions"),
+            variant=optional(d, "variant", str, where, ""),
+            durability=optional(d, "durability", str, where, ""),
         )
 
 
@@ -125,14 +94,14 @@ class PayloadInfo:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> PayloadInfo:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            name=_field(d, "name", str, where),
-            description=_optional(d, "description", str, where, ""),
-            files=_optional(d, "files", int, where, 0),
-            bytes=_optional(d, "bytes", int, where, 0),
-            sha256=_optional(d, "sha256", str, where, ""),
-            seed=_optional(d, "seed", int, where, None),
+            name=required(d, "name", str, where),
+            description=optional(d, "description", str, where, ""),
+            files=count(d, "files", where, 0),
+            bytes=count(d, "bytes", where, 0),
+            sha256=optional(d, "sha256", str, where, ""),
+            seed=optional(d, "seed", int, where, None),
         )
 
 
@@ -155,20 +124,20 @@ class FilesystemInfo:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> FilesystemInfo:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         return cls(
-            spec=_field(d, "spec", str, where),
-            kind=_optional(d, "kind", str, where, ""),
-            fstype=_optional(d, "fstype", str, where, ""),
-            mount_options=_optional(d, "mount_options", str, where, ""),
-            mountpoint=_optional(d, "mountpoint", str, where, ""),
-            device=_optional(d, "device", str, where, None),
-            device_stat_path=_optional(d, "device_stat_path", str, where, None),
-            image_path=_optional(d, "image_path", str, where, None),
-            image_size_bytes=_optional(d, "image_size_bytes", int, where, None),
-            kernel=_optional(d, "kernel", str, where, ""),
-            device_shared=_optional(d, "device_shared", bool, where, False),
-            disk=_optional(d, "disk", str, where, ""),
+            spec=required(d, "spec", str, where),
+            kind=optional(d, "kind", str, where, ""),
+            fstype=optional(d, "fstype", str, where, ""),
+            mount_options=optional(d, "mount_options", str, where, ""),
+            mountpoint=optional(d, "mountpoint", str, where, ""),
+            device=optional(d, "device", str, where, None),
+            device_stat_path=optional(d, "device_stat_path", str, where, None),
+            image_path=optional(d, "image_path", str, where, None),
+            image_size_bytes=optional_count(d, "image_size_bytes", where),
+            kernel=optional(d, "kernel", str, where, ""),
+            device_shared=optional(d, "device_shared", bool, where, False),
+            disk=optional(d, "disk", str, where, ""),
         )
 
 
@@ -186,15 +155,15 @@ class Metric:
         return cls(metric(name).unit, None, None, reason)
 
     @classmethod
-    def from_json(cls, data: object, where: str) -> Metric:
-        d = _expect(data, dict, where)
-        total = d.get("total")
-        per_repo = d.get("per_repo")
+    def from_json(cls, data: object, where: str, name: str) -> Metric:
+        """Metric ``name``'s figure; negative only where the registry says it can be."""
+        d = expect(data, dict, where)
+        signed = METRICS[name].signed
         return cls(
-            unit=_optional(d, "unit", str, where, ""),
-            total=None if total is None else float(_expect(total, (int, float), where)),
-            per_repo=None if per_repo is None else float(_expect(per_repo, (int, float), where)),
-            reason=_optional(d, "reason", str, where, ""),
+            unit=optional(d, "unit", str, where, ""),
+            total=optional_number(d, "total", where, signed=signed),
+            per_repo=optional_number(d, "per_repo", where, signed=signed),
+            reason=optional(d, "reason", str, where, ""),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -241,15 +210,18 @@ class Rounds:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Rounds:
-        d = _expect(data, dict, where)
-        wall = [int(_expect(w, (int, float), where)) for w in _field(d, "wall_ns", list, where)]
-        ok = [bool(_expect(v, bool, f"{where}.ok")) for v in _field(d, "ok", list, where)]
-        starts = [float(v or 0.0) for v in _numbers(d.get("t_start_s") or [], f"{where}.t")]
+        d = expect(data, dict, where)
+        wall_raw = numbers(required(d, "wall_ns", list, where), f"{where}.wall_ns")
+        if None in wall_raw:
+            raise SchemaError(f"{where}.wall_ns[{wall_raw.index(None)}] is missing")
+        wall = [int(w or 0) for w in wall_raw]
+        ok = [bool(expect(v, bool, f"{where}.ok")) for v in required(d, "ok", list, where)]
+        starts = [float(v or 0.0) for v in numbers(d.get("t_start_s") or [], f"{where}.t_start_s")]
         if len(ok) != len(wall):
             raise SchemaError(f"{where}: {len(wall)} wall times but {len(ok)} ok flags")
         values = {
-            str(k): _numbers(v, f"{where}.values.{k}")
-            for k, v in _expect(d.get("values") or {}, dict, f"{where}.values").items()
+            str(k): numbers(v, f"{where}.values.{k}", signed=METRICS[k].signed)
+            for k, v in expect(d.get("values") or {}, dict, f"{where}.values").items()
             if k in METRICS
         }
         for key, series in values.items():
@@ -416,7 +388,7 @@ class Benchmark:
 
     @classmethod
     def from_json(cls, data: object, where: str, source: str = "") -> Benchmark:
-        d = _expect(data, dict, where)
+        d = expect(data, dict, where)
         version = d.get("schema_version")
         if version not in READABLE_SCHEMAS:
             raise SchemaError(
@@ -426,43 +398,46 @@ class Benchmark:
         if version == 1:
             d = migrate_benchmark(d)
         metrics = {
-            str(k): Metric.from_json(v, f"{where}.metrics.{k}")
-            for k, v in _field(d, "metrics", dict, where).items()
+            str(k): Metric.from_json(v, f"{where}.metrics.{k}", str(k))
+            for k, v in required(d, "metrics", dict, where).items()
             if k in METRICS
         }
         samples = [
             RoundError(
-                int(_field(e, "round", int, f"{where}.error_samples")),
-                str(_field(e, "error", str, f"{where}.error_samples")),
+                count(expect(e, dict, f"{where}.error_samples[{i}]"), "round", where),
+                str(required(e, "error", str, f"{where}.error_samples[{i}]")),
             )
-            for e in _optional(d, "error_samples", list, where, [])
+            for i, e in enumerate(optional(d, "error_samples", list, where, []))
         ]
+        floor = optional(d, "floor", dict, where, {})
+        for key in ("ratio", "ms_per_repo"):
+            optional_number(floor, key, f"{where}.floor")
         return cls(
-            name=_optional(d, "name", str, where, ""),
+            name=optional(d, "name", str, where, ""),
             backend=BackendInfo.from_json(d.get("backend"), f"{where}.backend"),
-            op=_field(d, "op", str, where),
+            op=required(d, "op", str, where),
             payload=PayloadInfo.from_json(d.get("payload"), f"{where}.payload"),
             filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
-            repos=_field(d, "repos", int, where),
-            rounds_asked=_optional(d, "rounds_asked", int, where, 0),
-            age=_optional(d, "age", int, where, 0),
-            layout=_optional(d, "layout", str, where, "flat"),
-            errors=_field(d, "errors", int, where),
-            verified=_optional(d, "verified", int, where, 0),
+            repos=count(d, "repos", where),
+            rounds_asked=count(d, "rounds_asked", where, 0),
+            age=count(d, "age", where, 0),
+            layout=optional(d, "layout", str, where, "flat"),
+            errors=count(d, "errors", where),
+            verified=count(d, "verified", where, 0),
             metrics=metrics,
             rounds=Rounds.from_json(d.get("rounds"), f"{where}.rounds"),
-            cache=_optional(d, "cache", str, where, "warm"),
-            cache_note=_optional(d, "cache_note", str, where, ""),
-            verify=_optional(d, "verify", str, where, "all"),
+            cache=optional(d, "cache", str, where, "warm"),
+            cache_note=optional(d, "cache_note", str, where, ""),
+            verify=optional(d, "verify", str, where, "all"),
             error_samples=samples,
             error_kinds={
-                str(k): int(_expect(v, int, f"{where}.error_kinds"))
-                for k, v in _optional(d, "error_kinds", dict, where, {}).items()
+                str(k): int(not_negative(expect(v, int, f"{where}.error_kinds.{k}"), where))
+                for k, v in optional(d, "error_kinds", dict, where, {}).items()
             },
-            diagnosis=_optional(d, "diagnosis", str, where, ""),
-            floor=_optional(d, "floor", dict, where, {}),
-            harness=_optional(d, "harness", dict, where, {}),
-            sampler=_optional(d, "sampler", dict, where, {}),
+            diagnosis=optional(d, "diagnosis", str, where, ""),
+            floor=floor,
+            harness=optional(d, "harness", dict, where, {}),
+            sampler=optional(d, "sampler", dict, where, {}),
             schema_version=SCHEMA_VERSION,
             source=source,
         )
@@ -515,18 +490,18 @@ class Machine:
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Machine:
-        d = _expect(data if data is not None else {}, dict, where)
-        versions = _optional(d, "backend_versions", dict, where, {})
+        d = expect(data if data is not None else {}, dict, where)
+        versions = optional(d, "backend_versions", dict, where, {})
         return cls(
-            cpu_model=_optional(d, "cpu_model", str, where, ""),
-            cpu_count=_optional(d, "cpu_count", int, where, 0),
-            memory_bytes=_optional(d, "memory_bytes", int, where, 0),
-            kernel=_optional(d, "kernel", str, where, ""),
-            distribution=_optional(d, "distribution", str, where, ""),
-            python=_optional(d, "python", str, where, ""),
-            is_root=_optional(d, "is_root", bool, where, False),
+            cpu_model=optional(d, "cpu_model", str, where, ""),
+            cpu_count=count(d, "cpu_count", where, 0),
+            memory_bytes=count(d, "memory_bytes", where, 0),
+            kernel=optional(d, "kernel", str, where, ""),
+            distribution=optional(d, "distribution", str, where, ""),
+            python=optional(d, "python", str, where, ""),
+            is_root=optional(d, "is_root", bool, where, False),
             backend_versions={
-                str(k): _str_map(v, f"{where}.backend_versions") for k, v in versions.items()
+                str(k): str_map(v, f"{where}.backend_versions") for k, v in versions.items()
             },
         )
 

@@ -39,6 +39,7 @@ STATE_DIR_ENV = "VCSBENCH_STATE_DIR"
 NAME_PREFIX = "vcsbench-"
 TMPFS_SOURCE = "vcsbench-tmpfs"
 TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+MAX_STATE_BYTES = 1 << 20
 
 
 class StateError(ValueError):
@@ -90,7 +91,16 @@ _TYPES: dict[str, tuple[type, ...]] = {
 def load_state(path: Path) -> State:
     """Parse a state file; anything but what vcsbench writes is a :class:`StateError`."""
     try:
-        data: Any = json.loads(path.read_text())
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_STATE_BYTES + 1)
+    except OSError as exc:
+        raise StateError(f"cannot be read ({exc.strerror})") from None
+    if len(raw) > MAX_STATE_BYTES:
+        raise StateError(f"is larger than {MAX_STATE_BYTES:,} bytes, which no state file is")
+    try:
+        data: Any = json.loads(raw.decode())
+    except RecursionError:
+        raise StateError("is nested too deeply to be a state file") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise StateError(f"cannot be read as JSON ({exc})") from None
     if not isinstance(data, dict):

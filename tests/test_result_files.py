@@ -1,0 +1,242 @@
+"""Result files are data from anywhere: every reader is bounded, every bad value is one line
+naming it, and nothing in a file runs as markup in a report or as a command.
+
+Each hostile file here is a real result file (``tests/data``) with one thing changed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import DATA, vcsbench
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.io import CHUNK, read_bytes
+
+COMMANDS = (("report",), ("compare",), ("export",))
+
+
+def argv_for(command: tuple[str, ...], path: Path) -> list[str]:
+    """``command`` reading ``path`` (compare: as the other run against a good base)."""
+    if command == ("compare",):
+        return ["compare", str(DATA / "tiny-ext4.json"), str(path)]
+    return [*command, str(path)]
+
+
+def tiny() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((DATA / "tiny-ext4.json").read_text())
+    return document
+
+
+def first(document: dict[str, Any]) -> dict[str, Any]:
+    info: dict[str, Any] = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    return info
+
+
+def write(path: Path, document: object) -> Path:
+    path.write_text(json.dumps(document))
+    return path
+
+
+def one_line(path: Path, message: str) -> None:
+    """Every reading command refuses ``path`` in one line holding ``message``, exit 2."""
+    for command in COMMANDS:
+        argv = argv_for(command, path)
+        result = vcsbench(*argv)
+        assert 2 == result.returncode, (argv, result.stdout[-300:])
+        (line,) = result.stderr.strip().splitlines()
+        assert message in line, line
+        assert "Traceback" not in result.stderr
+
+
+def test_a_gzip_bomb_stops_at_the_limit_with_memory_bounded_by_it(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.json.gz"
+    limit = 8 << 20
+    bomb.write_bytes(gzip.compress(b"[" + b" " * (256 << 20) + b"]", 9))
+    assert bomb.stat().st_size < 300_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(VcsbenchError) as caught:
+            read_bytes(bomb, limit)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "expands to more than 8 MiB of JSON" in str(caught.value)
+    assert "VCSBENCH_READ_LIMIT=" in str(caught.value)
+    assert peak < limit + 4 * CHUNK, f"peak {peak:,} B for a limit of {limit:,} B"
+
+
+def test_the_read_limit_is_named_in_the_one_line_of_every_command(tmp_path: Path) -> None:
+    big = write(tmp_path / "big.json", tiny())
+    for command in COMMANDS:
+        result = vcsbench(*argv_for(command, big), env={"VCSBENCH_READ_LIMIT": "1K"})
+        assert 2 == result.returncode
+        (line,) = result.stderr.strip().splitlines()
+        assert "holds more than" in line and "VCSBENCH_READ_LIMIT" in line
+
+
+def test_a_bad_read_limit_is_one_line() -> None:
+    result = vcsbench("report", str(DATA / "tiny-ext4.json"), env={"VCSBENCH_READ_LIMIT": "lots"})
+    assert 2 == result.returncode
+    assert "VCSBENCH_READ_LIMIT='lots' is not a size like 512M or 4G" in result.stderr
+
+
+def gzipped(tmp_path: Path) -> bytes:
+    return gzip.compress((DATA / "tiny-ext4.json").read_bytes(), 6)
+
+
+def test_a_bit_flipped_gzip_is_named_damaged(tmp_path: Path) -> None:
+    data = bytearray(gzipped(tmp_path))
+    data[len(data) // 2] ^= 0xFF
+    path = tmp_path / "flipped.json.gz"
+    path.write_bytes(bytes(data))
+    one_line(path, "is a damaged gzip file")
+
+
+def test_a_truncated_gzip_is_named_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(gzipped(tmp_path)[:2000])
+    one_line(path, "is a truncated gzip file")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_wall_time_that_is_not_a_finite_number_is_one_line_naming_it(
+    tmp_path: Path, constant: str
+) -> None:
+    text = json.dumps(tiny())
+    marker = '"wall_ns": ['
+    at = text.index(marker) + len(marker)
+    end = text.index(",", at)
+    path = tmp_path / "nan.json"
+    path.write_text(text[:at] + constant + text[end:])
+    one_line(path, "benchmarks[0].extra_info.vcsbench.rounds.wall_ns[0] is")
+    one_line(path, "result files hold finite numbers only")
+
+
+def test_a_negative_wall_time_is_refused_so_no_gate_can_pass_on_it(tmp_path: Path) -> None:
+    document = tiny()
+    rounds = first(document)["rounds"]
+    rounds["wall_ns"] = [-w for w in rounds["wall_ns"]]
+    path = write(tmp_path / "negative.json", document)
+    one_line(path, "rounds.wall_ns[0] is -")
+    one_line(path, "expected 0 or more")
+    gate = vcsbench("compare", str(DATA / "tiny-ext4.json"), str(path), "--fail-on", "time:10%")
+    assert 2 == gate.returncode and "faster" not in gate.stdout
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("repos", -3, "vcsbench.repos is -3"),
+        ("errors", -1, "vcsbench.errors is -1"),
+        ("metrics", {"wall": {"unit": "s", "total": -1.0, "per_repo": 1}}, "metrics.wall.total"),
+    ],
+)
+def test_negative_counts_and_times_are_refused_naming_the_field(
+    tmp_path: Path, field: str, value: object, named: str
+) -> None:
+    document = tiny()
+    first(document)[field] = value
+    one_line(write(tmp_path / "bad.json", document), named)
+
+
+def test_a_figure_that_can_be_negative_is_read(tmp_path: Path) -> None:
+    document = tiny()
+    metrics = first(document)["metrics"]
+    metrics["fs_used_delta"] = {"unit": "B", "total": -4096.0, "per_repo": -341.3}
+    path = write(tmp_path / "shrunk.json", document)
+    result = vcsbench("report", str(path))
+    assert 0 == result.returncode, result.stderr
+
+
+def test_nesting_past_the_interpreters_limit_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    one_line(path, "is nested too deeply to be a result file")
+
+
+def test_a_terminal_escape_in_a_name_is_refused(tmp_path: Path) -> None:
+    document = tiny()
+    first(document)["backend"]["variant"] = "git\x1b]0;owned\x07"
+    one_line(write(tmp_path / "escape.json", document), "holds a control character ('\\\\u001b'")
+
+
+HOSTILE = "<script>alert(1)</script>|x"
+
+
+def hostile(tmp_path: Path) -> Path:
+    document = tiny()
+    for entry in document["benchmarks"]:
+        info = entry["extra_info"]["vcsbench"]
+        info["backend"]["variant"] = HOSTILE + info["backend"]["name"]
+        info["op"] = "<img src=x onerror=alert(2)>"
+    return write(tmp_path / "hostile.json", document)
+
+
+def test_names_from_a_file_never_run_as_html(tmp_path: Path) -> None:
+    result = vcsbench("report", str(hostile(tmp_path)), "--format", "html")
+    assert 0 == result.returncode, result.stderr
+    page = result.stdout
+    tags = re.findall(r"<(script|img)\b", page)
+    assert ["script"] == tags, "only vcsbench's own sorting script"
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 6
+
+
+def test_names_from_a_file_never_break_a_markdown_table(tmp_path: Path) -> None:
+    result = vcsbench("report", str(hostile(tmp_path)))
+    assert 0 == result.returncode, result.stderr
+    for table in re.split(r"\n\s*\n", result.stdout):
+        rows = [line for line in table.splitlines() if line.startswith("|")]
+        if not rows:
+            continue
+        columns = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+        assert 1 == len(columns), table
+    assert "<script>" not in result.stdout and "<img" not in result.stdout
+
+
+def test_export_writes_json_that_strict_readers_take() -> None:
+    result = vcsbench("export", str(DATA / "tiny-ext4.json"), str(DATA / "tiny-tmpfs.json"))
+    assert 0 == result.returncode, result.stderr
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"export wrote {name}, which is not JSON")
+
+    document = json.loads(result.stdout, parse_constant=refuse)
+    assert 4 == len(document)
+
+
+def test_a_failed_run_leaves_an_earlier_gzip_result_untouched_and_says_why(
+    root: None, tmp_path: Path
+) -> None:
+    out = tmp_path / "earlier.json.gz"
+    out.write_bytes(gzipped(tmp_path))
+    before = out.read_bytes()
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create",
+        "--payloads",
+        "hello",
+        "--repos",
+        "2",
+        "--fs",
+        "ext4:size=64K",
+        "--image-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+    )
+    assert 0 != result.returncode
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "Filesystem too small for a journal" in result.stdout
+    assert before == out.read_bytes()
