@@ -240,3 +240,89 @@ def test_a_failed_run_leaves_an_earlier_gzip_result_untouched_and_says_why(
     assert "Traceback" not in result.stdout + result.stderr
     assert "Filesystem too small for a journal" in result.stdout
     assert before == out.read_bytes()
+
+
+def finished_run(tmp_path: Path) -> Path:
+    """A real two-benchmark result of 'vcsbench run', its second benchmark made partial
+    (so that --resume runs it again)."""
+    out = tmp_path / "run.json"
+    result = vcsbench(
+        "run",
+        "--backends",
+        "git-pygit2",
+        "--ops",
+        "create,create+commit",
+        "--payloads",
+        "hello",
+        "--repos",
+        "3",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(out),
+        "--progress",
+        "none",
+    )
+    assert 0 == result.returncode, result.stdout[-1500:] + result.stderr
+    document = json.loads(out.read_text())
+    info = document["benchmarks"][1]["extra_info"]["vcsbench"]
+    info["rounds_asked"], info["partial"] = 10, True
+    return write(out, document)
+
+
+EVIL_PLUGIN = """
+from pathlib import Path
+Path(__file__).with_name("imported").write_text("the plugin ran")
+"""
+
+
+def test_resume_never_hands_a_recorded_command_to_pytest(tmp_path: Path) -> None:
+    out = finished_run(tmp_path)
+    (tmp_path / "evilplug.py").write_text(EVIL_PLUGIN)
+    (tmp_path / "evil.ini").write_text("[pytest]\naddopts = -p evilplug\n")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("mine")
+    document = json.loads(out.read_text())
+    document["vcsbench"]["command"] += (
+        f" -- -p evilplug -c {tmp_path / 'evil.ini'} --basetemp={victim}"
+    )
+    write(out, document)
+    result = vcsbench("run", "--resume", str(out), env={"PYTHONPATH": str(tmp_path)})
+    assert 0 == result.returncode, result.stdout[-1500:] + result.stderr
+    assert "1 finished benchmark(s) kept" in result.stdout
+    assert not (tmp_path / "imported").exists()
+    assert "mine" == (victim / "keep").read_text()
+    assert "evil" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"pytest_args": ["-p", "evilplug"]}, "'pytest_args', which is not a vcsbench option"),
+        ({"repos": 3}, "its recorded repos is not a text value"),
+        ({"backends": "git-pygit2;rm -rf /"}, "unknown backend 'git-pygit2;rm -rf /'"),
+        ({"backend_option": "git-cli:x=1"}, "recorded backend_option is not a list"),
+    ],
+)
+def test_resume_takes_only_vcsbench_options_each_checked_as_typed(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    out = finished_run(tmp_path)
+    document = json.loads(out.read_text())
+    document["vcsbench"]["selection"].update(change)
+    write(out, document)
+    result = vcsbench("run", "--resume", str(out))
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert message in line
+
+
+def test_resume_refuses_results_that_vcsbench_run_did_not_write(tmp_path: Path) -> None:
+    out = finished_run(tmp_path)
+    document = json.loads(out.read_text())
+    document["vcsbench"]["door"] = "pytest"
+    write(out, document)
+    result = vcsbench("run", "--resume", str(out))
+    assert 2 == result.returncode
+    assert "not written by 'vcsbench run' (by pytest)" in result.stderr

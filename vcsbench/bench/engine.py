@@ -27,13 +27,15 @@ def run_suite(
     extra_args: Sequence[str] = (),
     command: Sequence[str] = (),
     carry: dict[str, Any] | None = None,
+    door: str = "vcsbench run",
 ) -> tuple[int, str]:
     """Run the suite for ``selection``, writing ``json_out``.
 
     Returns pytest's exit code and this run's id: the file holds this run's results
     only if its run id is that one (a failed run leaves an older file as it was).
     ``carry``: finished benchmarks of an earlier run (``--resume``), kept in the file and
-    not run again.
+    not run again. ``command`` is recorded for people to read; ``door`` says which
+    command wrote the file (``--resume`` takes files of ``vcsbench run`` only).
     """
     argv = [
         str(Path(suite.__file__)),
@@ -58,5 +60,5 @@ def run_suite(
         *extra_args,
     ]
     json_out.parent.mkdir(parents=True, exist_ok=True)
-    preset = Preset(selection, shlex.join(command), carry)
+    preset = Preset(selection, shlex.join(command), carry, door)
     return int(pytest.main(argv, plugins=[preset])), preset.run_id

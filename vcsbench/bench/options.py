@@ -258,6 +258,9 @@ class Selection:
     age: int = 0
     layout: str = "flat"
     recycle: int = 0
+    given: dict[str, str | list[str]] = field(default_factory=dict)
+    """The option values it was parsed from, by ``dest`` (as text): what a result file
+    records, and all that ``--resume`` takes from one (:meth:`from_recorded`)."""
 
     @classmethod
     def parse(
@@ -278,6 +281,27 @@ class Selection:
         layout: str = "flat",
         recycle: str | int = "auto",
     ) -> Selection:
+        raw = {
+            "backends": backends,
+            "ops": ops,
+            "payloads": payloads,
+            "fs": fs,
+            "repos": repos,
+            "cache": cache,
+            "image_dir": image_dir,
+            "verify": verify,
+            "fs_scope": fs_scope,
+            "backend_option": backend_option or [],
+            "progress": progress,
+            "age": age,
+            "layout": layout,
+            "recycle": recycle,
+        }
+        given: dict[str, str | list[str]] = {
+            dest: [str(v) for v in value] if isinstance(value, list) else str(value)
+            for dest, value in raw.items()
+            if value is not None
+        }
         try:
             repo_count = int(repos)
         except ValueError:
@@ -304,6 +328,7 @@ class Selection:
         if image is not None and not image.is_dir():
             raise VcsbenchError(f"image dir {str(image_dir)!r} is not an existing directory")
         specs = parse_fs_list(fs or default_fs())
+        given["fs"] = ",".join(spec.text for spec in specs)
         for spec in specs:
             require_root(spec)
         check_image_room(specs, image, fs_scope)
@@ -330,6 +355,7 @@ class Selection:
                     + ", ".join(REGISTRY)
                 )
             selection.backend_options.setdefault(name, {}).update(parse_options([pair]))
+        selection.given = given
         labels: dict[str, str] = {}
         explicit = split_list(backends) != ["all"]
         for variant in selection.backends:
@@ -359,6 +385,48 @@ class Selection:
     def from_getter(cls, get: Callable[[str], Any]) -> Selection:
         """Parse from ``get(dest)`` (pytest's ``getoption`` or an argparse namespace)."""
         return cls.parse(**{o.dest: get(o.dest) for o in OPTIONS})
+
+    @classmethod
+    def from_recorded(cls, recorded: object, where: str) -> Selection:
+        """The selection a result file recorded (:attr:`given`), every value checked as
+        on the command line. Only vcsbench's own options are taken, each as text: nothing
+        recorded reaches pytest, a shell or a path that is removed."""
+        if not isinstance(recorded, dict) or not recorded:
+            raise VcsbenchError(
+                f"{where}: records no selection (written by another vcsbench or by pytest "
+                "directly); start a new run"
+            )
+        options = {o.dest: o for o in OPTIONS}
+        values: dict[str, Any] = {}
+        for dest, value in recorded.items():
+            option = options.get(dest)
+            if option is None:
+                raise VcsbenchError(
+                    f"{where}: its recorded selection has {str(dest)[:40]!r}, which is not a "
+                    f"vcsbench option ({', '.join(options)})"
+                )
+            if option.repeat:
+                ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            else:
+                ok = isinstance(value, str)
+            if not ok:
+                raise VcsbenchError(
+                    f"{where}: its recorded {dest} is not "
+                    + ("a list of text values" if option.repeat else "a text value")
+                )
+            values[dest] = value
+        return cls.parse(**values)
+
+    def command_line(self) -> list[str]:
+        """The ``vcsbench run`` options that give this selection, for a person to read."""
+        argv: list[str] = []
+        for option in OPTIONS:
+            value = self.given.get(option.dest)
+            if value is None or value == option.default:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                argv += [f"--{option.name}", item]
+        return argv
 
     def make_backend(self, variant: str) -> Any:
         base, _ = split_variant(variant)

@@ -53,9 +53,12 @@ class Preset:
         selection: Selection,
         command: str,
         carry: dict[str, Any] | None = None,
+        door: str = "vcsbench run",
     ) -> None:
         self.selection = selection
         self.command = command
+        """The command line, for a person to read (never parsed again)."""
+        self.door = door
         self.run_id = uuid.uuid4().hex
         self.carry: dict[str, Any] = carry or {"benchmarks": [], "failed_benchmarks": []}
         """Finished benchmarks of an earlier run that ``--resume`` keeps (raw entries)."""
@@ -511,6 +514,8 @@ def pytest_benchmark_update_json(
         "schema_version": SCHEMA_VERSION,
         "run_id": config.stash[RUN_ID],
         "command": command,
+        "door": preset.door if preset is not None else "pytest",
+        "selection": config.stash[SELECTION].given,
         "failed_benchmarks": [
             *carry["failed_benchmarks"],
             *(b.to_json() for b in config.stash.get(FAILED, [])),

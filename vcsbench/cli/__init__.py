@@ -179,6 +179,7 @@ def _resume(args: argparse.Namespace) -> int:
     """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
 
     from vcsbench.bench.engine import run_suite
+    from vcsbench.bench.options import Selection
     from vcsbench.measure.machine import machine_info
     from vcsbench.results import parse
     from vcsbench.results.io import read_document
@@ -199,12 +200,16 @@ def _resume(args: argparse.Namespace) -> int:
                 f"{where}: written on another machine ({key} {getattr(earlier.machine, key)!r}, "
                 f"here {here[key]!r}); resume it there, or start a new run"
             )
-    recorded = shlex.split(earlier.command)
-    if recorded[:2] != ["vcsbench", "run"] or "--resume" in recorded:
-        raise VcsbenchError(f"{where}: not written by 'vcsbench run' ({earlier.command!r})")
-    again = build_parser().parse_args(recorded[1:])
-    selection = _selection(again)
-    extra = [a for a in again.pytest_args if a != "--"]
+    facts = document.get("vcsbench") if isinstance(document, dict) else None
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("door") != "vcsbench run":
+        raise VcsbenchError(
+            f"{where}: not written by 'vcsbench run' (by {str(facts.get('door', '?'))[:40]}); "
+            "only its results can be resumed"
+        )
+    # Data, never a command: vcsbench's own options, each checked as on the command line.
+    selection = Selection.from_recorded(facts.get("selection"), where)
+    extra = [a for a in args.pytest_args if a != "--"]
     carry = {
         "benchmarks": [
             e
@@ -218,8 +223,10 @@ def _resume(args: argparse.Namespace) -> int:
         ],
     }
     kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
-    print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest")
-    code, run_id = run_suite(selection, path, extra, command=recorded, carry=carry)
+    shown = shlex.join(["vcsbench", "run", *selection.command_line()])
+    print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest of: {shown}")
+    command = ["vcsbench", "run", *selection.command_line(), "--out", str(path)]
+    code, run_id = run_suite(selection, path, extra, command=command, carry=carry)
     return _conclude(path, run_id, code)
 
 
@@ -267,7 +274,9 @@ def _study(args: argparse.Namespace) -> int:
     selection = _selection(args, **fixed)
     out = _out_path(args, study.name)
     check_out(out)
-    code, run_id = run_suite(selection, out, [], command=["vcsbench", *sys.argv[1:]])
+    code, run_id = run_suite(
+        selection, out, [], command=["vcsbench", *sys.argv[1:]], door="vcsbench study"
+    )
     run = _this_run(out, run_id)
     interrupted = _interrupted(out, run)
     if interrupted or run is None:
