@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, skip_or_fail
+from helpers import BASETEMP, require_backend, skip_or_fail
 
 from vcsbench.backends import REGISTRY
 
@@ -32,3 +34,27 @@ def isolated_state(
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("VCSBENCH_STATE_DIR", str(state))
     return state
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The temp directory of this test session and of every run it starts: mount points
+    and loop images land there, so a leak check looks at this session's own only
+    (another test run on the machine has its own; see helpers.own_dirs). Others may
+    enter it (0711), as Apache's user must reach a sandbox below it. One per session,
+    not per test: Subversion's library keeps the first temp directory it is given."""
+    BASETEMP[:] = [tmp_path_factory.getbasetemp()]
+    own = Path(tempfile.mkdtemp(prefix="vt-", dir="/tmp"))
+    os.chmod(own, 0o711)
+    before = (os.environ.get("TMPDIR"), tempfile.tempdir)
+    os.environ["TMPDIR"] = str(own)
+    tempfile.tempdir = str(own)
+    yield own
+    if before[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before[0]
+    tempfile.tempdir = before[1]
+    from vcsbench.sandbox.removal import remove_tree
+
+    remove_tree(own)  # never across a mount point: a leak stays for the check to see

@@ -45,13 +45,38 @@ def vcsbench(
     )
 
 
+def own_dirs() -> list[str]:
+    """Where this test's runs make things: its temp directory and the session's."""
+    return [os.environ.get("TMPDIR", "/nonexistent"), str(BASETEMP[0]) if BASETEMP else str(REPO)]
+
+
+BASETEMP: list[Path] = []
+
+
+def _ours(path: str) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in own_dirs())
+
+
 def vcsbench_mounts() -> str:
+    """Mounts of vcsbench sandboxes this test made (below its own directories)."""
     mounts = subprocess.run(
         ["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True, text=True, check=False
     ).stdout
-    return "\n".join(line for line in mounts.splitlines() if "vcsbench" in line)
+    return "\n".join(
+        line for line in mounts.splitlines() if "vcsbench" in line and _ours(line.split()[0])
+    )
 
 
 def vcsbench_loops() -> str:
-    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=False).stdout
-    return "\n".join(line for line in loops.splitlines() if "vcsbench" in line)
+    """Loop devices backed by images this test made (below its own directories)."""
+    loops = subprocess.run(
+        ["losetup", "--list", "--noheadings", "-O", "NAME,BACK-FILE"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    return "\n".join(
+        line
+        for line in loops.splitlines()
+        if "vcsbench" in line and _ours(line.split(None, 1)[-1].removesuffix(" (deleted)"))
+    )

@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "load": {"backends", "sandbox", "measure", "results", "bench", "report"},
     "cli": {"backends", "sandbox", "measure", "results", "bench", "report", "load"},
 }
-ALWAYS = {"errors", "__init__"}
+ALWAYS = {"errors", "process", "__init__"}
 
 
 def layer_of(path: Path) -> str:

@@ -100,15 +100,17 @@ def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> d
                 "before": {
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
-                    "server_cpu_s": 1.0,
-                    "server_write_bytes": 1000,
+                    "server_cpu_s": None,
+                    "server_cpu_by_pid": {"10": 1.0},
+                    "server_write_by_pid": {"10": 1000},
                     "client_cpu_s": 0.0,
                 },
                 "after": {
                     "t": 100.0 * index + 10,
                     "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
-                    "server_cpu_s": 3.0,
-                    "server_write_bytes": 1000 + 10240 * len(lat),
+                    "server_cpu_s": None,
+                    "server_cpu_by_pid": {"10": 3.0},
+                    "server_write_by_pid": {"10": 1000 + 10240 * len(lat)},
                     "client_cpu_s": 0.5,
                 },
             }
@@ -149,6 +151,16 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     assert first["system"]["iowait_pct_mean"] == pytest.approx(20.0)
     assert first["system"]["dirty_bytes_max"] == 8192
     assert cap["level"] == 1  # the second step had errors
+
+
+def test_a_server_process_that_ends_mid_step_is_named_not_subtracted() -> None:
+    document = _document([[0.01] * 10], [[None] * 10])
+    step = document["steps"][0]
+    step["before"]["server_cpu_by_pid"] = {"10": 1.0, "11": 5.0}
+    step["after"]["server_cpu_by_pid"] = {"10": 3.0, "12": 0.25}  # 11 ended, 12 began
+    ((row,), _) = step_figures(document, [], 2.0)
+    assert row["server_cpu_s"] == pytest.approx(2.25)
+    assert 1 == row["server_processes_ended"]
 
 
 def test_capacity_is_the_last_step_within_the_factor_without_errors() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -17,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import vcsbench, vcsbench_loops, vcsbench_mounts
+from helpers import skip_or_fail, vcsbench, vcsbench_loops, vcsbench_mounts
 
-from vcsbench.sandbox.state import load_state, prove_own
+from vcsbench.sandbox.state import boot_id, load_state
 
 
 def plant(state_dir: Path, name: str, content: object) -> Path:
@@ -28,113 +29,230 @@ def plant(state_dir: Path, name: str, content: object) -> Path:
     return path
 
 
-DEAD = {"pid": 999999, "starttime": "1", "boot_id": "x"}
+def made(path: Path | str) -> dict[str, object]:
+    """A record of ``path`` with its real identity, as an attacker could read it."""
+    st = os.lstat(path)
+    return {"path": str(path), "dev": st.st_dev, "ino": st.st_ino}
 
 
-def test_a_planted_workdir_is_reported_and_not_removed(
+def claim(state_dir: Path, **fields: object) -> Path:
+    """A well-formed state file of a dead run (another token), claiming ``fields``."""
+    state: dict[str, object] = {
+        "format": 2,
+        "token": secrets.token_hex(16),
+        "pid": 999999,
+        "starttime": "1",
+        "boot_id": boot_id(),
+        "kind": "dir",
+        "uid": os.geteuid(),
+        "temp_root": tempfile.gettempdir(),
+        "dirs": [],
+        "processes": [],
+        "steps": [],
+    }
+    state.update(fields)
+    return plant(state_dir, "claim", state)
+
+
+def precious(tmp_path: Path, name: str = "precious") -> Path:
+    victim = tmp_path / name
+    victim.mkdir(mode=0o700)
+    (victim / "data").write_text("keep me")
+    return victim
+
+
+def test_a_planted_work_directory_without_the_runs_marker_is_left(
     isolated_state: Path, tmp_path: Path
 ) -> None:
-    victim = tmp_path / "precious"
-    victim.mkdir()
-    (victim / "data").write_text("keep me")
-    planted = plant(
-        isolated_state,
-        "x",
-        {**DEAD, "kind": "dir", "uid": os.geteuid(), "workdir": str(victim)},
-    )
+    victim = precious(tmp_path, "vcsbench-lookalike")
+    planted = claim(isolated_state, workdir=made(victim))
     result = vcsbench("cleanup")
     assert "keep me" == (victim / "data").read_text()
     assert 1 == result.returncode
-    assert f"state file {planted}" in result.stderr and "left as it is" in result.stderr
-    assert "does not carry vcsbench's name" in result.stderr
+    assert f"state file {planted}" in result.stderr
+    assert "does not hold the run's ownership marker" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_a_planted_workdir_with_vcsbenchs_name_but_not_its_own_is_left(
-    isolated_state: Path, tmp_path: Path
-) -> None:
-    victim = tmp_path / "vcsbench-lookalike"
-    victim.mkdir(mode=0o755)
-    os.chmod(victim, 0o755)
-    plant(
-        isolated_state,
-        "x",
-        {
-            **DEAD,
-            "kind": "dir",
-            "uid": os.geteuid(),
-            "workdir": str(victim),
-            "workdir_parent": str(tmp_path),
-        },
-    )
+def test_a_directory_marked_by_another_run_is_left(isolated_state: Path, tmp_path: Path) -> None:
+    victim = precious(tmp_path)
+    (victim / ".vcsbench-owner").write_text(secrets.token_hex(16))
+    claim(isolated_state, workdir=made(victim), dirs=[made(victim)])
     result = vcsbench("cleanup")
-    assert victim.is_dir()
-    assert "is not a 0700 directory of yours" in result.stderr
+    assert "keep me" == (victim / "data").read_text()
+    assert "does not hold the run's ownership marker" in result.stderr
 
 
-def test_a_planted_image_and_mountpoint_are_left(isolated_state: Path, tmp_path: Path) -> None:
+def test_a_planted_image_is_left(isolated_state: Path, tmp_path: Path) -> None:
     image = tmp_path / "disk.img"
     image.write_bytes(b"\0" * 4096)
-    link = Path(tempfile.gettempdir()) / f"vcsbench-ext4-planted-{os.getpid()}"
-    os.symlink(tmp_path, link)
-    try:
-        plant(
-            isolated_state,
-            "x",
-            {
-                **DEAD,
-                "kind": "ext4",
-                "uid": os.geteuid(),
-                "temp_root": tempfile.gettempdir(),
-                "image": str(image),
-                "mountpoint": str(link),
-            },
-        )
-        result = vcsbench("cleanup")
-        assert image.exists() and link.is_symlink() and tmp_path.is_dir()
-        assert "mount point" in result.stderr and "is a symlink" in result.stderr
-    finally:
-        link.unlink()
+    claim(isolated_state, kind="ext4", image=made(image), user_image_dir=str(tmp_path))
+    result = vcsbench("cleanup")
+    assert image.exists()
+    assert "does not carry vcsbench's image name" in result.stderr
 
 
-def test_a_foreign_mount_at_a_vcsbench_name_is_not_unmounted(
+def test_an_image_with_vcsbenchs_name_but_another_identity_is_left(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    image = tmp_path / "vcsbench-ext4-1-x.img"
+    image.write_bytes(b"\0" * 4096)
+    record = made(image)
+    record["ino"] = int(str(record["ino"])) + 1  # the run's image, since replaced
+    claim(isolated_state, kind="ext4", image=record, user_image_dir=str(tmp_path))
+    result = vcsbench("cleanup")
+    assert image.exists()
+    assert "not the regular file of yours recorded" in result.stderr
+
+
+def test_a_foreign_tmpfs_at_a_vcsbench_name_is_not_unmounted(
     root: None, isolated_state: Path
 ) -> None:
     point = tempfile.mkdtemp(prefix="vcsbench-tmpfs-")
-    subprocess.run(["mount", "-t", "tmpfs", "someone-else", point], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "vcsbench-tmpfs", point], check=True)
     try:
-        plant(
-            isolated_state,
-            "x",
-            {
-                **DEAD,
-                "kind": "tmpfs",
-                "uid": os.geteuid(),
-                "temp_root": tempfile.gettempdir(),
-                "mountpoint": point,
-            },
-        )
+        claim(isolated_state, kind="tmpfs", mountpoint=made(point))
         result = vcsbench("cleanup")
-        assert "is mounted from someone-else, not vcsbench-tmpfs" in result.stderr
-        assert (
-            point
-            in subprocess.run(
-                ["findmnt", "-rn", "-o", "TARGET"], capture_output=True, text=True, check=False
-            ).stdout
-        )
+        assert "is mounted from vcsbench-tmpfs, not from the run's tmpfs" in result.stderr
+        assert point in vcsbench_mounts()
     finally:
         subprocess.run(["umount", point], check=False)
         os.rmdir(point)
 
 
+def starttime(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+
+
+def test_a_hand_started_session_leader_is_never_killed(isolated_state: Path) -> None:
+    sleeper = subprocess.Popen(["setsid", "sleep", "60"], env={"PATH": os.environ["PATH"]})
+    try:
+        time.sleep(0.2)
+        pid = int(subprocess.check_output(["pgrep", "-n", "-P", str(sleeper.pid)]) or 0)
+    except (subprocess.CalledProcessError, ValueError):
+        pid = sleeper.pid  # setsid exec'd sleep itself
+    try:
+        record = {"pid": pid, "starttime": starttime(pid), "cgroup": None}
+        claim(isolated_state, processes=[record])
+        result = vcsbench("cleanup")
+        assert starttime(pid), "the process was killed"
+        assert "carries neither the run's token nor its cgroup: left running" in result.stderr
+    finally:
+        subprocess.run(["kill", str(pid)], check=False)
+        sleeper.wait()
+
+
+def test_a_cgroup_with_vcsbenchs_name_is_left_with_its_processes(
+    root: None, isolated_state: Path
+) -> None:
+    from vcsbench.load.servers import cgroup2_root
+
+    base = cgroup2_root()
+    if base is None:
+        skip_or_fail("no writable cgroup v2 hierarchy")
+        return
+    group = base / f"vcsbench-git-daemon-{os.getpid()}"
+    group.mkdir()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        (group / "cgroup.procs").write_text(str(sleeper.pid))
+        record = {"pid": sleeper.pid, "starttime": starttime(sleeper.pid), "cgroup": made(group)}
+        claim(isolated_state, processes=[record])
+        result = vcsbench("cleanup")
+        assert sleeper.poll() is None and group.is_dir()
+        assert "does not carry the run's token" in result.stderr
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        group.rmdir()
+
+
+def test_a_state_file_of_the_earlier_format_is_reported_and_left(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    victim = precious(tmp_path, "vcsbench-old")
+    planted = plant(
+        isolated_state,
+        "old",
+        {"pid": 999999, "starttime": "1", "boot_id": "x", "kind": "dir", "workdir": str(victim)},
+    )
+    result = vcsbench("cleanup")
+    assert victim.is_dir() and 1 == result.returncode
+    assert f"state file {planted} is of state format 1, not 2" in result.stderr
+
+
+KILLED_RUN = [
+    sys.executable,
+    "-m",
+    "vcsbench.cli",
+    "run",
+    "--backends",
+    "git-pygit2",
+    "--ops",
+    "create",
+    "--payloads",
+    "hello",
+    "--repos",
+    "1000000",
+    "--progress",
+    "lines",
+]
+
+
+def killed_dir_run(tmp_path: Path, signum: int) -> Path:
+    """A dir: sandbox run, stopped by ``signum`` mid-benchmark after a victim directory
+    was bind-mounted into its work directory; the work directory."""
+    proc = subprocess.Popen(
+        [*KILLED_RUN, "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "rounds" in line:
+            break
+    (workdir,) = tmp_path.glob("vcsbench-*")
+    inside = workdir / "mounted-here"
+    inside.mkdir()
+    subprocess.run(["mount", "--bind", str(tmp_path / "precious"), str(inside)], check=True)
+    proc.send_signal(signum)
+    proc.communicate(timeout=120)
+    return workdir
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_removal_never_crosses_a_bind_mount_into_the_work_directory(
+    root: None, isolated_state: Path, tmp_path: Path, signum: int
+) -> None:
+    victim = precious(tmp_path)
+    workdir = killed_dir_run(tmp_path, signum)
+    inside = workdir / "mounted-here"
+    try:
+        result = vcsbench("cleanup")
+        assert "keep me" == (victim / "data").read_text()
+        assert f"{inside} is mounted inside" in result.stderr or (
+            f"{inside} is a mount point" in result.stderr
+        )
+        assert 1 == result.returncode and workdir.is_dir()
+    finally:
+        subprocess.run(["umount", str(inside)], check=False)
+    again = vcsbench("cleanup")
+    assert 0 == again.returncode, again.stderr
+    assert not workdir.exists() and "keep me" == (victim / "data").read_text()
+    assert [] == list(isolated_state.glob("*.json"))
+
+
 @pytest.mark.parametrize(
     "content",
     [
-        '{"pid": 1, "starttime": "0", "boot_id": "", "kind": "tmpfs", "mountpoint": 5}',
+        '{"format": 2, "pid": 1, "starttime": "0", "boot_id": "", "kind": "tmpfs", '
+        '"mountpoint": 5}',
         "not json at all",
         '["a", "list"]',
-        '{"pid": 1}',
-        '{"pid": 1, "starttime": "0", "boot_id": "", "kind": "dir", "rm": "/"}',
+        '{"format": 2, "pid": 1}',
+        '{"format": 2, "token": "t", "pid": 1, "starttime": "0", "boot_id": "", "kind": "dir", '
+        '"uid": 0, "temp_root": "/tmp", "rm": "/"}',
     ],
 )
 def test_a_malformed_state_file_is_one_line_and_never_blocks_a_run(
@@ -197,13 +315,16 @@ def test_a_new_state_directory_is_made_0700(tmp_path: Path) -> None:
     assert [] == list(fresh.iterdir())
 
 
-def test_a_state_file_vcsbench_wrote_is_proven_its_own(tmp_path: Path) -> None:
+def test_what_a_run_makes_is_proven_by_its_token(tmp_path: Path) -> None:
     from vcsbench.sandbox import Sandbox, parse_fs_spec
+    from vcsbench.sandbox.state import prove_dir
 
     with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
         assert sandbox._state_path is not None
         state = load_state(sandbox._state_path)
-        assert [] == prove_own(state)
+        assert state.workdir is not None
+        assert None is prove_dir(state.workdir, state.token, "work directory")
+        assert "marker" in str(prove_dir(state.workdir, secrets.token_hex(16), "work directory"))
 
 
 SETUP_ONLY = textwrap.dedent("""
@@ -424,3 +545,108 @@ def test_a_deep_or_huge_state_file_is_one_line_and_never_blocks_a_run(
     assert 1 == len(lines) and ("nested too deeply" in lines[0] or "larger than" in lines[0])
     run = run_payload("hello", tmp_path)
     assert 0 == run.returncode, run.stderr
+
+
+def victim_file(tmp_path: Path) -> Path:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    return victim
+
+
+RUN_SMALL = ["--backends", "git-pygit2", "--repos", "2", "--progress", "none"]
+
+
+def test_an_out_that_is_a_directory_is_refused_before_the_first_round(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.json"
+    out.mkdir()
+    result = vcsbench(
+        "run", *RUN_SMALL, "--ops", "create", "--fs", f"dir:{tmp_path}", "--out", str(out)
+    )
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"--out {out}: is a directory, not a file" in line
+    assert "rounds" not in result.stdout and [] == list(isolated_state.iterdir())
+
+
+@pytest.mark.parametrize("link", ["results.json", "results.md"])
+def test_a_symlink_where_a_study_writes_is_refused_before_it_runs(
+    isolated_state: Path, tmp_path: Path, link: str
+) -> None:
+    victim = victim_file(tmp_path)
+    (tmp_path / link).symlink_to(victim)
+    result = vcsbench(
+        "study",
+        "markus2013",
+        *RUN_SMALL,
+        "--fs",
+        f"dir:{tmp_path}",
+        "--out",
+        str(tmp_path / "results.json"),
+    )
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "is a symlink" in line
+    assert "keep me" == victim.read_text() and [] == list(isolated_state.iterdir())
+
+
+def test_a_symlinked_server_log_directory_is_refused_before_a_load(
+    isolated_state: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "load-logs").symlink_to(victim)
+    result = vcsbench(
+        "load",
+        "--paths",
+        "local:git-pygit2",
+        "--fs",
+        f"dir:{tmp_path}",
+        "--steps",
+        "1",
+        "--step-seconds",
+        "1",
+        "--students",
+        "4",
+        "--out",
+        str(tmp_path / "load.json"),
+    )
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "the server log directory beside --out," in line and "is a symlink" in line
+    assert [] == list(victim.iterdir()) and [] == list(isolated_state.iterdir())
+
+
+def test_report_and_export_never_write_through_a_symlink(tmp_path: Path) -> None:
+    from helpers import DATA
+
+    victim = victim_file(tmp_path)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "report.md").symlink_to(victim)
+    (tmp_path / "export.json").symlink_to(victim)
+    (tmp_path / "plots").symlink_to(reports)
+    tiny = str(DATA / "tiny-ext4.json")
+    for argv in (
+        ["report", tiny, "--out", str(reports)],
+        ["export", tiny, "--out", str(tmp_path / "export.json")],
+        ["report", tiny, "--plots", str(tmp_path / "plots")],
+    ):
+        result = vcsbench(*argv)
+        assert 2 == result.returncode, argv
+        (line,) = result.stderr.strip().splitlines()
+        assert "is a symlink" in line, line
+    assert "keep me" == victim.read_text()
+    assert ["report.md"] == [p.name for p in reports.iterdir()]
+
+
+def test_an_out_in_missing_directories_says_what_it_made(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deeper" / "r.json"
+    result = vcsbench(
+        "run", *RUN_SMALL, "--ops", "create", "--fs", f"dir:{tmp_path}", "--out", str(out)
+    )
+    assert 0 == result.returncode, result.stderr
+    made = f"{tmp_path / 'new'}, {tmp_path / 'new' / 'deeper'}"
+    assert f"vcsbench: made the directories {made} for the results" in result.stderr
+    assert out.is_file()

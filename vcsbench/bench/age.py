@@ -20,7 +20,7 @@ from vcsbench.bench.operations import RoundPaths
 from vcsbench.bench.seed import Seed
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.probes import footprint
-from vcsbench.sandbox import default_signal_handlers
+from vcsbench.process import as_helper
 
 CHUNK = 2000
 """Repositories per task handed to a filling process."""
@@ -84,7 +84,7 @@ def fill(
     done = 0
     try:
         if workers > 1 and len(tasks) > 1:
-            with get_context("fork").Pool(workers, initializer=default_signal_handlers) as pool:
+            with get_context("fork").Pool(workers, initializer=as_helper) as pool:
                 for made in pool.imap_unordered(_fill_chunk, tasks):
                     done += made
                     if progress is not None:

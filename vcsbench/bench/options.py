@@ -23,7 +23,7 @@ from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_name
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
-from vcsbench.sandbox.sandbox import DEFAULT_IMAGE_SIZE, LOOP_KINDS
+from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
 
 FS_SCOPES = ("benchmark", "session")
 PROGRESS_MODES = ("auto", "bar", "lines", "none")

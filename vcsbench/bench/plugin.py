@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from vcsbench import process
 from vcsbench.backends import REGISTRY, Backend, split_variant
 from vcsbench.bench.operations import Operation, make_operation
 from vcsbench.bench.options import OPTIONS, Selection, add_options
@@ -40,8 +41,6 @@ PREFIX = "vcs-"
 SELECTION = pytest.StashKey[Selection]()
 FAILED = pytest.StashKey[list[Benchmark]]()
 COUNT = pytest.StashKey[int]()
-RUNNING: list[str] = []
-"""The benchmark being run (with its rounds done), for the closing line of an interrupt."""
 RUN_ID = pytest.StashKey[str]()
 
 
@@ -290,7 +289,7 @@ class VcsSession:
         benchmark.group = f"{op} {payload} {fs}"
         # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
         rounds = 1 if benchmark.disabled else (repos or selection.repos)
-        RUNNING[:] = [label]
+        process.doing(label)
         try:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
                 assert sandbox.info is not None
@@ -322,7 +321,7 @@ class VcsSession:
                 except KeyboardInterrupt as exc:
                     # Keep what finished: the rounds done so far are a partial benchmark.
                     interrupted = exc
-                    RUNNING[:] = [f"{label}, round {len(run.log) + 1} of {rounds}"]
+                    process.doing(f"{label}, round {len(run.log) + 1} of {rounds}")
                     if not len(run.log):
                         raise
                 result = run.finish(vcs.describe())
@@ -339,7 +338,7 @@ class VcsSession:
             self._keep(benchmark, result)
         if interrupted is not None:
             raise interrupted
-        RUNNING.clear()
+        process.doing("")
         if result.errors:
             first = result.error_samples[0]
             cause = result.diagnosis or f"first, round {first.round}: {first.error}"

@@ -42,6 +42,7 @@ from vcsbench.measure.probes import (
     peak_rss_reset,
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
+from vcsbench.process import STOP_SIGNALS, as_helper
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import (
     BackendInfo,
@@ -52,7 +53,7 @@ from vcsbench.results.model import (
     RoundError,
     Rounds,
 )
-from vcsbench.sandbox import SandboxInfo, default_signal_handlers
+from vcsbench.sandbox import SandboxInfo
 
 CACHE_STATES = ("warm", "cold")
 MAX_ERROR_SAMPLES = 20
@@ -152,7 +153,6 @@ FOOTPRINT_METRICS = {
 }
 SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
 NAN = float("nan")
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 VERIFY_BATCH = 64
 """Rounds run before their verification: a batch's rounds are kept (or lost, if the run
 is interrupted inside it) together."""
@@ -197,7 +197,7 @@ class Spawner:
         if self.pid == 0:  # the spawner: serves requests until the benchmark closes its pipe
             code = 0
             try:
-                default_signal_handlers()
+                as_helper()
                 self._results.close()
                 self._requests.close()
                 while True:
@@ -207,6 +207,7 @@ class Spawner:
                         break
                     pid = os.fork()
                     if pid == 0:
+                        as_helper()  # dies with the spawner, as the spawner with the run
                         requests.close()
                         work(first, count, results_writer.send)  # never returns
                     results_writer.send(("started", pid))

@@ -103,7 +103,13 @@ def _cleanup(args: argparse.Namespace) -> int:
     report_problems(problems)
     print(
         f"{len(cleaned)} leftover sandbox(es) of killed runs removed"
-        + (f"; {len(problems)} state file(s) left for a person (see above)" if problems else "")
+        + (
+            f"; {len({line.split(' ', 3)[2] for line in problems})} state file(s) left for a "
+            "person: what they name could not be proven vcsbench's, or could not be removed "
+            "(see above)"
+            if problems
+            else ""
+        )
     )
     return 1 if problems else 0
 
@@ -147,8 +153,26 @@ def _this_run(out: Path, run_id: str) -> Run | None:
     return run if run.run_id == run_id else None
 
 
-def check_out(out: Path) -> None:
-    """Refuse, before any sandbox is made, a result path that cannot be written."""
+def beside(out: Path, suffix: str) -> Path:
+    """A file or directory written beside the result ``out`` (``.md``, ``-logs``)."""
+    return out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + suffix)
+
+
+def check_out(out: Path, table: bool = False, logs: bool = False) -> None:
+    """Refuse, before any sandbox is made, a result path that cannot be written (a
+    directory, a symlink, a place nothing can be written), and with ``table`` and
+    ``logs`` the ``.md`` and ``-logs/`` beside it likewise. Directories missing above it
+    are made, and said."""
+    from vcsbench.results.io import writable_target
+
+    writable_target(out, "--out")
+    if table:
+        writable_target(beside(out, ".md"), "the table beside --out,")
+    if logs and os.path.lexists(beside(out, "-logs")):
+        from vcsbench.results.io import own_directory
+
+        own_directory(beside(out, "-logs"), "the server log directory beside --out,")
+    missing = [p for p in [out.parent, *out.parent.parents] if not p.exists()]
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}."):
@@ -160,6 +184,9 @@ def check_out(out: Path) -> None:
             f"--out {out}: cannot be written ({exc.strerror or exc}); give a path in a "
             "directory you can write"
         ) from None
+    if missing:
+        made = ", ".join(str(p) for p in reversed(missing))
+        print(f"vcsbench: made the directories {made} for the results", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -273,7 +300,7 @@ def _study(args: argparse.Namespace) -> int:
     }
     selection = _selection(args, **fixed)
     out = _out_path(args, study.name)
-    check_out(out)
+    check_out(out, table=True)
     code, run_id = run_suite(
         selection, out, [], command=["vcsbench", *sys.argv[1:]], door="vcsbench study"
     )
@@ -281,9 +308,11 @@ def _study(args: argparse.Namespace) -> int:
     interrupted = _interrupted(out, run)
     if interrupted or run is None:
         return interrupted or code or 1
+    from vcsbench.results.io import write_file
+
     text = study_markdown(study, [run], out)
-    markdown = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
-    markdown.write_text(text)
+    markdown = beside(out, ".md")
+    write_file(markdown, text, "the table")
     print()
     print(text)
     print(f"table: {markdown}")
@@ -292,11 +321,11 @@ def _study(args: argparse.Namespace) -> int:
 
 def _load_study(args: argparse.Namespace) -> int:
     from vcsbench.load.studies import LOAD_STUDIES, run_study
-    from vcsbench.sandbox import install_signal_handlers
+    from vcsbench.process import install_signal_handlers
 
     study = LOAD_STUDIES[args.study]
     out = _out_path(args, study.name)
-    check_out(out)
+    check_out(out, table=True, logs=True)
     install_signal_handlers()
     text = run_study(study, out, args.paths, args.fs, args.step_seconds)
     print()
@@ -316,8 +345,8 @@ def _load_worker(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace) -> int:
     from vcsbench.load.run import LoadPlan, run_load
+    from vcsbench.process import install_signal_handlers
     from vcsbench.report.load import load_markdown
-    from vcsbench.sandbox import install_signal_handlers
 
     plan = LoadPlan.parse(
         scenario=args.scenario,
@@ -341,12 +370,14 @@ def _load(args: argparse.Namespace) -> int:
         listen=args.listen,
     )
     out = _out_path(args, "load")
-    check_out(out)
+    check_out(out, table=True, logs=True)
     install_signal_handlers()
     run = run_load(plan, out, ["vcsbench", *sys.argv[1:]])
+    from vcsbench.results.io import write_file
+
     text = load_markdown(run)
-    table = out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + ".md")
-    table.write_text(text)
+    table = beside(out, ".md")
+    write_file(table, text, "the table")
     print()
     print(text)
     print(f"results: {out}; table: {table}")
@@ -372,22 +403,22 @@ def _interrupted(out: Path | None = None, run: Run | None = None) -> int:
     """After a termination signal: one line on what happened; 128 + the signal, else 0."""
     import signal
 
-    from vcsbench.bench.plugin import RUNNING
-    from vcsbench.sandbox import SIGNALS, TORN_DOWN
-    from vcsbench.sandbox.sandbox import _ACTIVE
+    from vcsbench import process
 
-    if not SIGNALS:
+    signals = process.received()
+    if not signals:
         return 0
-    signum = SIGNALS[0]
+    signum = signals[0]
     if _SAID:
         return 128 + signum
     _SAID.append(signum)
-    where = f" during {RUNNING[0]}" if RUNNING else ""
-    torn = f"{len(TORN_DOWN)} sandbox(es) torn down" if TORN_DOWN else "no sandbox was up"
+    doing = process.activity()
+    where = f" during {doing}" if doing else ""
+    down = process.torn_down()
+    torn = f"{len(down)} sandbox(es) torn down" if down else "no sandbox was up"
+    up = process.still_up()
     left = (
-        "nothing left mounted"
-        if not _ACTIVE
-        else f"left up: {', '.join(s.spec.text for s in _ACTIVE)} (run 'vcsbench cleanup')"
+        "nothing left mounted" if not up else f"left up: {', '.join(up)} (run 'vcsbench cleanup')"
     )
     kept = "no results written"
     if run is not None and out is not None:
@@ -458,12 +489,10 @@ def _report(args: argparse.Namespace) -> int:
         "latex": "tex",
         "csv": "csv",
     }[args.format]
-    path = args.out / f"report.{suffix}"
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    except OSError as exc:
-        raise _unwritable("--out", args.out, exc) from None
+    from vcsbench.results.io import own_directory, write_file
+
+    path = own_directory(args.out, "--out") / f"report.{suffix}"
+    write_file(path, text, "--out")
     print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
     return 0
 
@@ -544,10 +573,9 @@ def _export(args: argparse.Namespace) -> int:
     if args.out is None:
         print(text, end="")
         return 0
-    try:
-        args.out.write_text(text)
-    except OSError as exc:
-        raise VcsbenchError(f"--out {args.out}: cannot be written ({exc.strerror})") from None
+    from vcsbench.results.io import write_file
+
+    write_file(args.out, text, "--out")
     print(f"wrote {args.out}: {len(document)} benchmarks")
     return 0
 
@@ -868,12 +896,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"vcsbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        from vcsbench.sandbox import SIGNALS
+        from vcsbench import process
 
-        if not SIGNALS:  # a Ctrl-C before any handler of vcsbench's was installed
+        if not process.received():  # a Ctrl-C before any handler of vcsbench's was installed
             import signal
 
-            SIGNALS.append(signal.SIGINT)
+            process.note_signal(signal.SIGINT)
         return _interrupted()
     return _interrupted() or code
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends._svn import parents_of
+from vcsbench.sandbox import removal
 
 SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git", "apache-svn": "svn", "apache-git": "git"}
 """Access paths through a server vcsbench starts, and the VCS each writes."""
@@ -61,27 +62,9 @@ def _rejected(exc: SessionError) -> bool:
 
 
 def remove_tree(path: Path) -> None:
-    """``shutil.rmtree(path, ignore_errors=True)`` by paths, bottom up, no symlink
-    followed. shutil's walk by directory descriptors leaves one open per directory in a
-    process that imported Locust, which ran a long load out of descriptors."""
-    if not os.path.lexists(path):
-        return
-    try:
-        if os.path.islink(path) or not os.path.isdir(path):
-            os.unlink(path)
-            return
-        for root, dirs, files in os.walk(path, topdown=False):
-            for name in files:
-                os.unlink(os.path.join(root, name))
-            for name in dirs:
-                entry = os.path.join(root, name)
-                if os.path.islink(entry):
-                    os.unlink(entry)
-                else:
-                    os.rmdir(entry)
-        os.rmdir(path)
-    except OSError:
-        pass
+    """Remove a client's own directory (never across a mount point); what cannot be
+    removed goes with the run's directory of clients."""
+    removal.remove_tree(path)
 
 
 class SessionError(Exception):

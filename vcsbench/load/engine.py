@@ -286,23 +286,23 @@ def _members(pids: list[int], session: int | None, group: str | None = None) -> 
     return found
 
 
-def _cpu_of(members: list[int]) -> float:
-    """CPU seconds of ``members``, each with the children it has reaped, so that a
-    handler that ended is counted once, in its parent."""
-    ticks = 0
+def _cpu_of(members: list[int]) -> dict[str, float]:
+    """CPU seconds of each of ``members`` (by pid), with the children it has reaped, so
+    that a handler that ended is counted once, in its parent."""
+    seconds: dict[str, float] = {}
     for pid in members:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ticks += _stat_cpu(fields)
-    return ticks / os.sysconf("SC_CLK_TCK")
+        seconds[str(pid)] = _stat_cpu(fields) / os.sysconf("SC_CLK_TCK")
+    return seconds
 
 
-def _written(members: list[int]) -> int:
-    """Bytes ``members`` (with the children they reaped) caused to be written to storage
-    (``write_bytes`` in /proc/PID/io)."""
-    total = 0
+def _written(members: list[int]) -> dict[str, int]:
+    """Bytes each of ``members`` (by pid, with the children it reaped) caused to be
+    written to storage (``write_bytes`` in /proc/PID/io)."""
+    written: dict[str, int] = {}
     for pid in members:
         try:
             text = Path(f"/proc/{pid}/io").read_text()
@@ -310,13 +310,8 @@ def _written(members: list[int]) -> int:
             continue
         for line in text.splitlines():
             if line.startswith("write_bytes:"):
-                total += int(line.split()[1])
-    return total
-
-
-def _server_cpu(config: dict[str, Any], members: list[int]) -> float:
-    group = config.get("server_cgroup")
-    return cgroup_cpu_s(Path(group)) if group else _cpu_of(members)
+                written[str(pid)] = int(line.split()[1])
+    return written
 
 
 def _own_cpu() -> float:
@@ -333,12 +328,17 @@ def _device(path: str | None) -> list[int] | None:
 
 
 def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
-    members = _members(server_pids, config.get("server_session"), config.get("server_cgroup"))
+    group = config.get("server_cgroup")
+    members = _members(server_pids, config.get("server_session"), group)
     return {
         "t": time.perf_counter(),
         "device": _device(config.get("device_stat")),
-        "server_cpu_s": _server_cpu(config, members),
-        "server_write_bytes": _written(members),
+        # A cgroup counts every process that was ever in it; otherwise each process's own
+        # counters, so that a step counts what each grew by (one that ended is not
+        # subtracted from the others).
+        "server_cpu_s": cgroup_cpu_s(Path(group)) if group else None,
+        "server_cpu_by_pid": None if group else _cpu_of(members),
+        "server_write_by_pid": _written(members),
         "client_cpu_s": _own_cpu(),
     }
 
@@ -346,7 +346,7 @@ def _counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
 def run(config: dict[str, Any], out: Path) -> None:
     global SHARED
     SHARED = shared = Shared(config)
-    home = Path(tempfile.mkdtemp(prefix="vcsbench-clients-", dir=config.get("client_dir")))
+    home = Path(config["client_home"])  # made and recorded by the run
     steps: list[dict[str, Any]] = []
     open_loop = config["shape"] == "open"
     env = Environment(user_classes=[Arrivals if open_loop else Student], catch_exceptions=False)
@@ -536,13 +536,15 @@ def _alive(runner: Any) -> list[str]:
     return sorted(node.id for node in nodes)
 
 
-def run_worker(host: str, port: int) -> None:
+def run_worker(host: str, port: int, home: Path | None = None) -> None:
     """A Locust worker: it gets its configuration from the master, runs the users the
-    master gives it, and sends each step's records back when the step is drained."""
+    master gives it, and sends each step's records back when the step is drained. Its
+    clients live in ``home`` (made by the run for a worker on its machine), or in a
+    directory of its own."""
     global SHARED
     env = Environment(user_classes=[Student, Arrivals], catch_exceptions=False)
     runner = env.create_worker_runner(host, port)
-    home = Path(tempfile.mkdtemp(prefix="vcsbench-clients-"))
+    home = home or Path(tempfile.mkdtemp(prefix="vcsbench-clients-"))
     cpu0 = [0.0]
 
     def on_config(environment: Any, msg: Any, **kwargs: Any) -> None:
@@ -648,8 +650,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     code = 0
     try:
-        if sys.argv[1] == "--worker":  # --worker HOST PORT
-            run_worker(sys.argv[2], int(sys.argv[3]))
+        if sys.argv[1] == "--worker":  # --worker HOST PORT [HOME]
+            run_worker(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]) if sys.argv[4:] else None)
         else:
             config = json.loads(Path(sys.argv[1]).read_text())
             if len(sys.argv) > 3 and sys.argv[3] == "--master":  # CONFIG OUT --master N HOST PORT

@@ -42,7 +42,7 @@ from vcsbench.load.clients import (
 )
 from vcsbench.report.blocks import quantile
 from vcsbench.results import Run, parse
-from vcsbench.results.io import write_document
+from vcsbench.results.io import own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox, parse_fs_spec
 
@@ -383,6 +383,11 @@ def step_figures(
             if kind is not None:
                 errors[kind] = errors.get(kind, 0) + 1
         retries = sum(records.get("retries", [0] * len(records["step"]))[i] for i in mine)
+        if before["server_cpu_s"] is not None:
+            server_cpu, ended = after["server_cpu_s"] - before["server_cpu_s"], 0
+        else:
+            server_cpu, ended = grown(before["server_cpu_by_pid"], after["server_cpu_by_pid"])
+        written, _ = grown(before["server_write_by_pid"], after["server_write_by_pid"])
         row: dict[str, Any] = {
             "level": step["level"],
             "t0": before["t"],
@@ -398,13 +403,13 @@ def step_figures(
                 "max": ok[-1] * 1000 if ok else None,
                 "mean": sum(ok) / len(ok) * 1000 if ok else None,
             },
-            "server_cpu_s": after["server_cpu_s"] - before["server_cpu_s"],
+            "server_cpu_s": server_cpu,
+            "server_processes_ended": ended,
             "client_cpu_s": after["client_cpu_s"] - before["client_cpu_s"],
         }
         if before["device"] is not None and after["device"] is not None:
             delta = [a - b for a, b in zip(after["device"], before["device"], strict=True)]
             per = len(ok) or 1
-            written = after["server_write_bytes"] - before["server_write_bytes"]
             row["device"] = {
                 "read_bytes": delta[0],
                 "write_bytes": delta[1],
@@ -436,6 +441,14 @@ def step_figures(
         row["system"] = _system(window)
         figures.append(row)
     return figures, capacity(figures, capacity_factor)
+
+
+def grown(before: dict[str, float], after: dict[str, float]) -> tuple[float, int]:
+    """What the processes read at a step's end grew by since its start (all of it for
+    one that started during the step), and how many read at the start had ended: their
+    share of the step is not seen."""
+    total = sum(value - before.get(pid, 0) for pid, value in after.items())
+    return total, sum(1 for pid in before if pid not in after)
 
 
 def _system(window: list[dict[str, Any]]) -> dict[str, Any]:
@@ -525,8 +538,17 @@ def _engine(config: dict[str, Any], workdir: Path, sandbox: Sandbox) -> dict[str
     try:
         for _ in range(0 if external else int(config.get("workers") or 0)):
             port = str(config["master_port"])
+            home = str(sandbox.make_dir("vcsbench-clients-"))
             worker = subprocess.Popen(
-                [sys.executable, "-m", "vcsbench.load.engine", "--worker", servers.HOST, port],
+                [
+                    sys.executable,
+                    "-m",
+                    "vcsbench.load.engine",
+                    "--worker",
+                    servers.HOST,
+                    port,
+                    home,
+                ],
                 start_new_session=True,
                 preexec_fn=_engine_priority,
             )
@@ -632,12 +654,13 @@ def run_path(plan: LoadPlan, path: str, logs: Path) -> dict[str, Any]:
             "storm_files": {rel: data.decode("latin-1") for rel, data in storm_files.items()},
             "device_stat": sandbox.info.device_stat_path,
             "server_session": None,
+            "client_home": str(sandbox.make_dir("vcsbench-clients-")),
         }
         try:
             if server is not None:
                 server.start()
                 assert server.pid is not None
-                sandbox.record_process(server.pid, str(server.group.path) if server.group else "")
+                sandbox.record_process(server.pid, server.group.path if server.group else None)
                 config["server_session"] = server.pid  # a session leader: its id is its pid
                 config["server_cgroup"] = str(server.group.path) if server.group else None
             sampler.start()
@@ -710,7 +733,7 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str]) -> Run:
     # Absolute: servers resolve relative paths against their own roots (Apache's
     # ServerRoot), not against this directory.
     logs = out.resolve().with_name(out.name.removesuffix(".gz").removesuffix(".json") + "-logs")
-    logs.mkdir(parents=True, exist_ok=True)
+    own_directory(logs, "the server log directory")
     loads = []
     interrupted: KeyboardInterrupt | None = None
     failed: VcsbenchError | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox.state import run_token
 
 HOST = "127.0.0.1"
 STARTUP_S = 10.0
@@ -109,7 +110,8 @@ class CpuGroup:
     under Apache), and ``cgroup.kill`` ends them all."""
 
     def __init__(self, root: Path, name: str) -> None:
-        self.path = root / f"vcsbench-{name}-{os.getpid()}"
+        # Its name holds the run's token: cleanup ends what is in it only on that proof.
+        self.path = root / f"vcsbench-{name}-{os.getpid()}-{run_token()}"
         self.path.mkdir()
 
     def join(self) -> None:

@@ -18,6 +18,7 @@ from vcsbench.load.run import LoadPlan, run_load
 from vcsbench.report.format import cell
 from vcsbench.report.load import errors_text, level_text, load_markdown
 from vcsbench.results import Run
+from vcsbench.results.io import writable_target, write_file
 from vcsbench.results.load import Load
 
 
@@ -155,6 +156,7 @@ def run_study(
     command = ["vcsbench", *sys.argv[1:]]
     stem = out.name.removesuffix(".gz").removesuffix(".json")
     open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
+    writable_target(open_out, "the open-loop results beside --out,")
     closed = run_load(_plan(study, "closed", paths, fs, seconds), out, command)
     open_ = run_load(_plan(study, "open", paths, fs, seconds), open_out, command)
     header = (
@@ -167,5 +169,5 @@ def run_study(
     )
     text = header + study_tables(study, closed, open_)
     detail = load_markdown(closed) + "\n" + load_markdown(open_)
-    out.with_name(f"{stem}.md").write_text(text + "\n" + detail)
+    write_file(out.with_name(f"{stem}.md"), text + "\n" + detail, "the table")
     return text

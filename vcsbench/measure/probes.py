@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.sandbox import default_signal_handlers
+from vcsbench.process import as_helper
 
 SECTOR_BYTES = 512
 
@@ -266,7 +266,7 @@ def _walk_in_processes(units: list[str], processes: int) -> _Tally:
             code = 1
             try:
                 os.close(read_end)
-                default_signal_handlers()
+                as_helper()
                 try:
                     answer: object = _walk(chunk)
                 except OSError as exc:

@@ -11,8 +11,10 @@ the last round.
 Samples carry ``t_s``, seconds on ``perf_counter`` -- CLOCK_MONOTONIC, the same clock in
 every process -- so they line up with the rounds' start times.
 
-``python -m vcsbench.measure.sampler --interval S [--device STAT] --out FILE`` is the
-child; it stops when its standard input closes (also when its parent dies).
+``python -m vcsbench.measure.sampler --interval S [--device STAT] --out-fd N`` is the
+child; it stops when its standard input closes (also when its parent dies). It writes
+its samples to descriptor N, an anonymous memory file (``memfd``) its parent made: a run
+killed at any moment leaves no sample file behind.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import os
 import select
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -107,13 +108,10 @@ class SystemSampler:
         self.device_stat_path = device_stat_path
         self.interval_s = interval_s
         self._proc: subprocess.Popen[bytes] | None = None
-        self._out: Any = None
+        self._out: int | None = None
 
     def start(self) -> None:
-        # Held open from start() to stop(), so not a with-block.
-        self._out = tempfile.NamedTemporaryFile(  # noqa: SIM115
-            prefix="vcsbench-sampler-", suffix=".jsonl"
-        )
+        self._out = os.memfd_create("vcsbench-sampler", os.MFD_CLOEXEC)
         argv = [
             sys.executable,
             "-m",
@@ -124,7 +122,10 @@ class SystemSampler:
         if self.device_stat_path:
             argv += ["--device", self.device_stat_path]
         self._proc = subprocess.Popen(
-            [*argv, "--out", self._out.name], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [*argv, "--out-fd", str(self._out)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            pass_fds=(self._out,),
         )
         assert self._proc.stdout is not None
         self._proc.stdout.readline()
@@ -143,10 +144,12 @@ class SystemSampler:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
-            text = Path(self._out.name).read_text()
+            os.lseek(self._out, 0, os.SEEK_SET)
+            with os.fdopen(os.dup(self._out), "rb") as handle:
+                text = handle.read().decode()
         finally:
-            self._out.close()
-            self._proc = self._out = None
+            os.close(self._out)
+            self._proc, self._out = None, None
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
@@ -154,9 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vcsbench.measure.sampler")
     parser.add_argument("--interval", type=float, default=0.5)
     parser.add_argument("--device", default=None)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out-fd", type=int, required=True)
     args = parser.parse_args(argv)
-    with open(args.out, "w") as out, contextlib.suppress(KeyboardInterrupt):
+    with os.fdopen(args.out_fd, "w") as out, contextlib.suppress(KeyboardInterrupt):
         sample_loop(args.interval, args.device, out)
     return 0
 

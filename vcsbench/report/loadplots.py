@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
 
+from vcsbench.results.io import own_directory, write_file
 from vcsbench.results.load import Load, LoadPath
 from vcsbench.results.model import Run
 
@@ -31,8 +33,10 @@ def _pyplot() -> Any:
 
 def _save(plt: Any, fig: Any, path: Path) -> None:
     fig.tight_layout()
-    fig.savefig(path)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=path.suffix.lstrip("."))
     plt.close(fig)
+    write_file(path, buffer.getvalue(), "plot")
 
 
 def _slug(text: str) -> str:
@@ -152,7 +156,7 @@ def write_load_plots(
     load = run.load
     if load is None:
         return []
-    out_dir.mkdir(parents=True, exist_ok=True)
+    own_directory(out_dir, "--plots")
     written = []
     for entry in load.paths:
         for kind in kinds or LOAD_PLOT_KINDS:

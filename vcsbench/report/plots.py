@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks
 from vcsbench.report.tables import groups
+from vcsbench.results.io import own_directory, write_file
 from vcsbench.results.model import Benchmark, Run
 
 DPI = 110
@@ -122,14 +123,14 @@ def _save(fig: Figure, directory: Path, stem: str, suffixes: tuple[str, ...]) ->
     written = []
     for suffix in suffixes:
         path = directory / f"{stem}{suffix}"
+        buffer = io.BytesIO()
+        fig.savefig(buffer, dpi=DPI, bbox_inches="tight", format=suffix.lstrip("."))
         if suffix == ".png":
             # An adaptive 256-colour palette: the same picture in about a third of the bytes.
-            buffer = io.BytesIO()
-            fig.savefig(buffer, dpi=DPI, bbox_inches="tight", format="png")
             image = PIL.Image.open(buffer).convert("RGB")
-            image.quantize(colors=256).save(path, optimize=True)
-        else:
-            fig.savefig(path, dpi=DPI, bbox_inches="tight")
+            buffer = io.BytesIO()
+            image.quantize(colors=256).save(buffer, format="png", optimize=True)
+        write_file(path, buffer.getvalue(), "plot")
         written.append(path)
     plt.close(fig)
     return written
@@ -434,7 +435,7 @@ def write_plots(
 ) -> list[tuple[str, Path]]:
     """Write the plots of ``kinds`` as PNG (and SVG with ``svg``); return (title, PNG path)."""
     suffixes = PLOT_FORMATS[plot_format]
-    directory.mkdir(parents=True, exist_ok=True)
+    own_directory(directory, "--plots")
     made: list[tuple[str, Path]] = []
     benches = [b for f in files for b in f.benchmarks]
     title = "summary: every backend per benchmark group"

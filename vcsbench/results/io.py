@@ -21,6 +21,8 @@ import json
 import math
 import os
 import re
+import secrets
+import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -48,9 +50,74 @@ def _gzip(data: bytes) -> bytes:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    """``path`` holds ``data``, written whole beside it and renamed over it: a reader never
+    sees half a file, and a symlink at ``path`` is replaced, never followed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def writable_target(path: Path, option: str) -> None:
+    """Refuse, in one line, a path vcsbench would write that a symlink or a directory
+    holds: a file it writes is never written through a link to somewhere else."""
+    if path.is_symlink():
+        raise VcsbenchError(
+            f"{option} {path}: is a symlink; vcsbench writes its files only where no link "
+            "leads elsewhere: remove it, or give another path"
+        )
+    if path.exists() and not path.is_file():
+        raise VcsbenchError(f"{option} {path}: is a directory, not a file; give a file's path")
+
+
+def write_file(path: Path, data: bytes | str, option: str = "") -> None:
+    """Write a file vcsbench makes beside a result (a table, a report, a plot, an
+    export), atomically; a symlink or a directory at ``path`` is refused in one line."""
+    writable_target(path, option or "file")
+    try:
+        _replace(path, data.encode() if isinstance(data, str) else data)
+    except OSError as exc:
+        raise VcsbenchError(
+            f"{option or 'file'} {path}: cannot be written ({exc.strerror or exc})"
+        ) from None
+
+
+def own_directory(path: Path, option: str = "") -> Path:
+    """A directory vcsbench writes its side files in (plots, server logs), made if it is
+    missing. One already there must be a real directory of this user's that nobody else
+    can write (a symlink, or a directory others write in, could send the files, written
+    as root, anywhere); otherwise one clear line."""
+    what = option or "directory"
+    try:
+        path.mkdir(mode=0o755, parents=True)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise VcsbenchError(
+            f"{what} {path}: cannot be written (the directory cannot be made: "
+            f"{exc.strerror or exc}); give a directory you can write"
+        ) from None
+    st = os.lstat(path)
+    why = ""
+    if stat.S_ISLNK(st.st_mode):
+        why = "is a symlink"
+    elif not stat.S_ISDIR(st.st_mode):
+        why = "is not a directory"
+    elif st.st_uid != os.geteuid():
+        why = f"belongs to uid {st.st_uid}, not to you"
+    elif st.st_mode & 0o022:
+        why = f"can be written by others (mode {stat.S_IMODE(st.st_mode):o})"
+    if why:
+        raise VcsbenchError(
+            f"{what} {path}: {why}; vcsbench writes files there (as root, perhaps), so it "
+            "must be a directory of yours alone: give another path"
+        )
+    return path
 
 
 def write_document(document: object, path: Path) -> None:

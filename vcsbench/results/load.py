@@ -112,11 +112,16 @@ class LoadStep:
     latency_ms: dict[str, float | None]
     """p50, p90, p95, p99, max and mean of the successful sessions, in ms."""
     server_cpu_s: float
+    """CPU of the server's processes over the step (local paths: the clients' processes,
+    which do the server's work)."""
     client_cpu_s: float
     system: dict[str, Any]
     device: StepDevice | None = None
     offered_per_s: float | None = None
     generator: Generator | None = None
+    server_processes_ended: int = 0
+    """Server processes that ended during the step (a lost worker's): their CPU and
+    writes in the step are not counted."""
 
     @property
     def error_count(self) -> int:
@@ -144,6 +149,7 @@ class LoadStep:
                 k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS
             },
             server_cpu_s=number(d, "server_cpu_s", where),
+            server_processes_ended=count(d, "server_processes_ended", where, 0),
             client_cpu_s=number(d, "client_cpu_s", where),
             system=expect(d.get("system") or {}, dict, f"{where}.system"),
             device=None

@@ -1,16 +1,9 @@
 """Sandboxes: the filesystems benchmarks run in. Knows the OS, nothing about VCS."""
 
-from vcsbench.sandbox.sandbox import (
+from vcsbench.sandbox.sandbox import Sandbox, SandboxInfo, open_sandbox
+from vcsbench.sandbox.spec import (
     KINDS,
-    SIGNALS,
-    TORN_DOWN,
     FsSpec,
-    Interrupted,
-    Sandbox,
-    SandboxInfo,
-    default_signal_handlers,
-    install_signal_handlers,
-    open_sandbox,
     parse_fs_list,
     parse_fs_spec,
     require_root,
@@ -19,15 +12,10 @@ from vcsbench.sandbox.state import clean_stale, report_problems, state_dir
 
 __all__ = [
     "KINDS",
-    "SIGNALS",
-    "TORN_DOWN",
     "FsSpec",
-    "Interrupted",
     "Sandbox",
     "SandboxInfo",
     "clean_stale",
-    "default_signal_handlers",
-    "install_signal_handlers",
     "open_sandbox",
     "parse_fs_list",
     "parse_fs_spec",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
@@ -31,7 +33,7 @@ def mount_entry(path: str) -> dict[str, str] | None:
 
 
 def mounts_below(path: str) -> list[str]:
-    """Mount points at or below ``path``."""
+    """Mount points at or below ``path`` (as this process's mount namespace sees them)."""
     prefix = path.rstrip("/") + "/"
     found = []
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
@@ -58,6 +60,28 @@ def block_device_stat(source: str) -> tuple[str | None, str | None]:
     name = Path(os.path.realpath(source)).name
     stat = Path("/sys/class/block") / name / "stat"
     return (name, str(stat)) if stat.exists() else (None, None)
+
+
+def loop_backings() -> dict[str, tuple[int, int]]:
+    """Every loop device attached, and the identity (st_dev, st_ino) of the file behind
+    it: what proves a loop device is backed by one exact file, deleted or not."""
+    try:
+        proc = subprocess.run(
+            ["losetup", "--list", "--json", "-O", "NAME,BACK-INO,BACK-MAJ:MIN"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        devices = json.loads(proc.stdout or "{}").get("loopdevices", [])
+    except (OSError, ValueError):
+        return {}
+    found: dict[str, tuple[int, int]] = {}
+    for entry in devices:
+        major, _, minor = str(entry.get("back-maj:min", "")).strip().partition(":")
+        inode = entry.get("back-ino")
+        if major.isdigit() and minor.isdigit() and isinstance(inode, int):
+            found[str(entry["name"])] = (os.makedev(int(major), int(minor)), inode)
+    return found
 
 
 def loop_backing_file(device: str) -> str | None:

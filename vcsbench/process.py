@@ -1,0 +1,164 @@
+"""This process: its stop signals, what it is doing, and what it has up that must come down.
+
+Every layer that makes something that must not outlive the run (a sandbox, a server)
+registers it here as a :class:`Closer` while it is up; the closing line of an
+interrupted run is made from what this module knows, and no layer reads another's
+private state for it.
+
+SIGINT, SIGTERM and SIGHUP become :class:`Interrupted` (a ``KeyboardInterrupt``), so
+that ``with`` blocks unwind and tear down; a second one abandons the teardown. Code that
+makes a kernel object and records it holds them (:func:`signals_held`), so a signal
+lands after the record says what exists. A process forked to help (a worker, a walker,
+a filler) calls :func:`as_helper`: default handlers, and death with its parent.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Protocol
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1
+
+
+class Closer(Protocol):
+    """Something up that must come down: ``close`` takes it down (safe to call twice)
+    and returns the steps that failed; ``what`` names it for a person."""
+
+    @property
+    def what(self) -> str: ...
+
+    def close(self) -> list[str]: ...
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal, turned into an exception so that everything up is torn down."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class _State:
+    def __init__(self) -> None:
+        self.signals: list[int] = []
+        self.up: list[Closer] = []
+        self.torn_down: list[str] = []
+        self.doing = ""
+        self.installed = threading.Event()
+
+
+_STATE = _State()
+
+
+def received() -> list[int]:
+    """The stop signals this process received, in order."""
+    return list(_STATE.signals)
+
+
+def note_signal(signum: int) -> None:
+    """Count a stop signal that arrived before the handlers were installed."""
+    _STATE.signals.append(signum)
+
+
+def doing(text: str) -> None:
+    """Say what runs now (for the closing line of an interrupt); "" when nothing does."""
+    _STATE.doing = text
+
+
+def activity() -> str:
+    return _STATE.doing
+
+
+def register(closer: Closer) -> None:
+    """``closer`` is up; it is closed at exit if nothing closed it before."""
+    install_signal_handlers()
+    _STATE.up.append(closer)
+
+
+def closed(closer: Closer, failures: list[str]) -> None:
+    """``closer`` came down (or tried to: ``failures``); it is no longer up."""
+    with contextlib.suppress(ValueError):
+        _STATE.up.remove(closer)
+    if not failures:
+        _STATE.torn_down.append(closer.what)
+
+
+def still_up() -> list[str]:
+    """What is up and was not closed: the closing line names it for ``cleanup``."""
+    return [closer.what for closer in _STATE.up]
+
+
+def torn_down() -> list[str]:
+    return list(_STATE.torn_down)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold the stop signals while something is made (or removed) and recorded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _STATE.signals.append(signum)
+    if len(_STATE.signals) > 1:
+        live = ", ".join(still_up()) or "none"
+        print(
+            f"vcsbench: second signal ({signal.Signals(signum).name}): abandoning the "
+            f"teardown of what is still up ({live}); run 'vcsbench cleanup' to remove what "
+            "is left",
+            file=sys.stderr,
+        )
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """Make the stop signals unwind (where nobody else handles them), and close whatever
+    is still up at exit."""
+    if _STATE.installed.is_set() or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler, None):
+            signal.signal(signum, _on_signal)
+    atexit.register(_close_all)
+    _STATE.installed.set()
+
+
+def _close_all() -> None:
+    for closer in list(reversed(_STATE.up)):
+        closed(closer, closer.close())
+
+
+def as_helper() -> None:
+    """In a process forked to help: the stop signals end it, as by default (the
+    handlers are its parent's), and it dies when its parent does, so that nothing of a
+    killed run goes on writing."""
+    parent = os.getppid()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    die_with_parent(parent)
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Be killed (SIGKILL) when the parent process ends; at once if it already has."""
+    parent = os.getppid() if parent is None else parent
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent ended before the request took
+        os._exit(1)

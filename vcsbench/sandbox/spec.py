@@ -1,0 +1,171 @@
+"""Filesystem specs: what ``--fs`` names, parsed in one place.
+
+A spec names a sandbox: ``tmpfs[:size=2G]``, ``ext4:size=8G,mkfs=-N 2000000,mount=noatime``,
+``xfs``, ``btrfs``, ``dir:PATH[,device=shared]``; :func:`parse_fs_spec` reads one, and
+:func:`parse_fs_list` a comma-separated list of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcsbench.errors import VcsbenchError
+
+NAME_PREFIX = "vcsbench-"
+KINDS = ("tmpfs", "ext4", "xfs", "btrfs", "dir")
+LOOP_KINDS = ("ext4", "xfs", "btrfs")
+SPEC_KEYS = {"tmpfs": ("size", "mount"), "ext4": ("size", "mkfs", "mount")}
+SPEC_KEYS["xfs"] = SPEC_KEYS["btrfs"] = SPEC_KEYS["ext4"]
+
+DEFAULT_IMAGE_SIZE = 8 << 30
+# mkfs options that keep the measurements about the benchmark: ext4's lazy inode-table
+# and journal initialisation would otherwise write in the background after mount,
+# into the device counters of whatever runs first.
+BASE_MKFS_ARGS = {
+    "ext4": ["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+    "xfs": ["-q", "-f"],
+    "btrfs": ["-q", "-f"],
+}
+MKFS_PACKAGE = {"ext4": "e2fsprogs", "xfs": "xfsprogs", "btrfs": "btrfs-progs"}
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+DIR_DEVICE_OPTION = ",device=shared"
+SHARED_DEVICE_NOTE = (
+    "a dir: sandbox shares its block device with everything else on it; device IO is "
+    "left out (add ,device=shared to the spec to count it anyway)"
+)
+
+
+@dataclass(frozen=True)
+class FsSpec:
+    """A parsed ``--fs`` spec."""
+
+    text: str
+    kind: str
+    size_bytes: int | None = None
+    mkfs_args: tuple[str, ...] = ()
+    mount_options: str = ""
+    path: Path | None = None
+    device_shared: bool = False
+
+    @property
+    def managed(self) -> bool:
+        return self.kind != "dir"
+
+
+def parse_size(text: str, where: str) -> int:
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)i?B?", text.strip(), re.IGNORECASE)
+    if not match:
+        raise VcsbenchError(f"{where}: size {text!r} is not a size like 512M or 8G")
+    return int(float(match.group(1)) * SIZE_UNITS[match.group(2).upper()])
+
+
+def parse_fs_spec(text: str) -> FsSpec:
+    """Parse one spec; raise a one-line :class:`VcsbenchError` naming what is wrong."""
+    text = text.strip()
+    kind, sep, rest = text.partition(":")
+    where = f"--fs {text!r}"
+    if kind not in KINDS:
+        raise VcsbenchError(
+            f"{where}: unknown filesystem kind {kind!r}; use one of tmpfs, ext4, xfs, btrfs "
+            "(with options, e.g. ext4:size=8G,mount=noatime) or dir:PATH"
+        )
+    if kind == "dir":
+        shared = rest.endswith(DIR_DEVICE_OPTION)
+        if shared:
+            rest = rest[: -len(DIR_DEVICE_OPTION)]
+        if not rest:
+            raise VcsbenchError(f"{where}: dir needs a path, e.g. dir:/srv/bench")
+        path = Path(rest).expanduser()
+        if not path.is_dir():
+            raise VcsbenchError(f"{where}: {rest} is not an existing directory")
+        why = unsafe_dir(path.resolve())
+        if why:
+            raise VcsbenchError(
+                f"{where}: {why}; give a directory of your own, e.g. dir:/srv/bench"
+            )
+        return FsSpec(text=text, kind=kind, path=path.resolve(), device_shared=shared)
+    if sep and not rest:
+        raise VcsbenchError(f"{where}: nothing after ':'; give options like size=2G or none")
+    values: dict[str, str] = {}
+    last: str | None = None
+    allowed = SPEC_KEYS[kind]
+    for token in rest.split(",") if rest else []:
+        key, eq, value = token.partition("=")
+        if eq and key in allowed:
+            if key in values:
+                raise VcsbenchError(f"{where}: {key} is given twice")
+            values[key] = value
+            last = key
+        elif last in ("mkfs", "mount"):
+            # Mount and mkfs options contain commas themselves: data=journal,noatime.
+            values[last] += "," + token
+        else:
+            raise VcsbenchError(
+                f"{where}: unknown option {token!r} for {kind}; accepted: "
+                + ", ".join(f"{k}=..." for k in allowed)
+            )
+    size = parse_size(values["size"], where) if "size" in values else None
+    if size is not None and size <= 0:
+        raise VcsbenchError(f"{where}: size must be more than 0")
+    try:
+        mkfs_args = tuple(shlex.split(values.get("mkfs", "")))
+    except ValueError as exc:
+        raise VcsbenchError(f"{where}: mkfs options cannot be split: {exc}") from None
+    return FsSpec(
+        text=text,
+        kind=kind,
+        size_bytes=size,
+        mkfs_args=mkfs_args,
+        mount_options=values.get("mount", ""),
+    )
+
+
+SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/root")
+PSEUDO_FS_ROOTS = ("/proc", "/sys", "/dev", "/run")
+
+
+def unsafe_dir(path: Path) -> str:
+    """Why ``path`` (resolved) must not hold a dir: sandbox, or "" where it may."""
+    text = str(path)
+    if text in SYSTEM_DIRS:
+        return f"{text} is a system directory"
+    for root in PSEUDO_FS_ROOTS:
+        if text == root or text.startswith(root + "/"):
+            return f"{text} is on {root}, not a place for repositories"
+    if any(part.startswith(NAME_PREFIX) for part in path.parts):
+        return f"{text} is inside a vcsbench sandbox, which is removed when its run ends"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{text} is not writable"
+    return ""
+
+
+def require_root(spec: FsSpec) -> None:
+    """A managed sandbox needs root; say so in one line that names the way out."""
+    if spec.managed and os.geteuid() != 0:
+        raise VcsbenchError(
+            f"--fs {spec.text}: a {spec.kind} sandbox needs root (mount, losetup); "
+            "run as root, or use dir:PATH to benchmark in an existing directory"
+        )
+
+
+def parse_fs_list(text: str) -> list[FsSpec]:
+    """Parse a comma-separated list of specs: ``tmpfs,ext4:size=4G,mount=noatime,xfs``.
+
+    A comma starts a new spec only where a filesystem kind follows it, so options with
+    commas inside one spec stay together.
+    """
+    pieces: list[str] = []
+    for token in text.split(","):
+        head = token.partition(":")[0].strip()
+        if head in KINDS or not pieces:
+            pieces.append(token)
+        else:
+            pieces[-1] += "," + token
+    specs = [parse_fs_spec(piece) for piece in pieces if piece.strip()]
+    if not specs:
+        raise VcsbenchError("--fs: no filesystem given; use e.g. tmpfs or ext4,xfs")
+    return specs
