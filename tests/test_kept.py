@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,20 @@ def start_run(tmp_path: Path, out: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+RUN_ARGV = [
+    sys.executable,
+    "-m",
+    "vcsbench.cli",
+    "run",
+    "--ops",
+    "create",
+    "--payloads",
+    "hello",
+    "--progress",
+    "lines",
+]
 
 
 def wait_for(proc: subprocess.Popen[str], text: str) -> None:
@@ -215,7 +230,7 @@ def test_plots_of_a_benchmark_whose_every_round_failed_are_made(tmp_path: Path) 
 def test_a_file_written_again_as_benchmarks_finish_reads_as_one_written_whole(
     tmp_path: Path, name: str
 ) -> None:
-    from vcsbench.results.io import Encoded, write_document, write_document_with_list
+    from vcsbench.results.io import ResultWriter, write_document
 
     head = {"machine_info": {"node": "n"}, "vcsbench": {"failed_benchmarks": []}}
     entries = [{"name": f"b{i}", "stats": {"data": [i / 7] * 1000}} for i in range(3)]
@@ -226,10 +241,136 @@ def test_a_file_written_again_as_benchmarks_finish_reads_as_one_written_whole(
         raw = path.read_bytes()
         return json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw)
 
-    items: list[Encoded] = []
-    for count in range(4):  # as after each benchmark: none, one, two, three
-        write_document_with_list(head, "benchmarks", items, parts)
-        assert read(parts) == {**head, "benchmarks": entries[:count]}
-        if count < 3:
-            items.append(Encoded(entries[count]))
+    writer = ResultWriter(parts)
+    writer.write([], head)
+    assert read(parts) == {**head, "benchmarks": []}
+    for count in range(3):  # as after each benchmark: one, two, three
+        writer.write([entries[count]], head)
+        assert read(parts) == {**head, "benchmarks": entries[: count + 1]}
     assert read(parts) == read(whole)
+    amended = {**entries[2], "name": "b2 with its teardown"}
+    writer.write([amended], {**head, "more": 1}, amend=True)
+    assert read(parts) == {**head, "more": 1, "benchmarks": [*entries[:2], amended]}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_after_the_last_round_keeps_the_finished_benchmark(
+    tmp_path: Path, signum: int
+) -> None:
+    """The signal lands while the benchmark is finished (footprint, floor) or its sandbox
+    torn down: both came before it was written, and lost all its rounds."""
+    out = tmp_path / "r.json"
+    proc = start_run(tmp_path, out, "--backends", "svn-fs", "--repos", "3000")
+    wait_for(proc, "3,000/3,000 rounds")
+    proc.send_signal(signum)
+    output, _ = proc.communicate(timeout=120)
+    assert 128 + signum == proc.returncode
+    (bench,) = load(out).benchmarks
+    assert not bench.partial and 3000 == bench.repos == bench.repos_ok
+    assert f"1 benchmark(s) kept in {out}" in output
+
+
+def sandbox_of(isolated_state: Path) -> str:
+    """The mount point the one running sandbox recorded in its state file."""
+    for _ in range(200):
+        for path in isolated_state.glob("*.json"):
+            state = json.loads(path.read_text())
+            if state.get("mountpoint") and "mounted" in state["steps"]:
+                return str(state["mountpoint"]["path"])
+        time.sleep(0.05)
+    raise AssertionError("no mounted sandbox recorded")
+
+
+def test_a_sandbox_that_turns_read_only_makes_errors_and_keeps_the_verified_rounds(
+    root: None, tmp_path: Path, isolated_state: Path
+) -> None:
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [
+            *RUN_ARGV,
+            "--backends",
+            "git-pygit2",
+            "--repos",
+            "100000",
+            "--fs",
+            "tmpfs",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    wait_for(proc, "rounds")
+    subprocess.run(["mount", "-o", "remount,ro", sandbox_of(isolated_state)], check=True)
+    output, _ = proc.communicate(timeout=300)
+    assert 1 == proc.returncode, output[-2000:]
+    assert "Traceback" not in output
+    (bench,) = load(out).benchmarks
+    assert 0 < bench.repos_ok == bench.verified < bench.repos < 100_000
+    assert bench.errors == bench.repos - bench.repos_ok >= 64  # a whole batch, then it stopped
+    assert bench.partial and "turned read-only at round" in bench.diagnosis
+    assert "turned read-only at round" in output
+
+
+def test_a_sandbox_out_of_inodes_is_named_so(root: None, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = subprocess.run(
+        [
+            *RUN_ARGV,
+            "--backends",
+            "git-pygit2",
+            "--repos",
+            "500",  # each takes about 20 inodes: the sandbox's 1,024 last 50 or so
+            "--fs",
+            "ext4:size=64M,mkfs=-N 1024",
+            "--image-dir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert 1 == result.returncode
+    (bench,) = load(out).benchmarks
+    assert 0 < bench.repos_ok < bench.repos and "ran out of inodes" in bench.diagnosis
+
+
+def test_rounds_that_cannot_fit_in_memory_are_refused_before_anything_runs(
+    root: None, isolated_state: Path
+) -> None:
+    """btrfs has no inode count, so nothing else bounds --repos there."""
+    result = vcsbench("run", "--fs", "btrfs", "--repos", "100000000", "--backends", "git-pygit2")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "--repos 100,000,000 would hold about 65.2 GiB in memory" in line
+    assert "rounds per benchmark" in line and [] == list(isolated_state.iterdir())
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.json.gz"])
+def test_the_result_writer_holds_none_of_the_benchmarks_it_wrote(tmp_path: Path, name: str) -> None:
+    import tracemalloc
+
+    from vcsbench.results.io import ResultWriter
+
+    writer = ResultWriter(tmp_path / name)
+    tracemalloc.start()
+    try:
+        for i in range(5):
+            big = {"name": f"b{i}", "rounds": {"wall_ns": list(range(200_000))}}
+            writer.write([big], {"vcsbench": {"n": i}})
+            del big
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 64 * 1024, f"{held:,} bytes held after writing 1,000,000 rounds"
+    assert 5 == len(
+        json.loads(
+            tmp_path.joinpath(name).read_bytes()
+            if name.endswith(".json")
+            else gzip.decompress(tmp_path.joinpath(name).read_bytes())
+        )["benchmarks"]
+    )

@@ -26,6 +26,31 @@ from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
 
 FS_SCOPES = ("benchmark", "session")
+BYTES_PER_ROUND = 700
+"""Memory a run holds per round of its largest benchmark at its peak: every round is
+kept, and the closing summary reads the result file back (measured with do-nothing
+rounds, 300,000 of them: 123 B a round while they run, 513 through finishing and
+writing the benchmark, 688 reading the file back)."""
+MEMORY_SHARE = 0.8
+
+
+def check_memory(rounds: int) -> None:
+    """Refuse, before anything runs, a benchmark whose rounds would not fit in memory
+    (a filesystem without an inode count, btrfs, sets no other limit on --repos)."""
+    import psutil
+
+    needed = rounds * BYTES_PER_ROUND
+    available = psutil.virtual_memory().available
+    if needed > MEMORY_SHARE * available:
+        raise VcsbenchError(
+            f"--repos {rounds:,} would hold about {needed / 2**30:,.1f} GiB in memory "
+            f"(every round is kept: about {BYTES_PER_ROUND} bytes each at the run's peak), "
+            f"and this machine has {available / 2**30:,.1f} GiB available; run at most "
+            f"{int(MEMORY_SHARE * available / BYTES_PER_ROUND):,} rounds per benchmark "
+            "(several runs make one report: vcsbench report A.json B.json)"
+        )
+
+
 PROGRESS_MODES = ("auto", "bar", "lines", "none")
 DEFAULT_REPOS = 100
 AUTO_RECYCLE = 1000
@@ -308,6 +333,7 @@ class Selection:
             raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1") from None
         if repo_count < 1:
             raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1")
+        check_memory(repo_count)
         if cache not in CACHE_STATES:
             raise VcsbenchError(f"cache {cache!r} is not one of {', '.join(CACHE_STATES)}")
         if cache == "cold" and os.geteuid() != 0:

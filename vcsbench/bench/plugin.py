@@ -33,7 +33,7 @@ from vcsbench.bench.options import OPTIONS, Selection, add_options
 from vcsbench.bench.payloads import load_payload
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.io import Encoded, compact, write_document_with_list
+from vcsbench.results.io import ResultWriter
 from vcsbench.results.model import SCHEMA_VERSION, Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 
@@ -324,18 +324,29 @@ class VcsSession:
                     process.doing(f"{label}, round {len(run.log) + 1} of {rounds}")
                     if not len(run.log):
                         raise
-                result = run.finish(vcs.describe())
+                # Measured and written before the sandbox comes down, with the stop
+                # signals held: one that arrives now waits until the benchmark is kept.
+                with process.signals_held():
+                    result = run.finish(vcs.describe())
+                    result.harness["teardown_s"] = None
+                    result.harness["teardown_note"] = (
+                        "one sandbox for the session, torn down at its end"
+                        if selection.fs_scope == "session"
+                        else "the benchmark was interrupted; its sandbox came down after"
+                    )
+                    if not benchmark.disabled:
+                        self._keep(benchmark, result)
         except VcsbenchError as exc:
             failure = str(exc)
         else:
             failure = ""
         if failure:
             pytest.fail(failure, pytrace=False)
-        result.harness["teardown_s"] = sandbox.teardown_s
-        if sandbox.teardown_s is None:
-            result.harness["teardown_note"] = "one sandbox for the session, torn down at its end"
-        if not benchmark.disabled:
-            self._keep(benchmark, result)
+        if sandbox.teardown_s is not None and interrupted is None:
+            result.harness["teardown_s"] = sandbox.teardown_s
+            result.harness.pop("teardown_note")
+            if not benchmark.disabled:
+                self._amend(benchmark, result)
         if interrupted is not None:
             raise interrupted
         process.doing("")
@@ -347,6 +358,15 @@ class VcsSession:
                 pytrace=False,
             )
         return None if benchmark.disabled else result
+
+    def _amend(self, benchmark: Any, result: Benchmark) -> None:
+        """Write a kept benchmark again with what was learnt after it was kept (how long
+        its sandbox took to come down)."""
+        if benchmark.stats is not None and "vcsbench" in benchmark.extra_info:
+            benchmark.extra_info["vcsbench"]["harness"] = result.harness
+            write_results(self.config, amend=benchmark.stats)
+        else:  # every round failed: it is in the run's facts, written again
+            write_results(self.config)
 
     def _keep(self, benchmark: Any, result: Benchmark) -> None:
         """Put the benchmark in the results and write the result file at once."""
@@ -452,18 +472,32 @@ def pytest_benchmark_update_machine_info(
 
 
 FACTS = pytest.StashKey[tuple[dict[str, Any], dict[str, Any]]]()
-ENCODED = pytest.StashKey[dict[int, Encoded]]()
+WRITER = pytest.StashKey[ResultWriter]()
+WRITTEN = pytest.StashKey[list[Any]]()
 
 
-def write_results(config: pytest.Config) -> None:
-    """Write the result file as it stands (atomically), so that a run killed later keeps
-    every benchmark that finished before. pytest-benchmark writes it again at the end.
-
-    Written after every benchmark, so its cost must not grow with the benchmarks before:
-    the machine and commit facts are read once (pytest-benchmark's take a process each),
-    and each benchmark is encoded and compressed once."""
+def _result_path(config: pytest.Config) -> Path | None:
+    """The result file (``--benchmark-json``), which vcsbench writes, not pytest-benchmark."""
+    if WRITER in config.stash:
+        return config.stash[WRITER].path
     bench_session = getattr(config, "_benchmarksession", None)
     if bench_session is None or not bench_session.json:
+        return None
+    return Path(bench_session.json)
+
+
+def write_results(config: pytest.Config, amend: Any = None) -> None:
+    """Write the result file as it stands (atomically), so that a run killed later keeps
+    every benchmark that finished before; ``amend``: a benchmark written last, again.
+
+    Written after every benchmark, so its cost must not grow with the benchmarks before,
+    nor its memory: the machine and commit facts are read once (pytest-benchmark's take a
+    process each), the benchmarks written before are copied from the file, and their
+    figures leave memory (pytest-benchmark keeps its samples, 32 bytes a round). vcsbench
+    is the file's only writer: pytest-benchmark's own write at the end is turned off."""
+    path = _result_path(config)
+    bench_session = getattr(config, "_benchmarksession", None)
+    if path is None or bench_session is None:
         return
     if FACTS not in config.stash:
         config.stash[FACTS] = (
@@ -481,18 +515,24 @@ def write_results(config: pytest.Config) -> None:
     config.hook.pytest_benchmark_update_json(
         config=config, benchmarks=bench_session.benchmarks, output_json=output_json
     )
-    # What the hooks put in the list: an earlier run's benchmarks (--resume).
-    items = [Encoded(entry) for entry in output_json.pop("benchmarks", [])]
-    encoded = config.stash.setdefault(ENCODED, {})
-    for bench in bench_session.benchmarks:  # as pytest-benchmark's own file holds them
-        if bench.has_error:
-            continue
-        if id(bench) not in encoded:
-            encoded[id(bench)] = Encoded(bench.as_dict(include_data=True))
-        items.append(encoded[id(bench)])
-    path = Path(bench_session.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_document_with_list(output_json, "benchmarks", items, path)
+    carried = output_json.pop("benchmarks", [])  # an earlier run's (--resume)
+    first = WRITER not in config.stash
+    if first:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        config.stash[WRITER] = ResultWriter(path)
+        bench_session.json = None  # the file is written here, whole, after each benchmark
+    written = config.stash.setdefault(WRITTEN, [])
+    if amend is not None:
+        values = [amend.as_dict(include_data=True)]
+    else:
+        done = {id(b) for b in written}
+        new = [b for b in bench_session.benchmarks if not b.has_error and id(b) not in done]
+        values = [*(carried if first else []), *(b.as_dict(include_data=True) for b in new)]
+        written += new
+    config.stash[WRITER].write(values, output_json, amend=amend is not None)
+    if not (bench_session.save or bench_session.autosave):  # pytest-benchmark's own copy
+        for bench in written[:-1]:  # the last may be amended yet
+            bench.extra_info["vcsbench"] = {"written": str(path)}
 
 
 def pytest_benchmark_update_json(
@@ -554,20 +594,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Leave the result file compact (gzip'd for a ``.gz`` name), and write it when every
-    benchmark failed in every round.
-
-    pytest-benchmark writes indented JSON, and nothing when it holds no benchmark with
-    samples; the failed benchmarks and their errors are results all the same.
-    """
+    """The result file's last write (the run's facts as they end), and its first when no
+    benchmark had samples: the failed benchmarks and their errors are results too."""
     config = session.config
-    bench_session = getattr(config, "_benchmarksession", None)
-    if SELECTION not in config.stash or bench_session is None or not bench_session.json:
+    if SELECTION not in config.stash or _result_path(config) is None:
         return
-    path = Path(bench_session.json)
-    if bench_session.benchmarks:  # pytest-benchmark wrote the file, indented
-        compact(path)
-    elif config.stash.get(FAILED, []) or carried(config):
+    if WRITER in config.stash or config.stash.get(FAILED, []) or carried(config):
         write_results(config)
     # Else this run wrote nothing, and a file already there is an earlier run's: untouched.
 

@@ -109,17 +109,43 @@ def error_kind(error: str) -> str:
 FULL_FREE_BYTES = 1 << 20
 
 
-def fullness(path: Path) -> tuple[int, int] | None:
-    """(bytes free, inodes free) when the filesystem holding ``path`` is full, else None."""
+def sandbox_trouble(path: Path, spec: str, index: int, error: str = "") -> str:
+    """What is wrong with the sandbox holding ``path`` when round ``index`` failed there
+    with ``error`` (it turned read-only, it ran out of inodes or of space), in words; ""
+    when nothing is. A round that failed for want of space (ENOSPC) may have freed what
+    it took, so a sandbox that is nearly out counts as out then."""
     try:
         st = os.statvfs(path)
-    except OSError:
-        return None
+    except OSError as exc:
+        return f"the sandbox {spec} cannot be read at round {index} ({exc.strerror})"
+    if st.f_flag & os.ST_RDONLY:
+        return (
+            f"the sandbox {spec} turned read-only at round {index} (the kernel does that "
+            "after an I/O error, or when its journal fails); the rounds before are kept"
+        )
     free, inodes = st.f_bfree * st.f_frsize, st.f_ffree
-    near = max(FULL_FREE_BYTES, st.f_blocks * st.f_frsize // 200)
-    if free < near or (st.f_files and inodes == 0):
-        return free, inodes
-    return None
+    no_space = "No space left on device" in error
+    if st.f_files and (inodes == 0 or (no_space and inodes < max(64, st.f_files // 100))):
+        return (
+            f"the sandbox {spec} ran out of inodes at round {index} ({free:,} bytes still "
+            "free); give it more inodes with mkfs=-N ..., or run fewer repositories"
+        )
+    if free < max(FULL_FREE_BYTES, st.f_blocks * st.f_frsize // (50 if no_space else 200)):
+        return (
+            f"the sandbox {spec} filled up at round {index} ({free:,} bytes, {inodes:,} "
+            "inodes free); give it more room with size=..., or run fewer repositories"
+        )
+    if no_space:
+        return (
+            f"the sandbox {spec} had no space left at round {index} ({free:,} bytes, "
+            f"{inodes:,} inodes free); give it more room with size=... or mkfs=-N ..."
+        )
+    return ""
+
+
+class SandboxFailed(Exception):
+    """Every round of a batch failed, and the sandbox says why (read-only, full): the
+    rounds to come would fail the same way, so the benchmark stops, its rounds kept."""
 
 
 def round_values(delta: Delta) -> dict[str, float | None]:
@@ -263,6 +289,8 @@ class WorkerEnd:
     peak_rss: int
     rss_growth: int
     failure: str = ""
+    stopped: bool = False
+    """The sandbox failed every round of a batch: no more rounds are to be run."""
 
 
 def _plain(value: float) -> float | int | None:
@@ -397,6 +425,8 @@ class BenchmarkRun:
                 else:
                     for record in self._batches(len(self.log), left):
                         self._accept(record)
+        except SandboxFailed:
+            pass  # stopped: the diagnosis says why, and the rounds not run make it partial
         finally:
             if self._spawner is not None:
                 self._spawner.stop()
@@ -413,7 +443,10 @@ class BenchmarkRun:
         """Rounds ``first`` .. ``first + count - 1``, verified in batches of
         ``VERIFY_BATCH``; each batch's records once it is verified."""
         for start in range(first, first + count, VERIFY_BATCH):
-            yield from self._rounds(start, min(VERIFY_BATCH, first + count - start))
+            records = self._rounds(start, min(VERIFY_BATCH, first + count - start))
+            yield from records
+            if all(r.error for r in records) and any(r.diagnosis for r in records):
+                raise SandboxFailed
 
     def _rounds(self, first: int, count: int) -> list[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, then their verification, together
@@ -429,7 +462,10 @@ class BenchmarkRun:
             if record.error is None and self.verify.verifies(index, self.rounds)
         ]
         if wanted:
-            found = self.operation.verify_many([paths for paths, _ in wanted])
+            try:
+                found = self.operation.verify_many([paths for paths, _ in wanted])
+            except Exception as exc:  # the reader failed: those rounds are not verified
+                found = [[f"the verifier failed: {_describe(exc)}"]] * len(wanted)
             for (_, record), problems in zip(wanted, found, strict=True):
                 record.verified = True
                 if problems:
@@ -437,28 +473,25 @@ class BenchmarkRun:
                     record.error = "verify: " + "; ".join(problems[:3]) + more
         for index, _, record in done:
             if record.error is not None and not self.diagnosis:
-                full = fullness(self.workdir)
-                if full is not None:
-                    record.diagnosis = (
-                        f"the sandbox {self.sandbox.spec} filled up at round {index} "
-                        f"({full[0]:,} bytes, {full[1]:,} inodes free); give it more room "
-                        "with size=... (or mkfs=-N ... for inodes), or run fewer repositories"
-                    )
+                record.diagnosis = sandbox_trouble(
+                    self.workdir, self.sandbox.spec, index, record.error
+                )
+                if record.diagnosis:
                     break
         return [record for _, _, record in done]
 
     def _round(self, index: int, paths: RoundPaths) -> RoundRecord:
         """One round: prepare, time the operation alone, read counters (verified by
         :meth:`_rounds` afterwards)."""
-        paths.scratch.mkdir()
-        if self.layout != "flat":  # the fan-out directories exist on a host already
-            paths.repo.parent.mkdir(parents=True, exist_ok=True)
         error: str | None = None
         try:
+            paths.scratch.mkdir()
+            if self.layout != "flat":  # the fan-out directories exist on a host already
+                paths.repo.parent.mkdir(parents=True, exist_ok=True)
             self.operation.prepare(paths)
-        except Exception as exc:
+        except Exception as exc:  # a sandbox that fails (read-only, full) fails the round
             error = f"prepare: {_describe(exc)}"
-        is_floor_round = index == self.rounds - 1
+        is_floor_round = index == self.rounds - 1 and error is None
         roots = self.operation.measured(paths)
         floor_before = floor.snapshot(roots, self.workdir) if is_floor_round else {}
         if self.cache == "cold":
@@ -476,13 +509,14 @@ class BenchmarkRun:
         delta = Probe.delta(before, self.probe.after(), wall_ns)
         record = RoundRecord(t_start_s, wall_ns, round_values(delta))
         if is_floor_round and error is None:
-            record.floor_tree = floor.changed(roots, self.workdir, floor_before)
-        record.error = error
+            with contextlib.suppress(OSError):  # the floor is then missing, with its reason
+                record.floor_tree = floor.changed(roots, self.workdir, floor_before)
         try:  # an empty scratch directory goes; one a backend wrote in stays, to be measured
             os.rmdir(paths.scratch)
         except OSError as exc:
-            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
-                raise
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT) and error is None:
+                error = f"scratch: {_describe(exc)}"
+        record.error = error
         return record
 
     def _accept(self, record: RoundRecord) -> None:
@@ -509,9 +543,13 @@ class BenchmarkRun:
         try:
             peak_rss_reset()
             start_rss = current_rss_bytes()
-            for record in self._batches(first, count):
-                send(record)
-            send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss))
+            stopped = False
+            try:
+                for record in self._batches(first, count):
+                    send(record)
+            except SandboxFailed:
+                stopped = True
+            send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss, stopped=stopped))
             code = 0
         except BaseException as exc:
             with contextlib.suppress(BaseException):
@@ -546,6 +584,8 @@ class BenchmarkRun:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
         self._workers.append(end)
+        if end.stopped:
+            raise SandboxFailed
 
     def _start(self) -> None:
         if self.age:

@@ -126,38 +126,64 @@ def write_document(document: object, path: Path) -> None:
     _replace(path, _gzip(data) if path.suffix == ".gz" else data)
 
 
-class Encoded:
-    """A JSON value encoded once, for a file written again as values are added to it;
-    its gzip member (with the comma before it) is made the first time it is asked for."""
+class ResultWriter:
+    """A result file written again after each benchmark, at the cost of that benchmark
+    alone, and holding none of the earlier ones in memory: the file is their store.
 
-    def __init__(self, value: object) -> None:
-        self.json = _dumps(value)
-        self._member: bytes | None = None
+    The file is ``{"benchmarks": [...], <facts>}`` (the run's facts after the list, as
+    JSON readers do not mind the order). Each write copies the bytes of the benchmarks
+    already written from the file itself, appends the new ones and the facts (which may
+    have changed) to a file beside it, and renames that over the old one, so a reader
+    or a killed run sees the old file or the new one, whole. A ``.gz`` file is a series
+    of gzip members: the opening, one per benchmark, then the facts (a reader joins
+    them, as gzip does), so the earlier members are copied without decompressing."""
 
-    def member(self) -> bytes:
-        if self._member is None:
-            self._member = _gzip(b"," + self.json)
-        return self._member
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.gz = path.suffix == ".gz"
+        self._written = 0
+        """Benchmarks in the file, and the offset where the last one began and ended."""
+        self._last = (0, 0)
 
+    def _chunk(self, data: bytes) -> bytes:
+        return _gzip(data) if self.gz else data
 
-def write_document_with_list(
-    head: dict[str, Any], key: str, items: list[Encoded], path: Path
-) -> None:
-    """Write ``head`` with ``key`` added, the list of ``items``, as :func:`write_document`
-    would, but encoding (and compressing) only what was not written before: a ``.gz`` file
-    is a series of gzip members, one per item (a reader joins them, as gzip does)."""
-    opening = _dumps(head)[:-1] + (b"," if head else b"") + _dumps(key) + b":["
-    if path.suffix == ".gz":
-        first = _gzip(opening + (items[0].json if items else b""))
-        data = b"".join([first, *(item.member() for item in items[1:]), _gzip(b"]}")])
-    else:
-        data = b"".join([opening, b",".join(item.json for item in items), b"]}"])
-    _replace(path, data)
-
-
-def compact(path: Path) -> None:
-    """Rewrite a result file pytest-benchmark wrote (indented JSON) in compact form."""
-    write_document(read_document(path), path)
+    def write(self, benchmarks: list[object], facts: dict[str, Any], amend: bool = False) -> None:
+        """Add ``benchmarks`` (JSON values) after those written before, then ``facts``;
+        ``amend``: the first of them replaces the last one written (it was written before
+        something about it was known)."""
+        keep = self._last[0] if amend and self._written else self._last[1]
+        count = self._written - (1 if amend and self._written else 0)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if count:
+                    with open(self.path, "rb") as old:
+                        left = keep
+                        while left > 0:
+                            chunk = old.read(min(CHUNK, left))
+                            if not chunk:
+                                raise OSError(f"{self.path} was cut short under vcsbench")
+                            out.write(chunk)
+                            left -= len(chunk)
+                else:
+                    out.write(self._chunk(b'{"benchmarks":['))
+                last = (out.tell(), out.tell())
+                for value in benchmarks:
+                    start = out.tell()
+                    out.write(self._chunk((b"," if count else b"") + _dumps(value)))
+                    last = (start, out.tell())
+                    count += 1
+                tail = _dumps(facts)
+                out.write(self._chunk(b"]" + (b"," + tail[1:] if facts else b"}")))
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if benchmarks:
+            self._last = last
+        self._written = count
 
 
 def _fail(path: Path, why: str) -> VcsbenchError:
