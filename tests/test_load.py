@@ -21,8 +21,10 @@ from helpers import require_backend, vcsbench, vcsbench_mounts
 
 from vcsbench.backends import make_backend
 from vcsbench.bench.payloads import load_payload
-from vcsbench.load.clients import repo_name, submission
-from vcsbench.load.run import capacity, step_figures, verify
+from vcsbench.load.figures import capacity, step_figures
+from vcsbench.load.paths import parse_path
+from vcsbench.load.repositories import repo_name, submission
+from vcsbench.load.scenarios import SCENARIOS
 
 CLI = (sys.executable, "-m", "vcsbench.cli")
 
@@ -48,6 +50,8 @@ def _load(tmp_path: Path, *args: str, fs: str = "") -> dict[str, Any]:
     result = vcsbench("load", "--fs", fs, "--out", str(out), *args, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "Capacity" in result.stdout
+    if "open" not in args:  # the report says what a closed loop cannot show
+        assert "A closed loop hides a stalled server from the percentiles" in result.stdout
     document: dict[str, Any] = json.loads(out.read_text())["vcsbench_load"]
     return document
 
@@ -81,12 +85,13 @@ def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) 
     assert entry["verify_failure_count"] == 0
 
 
-def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> dict[str, Any]:
-    records: dict[str, list[Any]] = {
-        k: [] for k in ("step", "student", "visit", "t_intended", "t_start", "latency_s", "error")
-    }
+def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list[dict[str, Any]]:
+    """Steps as the engine answers them: each with its sessions' records and counters."""
     steps = []
     for index, (lat, err) in enumerate(zip(latencies, errors, strict=True)):
+        records: dict[str, list[Any]] = {
+            k: [] for k in ("step", "student", "visit", "t_intended", "t_start", "latency_s")
+        } | {"error": []}
         for i, (value, kind) in enumerate(zip(lat, err, strict=True)):
             for key, item in zip(
                 records,
@@ -97,6 +102,7 @@ def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> d
         steps.append(
             {
                 "level": 2**index,
+                "records": records,
                 "before": {
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
@@ -115,19 +121,20 @@ def _document(latencies: list[list[float]], errors: list[list[str | None]]) -> d
                 },
             }
         )
-    return {"steps": steps, "records": records}
+    return steps
 
 
 def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     # Step 0: 0.01 .. 0.10 s, all good. Step 1: ten good and two failed.
     good = [0.01 * (i + 1) for i in range(10)]
-    document = _document([good, [*good, 5.0, 6.0]], [[None] * 10, [None] * 10 + ["commit", "push"]])
+    steps = _steps([good, [*good, 5.0, 6.0]], [[None] * 10, [None] * 10 + ["commit", "push"]])
     samples = [
         {"t_s": 1.0, "cpu_iowait_pct": 10.0, "device_busy_pct": 50.0, "dirty_bytes": 4096},
         {"t_s": 5.0, "cpu_iowait_pct": 30.0, "device_busy_pct": 70.0, "dirty_bytes": 8192},
         {"t_s": 50.0, "cpu_iowait_pct": 99.0, "device_busy_pct": 99.0, "dirty_bytes": 1},
     ]
-    figures, cap = step_figures(document, samples, 2.0)
+    figures = [step_figures(step, samples) for step in steps]
+    cap = capacity(figures, 2.0)
     first, second = figures
     assert first["sessions"] == 10 and first["ok"] == 10 and first["errors"] == {}
     assert first["ops_per_s"] == pytest.approx(1.0)  # 10 good in 10 s
@@ -154,11 +161,10 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
 
 
 def test_a_server_process_that_ends_mid_step_is_named_not_subtracted() -> None:
-    document = _document([[0.01] * 10], [[None] * 10])
-    step = document["steps"][0]
+    (step,) = _steps([[0.01] * 10], [[None] * 10])
     step["before"]["server_cpu_by_pid"] = {"10": 1.0, "11": 5.0}
     step["after"]["server_cpu_by_pid"] = {"10": 3.0, "12": 0.25}  # 11 ended, 12 began
-    ((row,), _) = step_figures(document, [], 2.0)
+    row = step_figures(step, [])
     assert row["server_cpu_s"] == pytest.approx(2.25)
     assert 1 == row["server_processes_ended"]
 
@@ -202,20 +208,33 @@ def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
         "latency_s": [0.01, 0.01, 0.01],
         "error": [None, None, None],
     }
-    checked, problems = verify("local:svn-fs", repos, records, payload)
-    assert checked == 2
+    found = SCENARIOS["deadline"].verify_step(
+        parse_path("local:svn-fs"), repos, records, 0, {}, payload
+    )
+    assert {"s000000", "s000001"} == found.read
     assert records["error"] == [None, None, "verify"]
+    problems = found.problems
     assert len(problems) == 1 and problems[0].startswith("s000001: ")
     assert "1 revisions, 2 sessions succeeded" in problems[0]
     assert "content differs" in problems[0]  # visit 2's line is not there
 
 
-def _processes(marker: str) -> list[psutil.Process]:
-    """Running processes whose command line holds ``marker``."""
+def _processes(marker: str, within: Path | str) -> list[psutil.Process]:
+    """Running processes of this test whose command line holds ``marker`` and a path
+    below ``within`` (the engine names its result file; a worker its clients' home)."""
     return [
         p for p in psutil.process_iter(["cmdline"])
         if marker in " ".join(p.info["cmdline"] or [])
+        and str(within) in " ".join(p.info["cmdline"] or [])
     ]  # fmt: skip
+
+
+def _ended(proc: psutil.Process) -> bool:
+    """Gone, or a zombie nobody reaps (its parent, the killed run, is gone)."""
+    try:
+        return not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def _server_of(logs: Path, name: str) -> psutil.Process | None:
@@ -257,14 +276,18 @@ def _wait_for(find: Any, timeout: float = 60) -> Any:
 def test_a_server_that_dies_mid_run_gives_counted_errors_not_a_hang(tmp_path: Path) -> None:
     proc = _start(
         tmp_path, "--paths", "svnserve", "--students", "30", "--steps", "1,2",
-        "--step-seconds", "3",
+        "--step-seconds", "3", "--fail-on", "errors",
     )  # fmt: skip
     logs = tmp_path / "load-logs"
     server = _wait_for(lambda: _server_of(logs, "svnserve"))
     time.sleep(4.0)  # into the second step
     server.kill()
     out, err = proc.communicate(timeout=240)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 1, err  # --fail-on errors
+    # Said on screen: how many failed, of which kind, and the first cause.
+    summary = next(line for line in err.splitlines() if line.startswith("vcsbench load: svnserve"))
+    assert "sessions failed (commit " in summary and "first: commit:" in summary
+    assert "--fail-on errors:" in err
     entry = json.loads((tmp_path / "load.json").read_text())["vcsbench_load"]["loads"][0]
     first, second = entry["steps"]
     assert first["errors"] == {} and first["ok"] > 0
@@ -333,7 +356,7 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
     assert proc.returncode == 128 + signum, err
     assert _server_of(logs, "git-daemon") is None
     assert vcsbench_mounts() == ""
-    assert _processes("vcsbench.load.engine") == []
+    assert _processes("vcsbench.load.engine", tmp_path) == []
 
 
 @pytest.mark.parametrize(
@@ -396,7 +419,10 @@ def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) ->
 def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     from vcsbench.load.clients import Client
 
-    client = Client({"repos": str(tmp_path), "precreate": False, "url_base": ""}, tmp_path)
+    path = parse_path("svnserve").to_json()
+    client = Client(
+        {"path": path, "repos": str(tmp_path), "precreate": False, "url_base": ""}, tmp_path
+    )
     clone = client.clone_dir(7)
     (clone / ".git").mkdir(parents=True)
     (clone / "a.txt").write_bytes(b"right")
@@ -430,8 +456,7 @@ def test_shared_committers_into_one_repository(path: str, tmp_path: Path) -> Non
 
 def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) -> None:
     require_backend("svn-fs")
-    from vcsbench.load.clients import SHARED, shared_content, shared_file
-    from vcsbench.load.run import verify_shared
+    from vcsbench.load.repositories import SHARED, shared_content, shared_file
 
     repo = tmp_path / "repos" / SHARED
     repo.parent.mkdir()
@@ -444,9 +469,11 @@ def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) ->
     records: dict[str, list[Any]] = {
         "step": [0, 0], "student": [0, 1], "visit": [1, 1], "error": [None, None],
     }  # fmt: skip
-    checked, problems = verify_shared("local:svn-fs", tmp_path / "repos", records, start)
-    assert checked == 1
-    assert problems == [
+    found = SCENARIOS["shared"].verify_step(
+        parse_path("local:svn-fs"), tmp_path / "repos", records, 0, start, {}
+    )
+    assert {SHARED} == found.read
+    assert found.problems == [
         "1 commits after the first, 2 sessions succeeded",
         f"{shared_file(1)}: missing",
     ]
@@ -468,20 +495,22 @@ def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
     server = _wait_for(lambda: _server_of(logs, "git-daemon"))
 
     def engine() -> psutil.Process | None:
-        return next(iter(_processes("vcsbench.load.engine")), None)
+        return next(iter(_processes("vcsbench.load.engine", tmp_path)), None)
 
     locust = _wait_for(engine)
     time.sleep(1.0)
     proc.kill()
     proc.wait()
-    assert server.is_running() and locust.is_running() and vcsbench_mounts()
+    # The engine and its clients die with the run; the server and the sandbox stay for
+    # cleanup, which proves them the run's by its state file.
+    _wait_for(lambda: _ended(locust), timeout=10)
+    assert not _ended(server) and vcsbench_mounts()
     result = vcsbench("cleanup")
     assert result.returncode == 0, result.stderr
-    assert not server.is_running()
-    assert not locust.is_running()
+    assert _ended(server)
     assert engine() is None
     assert vcsbench_mounts() == ""
-    assert not [p for p in Path("/sys/fs/cgroup").rglob("vcsbench-git-daemon-*")]
+    assert not list(Path("/sys/fs/cgroup").rglob(f"vcsbench-git-daemon-{proc.pid}-*"))
 
 
 def test_report_and_compare_read_load_results(tmp_path: Path) -> None:
@@ -525,12 +554,14 @@ def _load_file(
     path: Path, latencies: list[list[float]], scenario: str = "deadline", access: str = "svnserve"
 ) -> Path:
     """A load result file whose figures come from known session latencies (no errors)."""
-    document = _document(latencies, [[None] * len(lat) for lat in latencies])
-    figures, cap = step_figures(document, [], 2.0)
+    steps = _steps(latencies, [[None] * len(lat) for lat in latencies])
+    figures = [step_figures(step, []) for step in steps]
+    raw = {key: [v for step in steps for v in step["records"][key]] for key in steps[0]["records"]}
     fs = {"spec": "tmpfs", "kind": "tmpfs", "fstype": "tmpfs"}
     entry = {
-        "path": access, "vcs": "svn", "filesystem": fs, "steps": figures, "capacity": cap,
-        "raw": document["records"], "sampler": [], "verified_repositories": 10,
+        "path": access, "vcs": "svn", "filesystem": fs, "steps": figures,
+        "capacity": capacity(figures, 2.0), "raw": raw, "sampler": [],
+        "verified_repositories": 10,
     }  # fmt: skip
     load = {
         "schema_version": 1, "command": "vcsbench load", "scenario": scenario,
@@ -620,7 +651,8 @@ def test_a_damaged_load_result_is_one_line(tmp_path: Path) -> None:
 
 
 def _workers() -> list[psutil.Process]:
-    return _processes("vcsbench.load.engine --worker")
+    """This test session's Locust workers (their clients' homes are in its temp dir)."""
+    return _processes("vcsbench.load.engine --worker", os.environ["TMPDIR"])
 
 
 def test_a_locust_master_with_two_workers_writes_one_result(tmp_path: Path) -> None:
@@ -709,3 +741,84 @@ def test_load_worker_refuses_a_master_that_is_not_host_and_port() -> None:
     result = vcsbench("load-worker", "localhost")
     assert result.returncode == 2
     assert "master 'localhost' is not HOST:PORT" in result.stderr
+
+
+def _stderr_until(proc: subprocess.Popen[str], text: str) -> list[str]:
+    """The run's standard error, read until a line holding ``text``."""
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if text in line:
+            return seen
+    raise AssertionError(f"never saw {text!r}: {''.join(seen)[-2000:]}")
+
+
+STEPS3 = ["--students", "40", "--steps", "1,2,2", "--step-seconds", "3"]
+
+
+def _kept(tmp_path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((tmp_path / "load.json").read_text())
+    return document["vcsbench_load"]
+
+
+def test_sigkill_and_cleanup_keep_every_finished_step(tmp_path: Path) -> None:
+    require_backend("git-pygit2")
+    proc = _start(tmp_path, "--paths", "local:git-pygit2", *STEPS3)
+    _stderr_until(proc, "step 2/3")
+    proc.kill()
+    proc.communicate()
+    cleanup = vcsbench("cleanup")
+    assert 0 == cleanup.returncode, cleanup.stderr
+    (entry,) = _kept(tmp_path)["loads"]
+    assert [1, 2] == [row["level"] for row in entry["steps"]]
+    assert all(row["errors"] == {} and row["ok"] > 0 for row in entry["steps"])
+    assert entry["verify_failure_count"] == 0
+    assert sum(row["sessions"] for row in entry["steps"]) == len(entry["raw"]["step"])
+    assert [] == list((tmp_path / "fs").iterdir())
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_interrupt_mid_step_keeps_the_finished_steps_exact(tmp_path: Path, workers: str) -> None:
+    require_backend("git-pygit2")
+    proc = _start(tmp_path, "--paths", "local:git-pygit2", "--workers", workers, *STEPS3)
+    _stderr_until(proc, "step 1/3")
+    time.sleep(1.5)  # into step 2, sessions in flight
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert 128 + signal.SIGINT == proc.returncode, err
+    load = _kept(tmp_path)
+    (entry,) = load["loads"]
+    (step,) = entry["steps"]
+    # Every session of the kept step verified as it succeeded: none turned into an error
+    # by commits the interrupted step made afterwards.
+    assert step["errors"] == {} and step["ok"] == step["sessions"] > 0
+    assert entry["capacity"]["level"] == 1
+    assert "interrupted during step 2 of local:git-pygit2" in load["interrupted"]
+    closing = [line for line in err.splitlines() if line.startswith("vcsbench: interrupted")]
+    assert closing and "1 finished step(s) of 1 access path(s) kept in" in closing[0]
+
+
+def test_a_full_sandbox_makes_counted_errors_and_the_run_goes_on(
+    root: None, tmp_path: Path
+) -> None:
+    """The sandbox fills during the first path: its sessions fail, counted, with the
+    cause; the engine (whose records are outside the sandbox) goes on, and so does the
+    run, to the next path in a sandbox of its own."""
+    require_backend("git-pygit2")
+    out = tmp_path / "load.json"
+    result = vcsbench(
+        "load", "--fs", "tmpfs:size=1M", "--paths", "local:git-pygit2,git-daemon",
+        "--students", "200", "--steps", "2,2", "--step-seconds", "2", "--out", str(out),
+        timeout=300,
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    loads = json.loads(out.read_text())["vcsbench_load"]["loads"]
+    assert ["local:git-pygit2", "git-daemon"] == [entry["path"] for entry in loads]
+    for entry in loads:
+        assert 2 == len(entry["steps"]) and not entry.get("failure")
+        errors = sum(sum(row["errors"].values()) for row in entry["steps"])
+        assert errors > 0 and any(row["ok"] for row in entry["steps"])
+        assert any("No space left on device" in detail for detail in entry["error_details"])
+    summaries = [line for line in result.stderr.splitlines() if "sessions failed" in line]
+    assert 2 == len(summaries) and all("; first: " in line for line in summaries)

@@ -650,3 +650,58 @@ def test_an_out_in_missing_directories_says_what_it_made(tmp_path: Path) -> None
     made = f"{tmp_path / 'new'}, {tmp_path / 'new' / 'deeper'}"
     assert f"vcsbench: made the directories {made} for the results" in result.stderr
     assert out.is_file()
+
+
+def test_the_workers_of_a_killed_run_die_with_it(
+    root: None, tmp_path: Path, isolated_state: Path
+) -> None:
+    """Rounds in recycled worker processes: a SIGKILL of the run ends them too (they had
+    gone on writing into the sandbox, so cleanup could only unmount it lazily)."""
+    import psutil
+
+    proc = subprocess.Popen(
+        [*KILLED_RUN, "--recycle", "500", "--fs", "tmpfs", "--out", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "rounds" in line:
+            break
+    helpers = psutil.Process(proc.pid).children(recursive=True)
+    assert len(helpers) >= 2  # the spawner and a worker (and the sampler)
+    proc.kill()
+    proc.communicate()
+    _, alive = psutil.wait_procs(helpers, timeout=5)
+    assert [] == [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+    result = vcsbench("cleanup")
+    assert 0 == result.returncode, result.stderr
+    assert "" == vcsbench_mounts() and [] == list(isolated_state.glob("*.json"))
+    assert [] == list(Path(tempfile.gettempdir()).glob("vcsbench-*")), "nothing outside"
+
+
+def test_the_closing_line_of_an_interrupted_set_up_names_only_what_is_up(
+    root: None, tmp_path: Path, isolated_state: Path
+) -> None:
+    argv = [*KILLED_RUN[:-2], "--progress", "none", "--fs", "ext4:size=64M", "--repos", "1"]
+    start = time.perf_counter()
+    subprocess.run([*argv, "--out", str(tmp_path / "once.json")], capture_output=True, check=True)
+    whole_s = time.perf_counter() - start
+    for i in range(12):
+        proc = subprocess.Popen(
+            [*argv, "--out", str(tmp_path / f"r{i}.json")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(whole_s * i / 12)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        closing = [line for line in err.splitlines() if "interrupted by" in line]
+        mounted = vcsbench_mounts()
+        if closing and "left up:" in closing[0]:
+            assert mounted, f"try {i}: said left up, nothing was: {closing[0]}"
+        else:
+            assert "" == mounted, f"try {i}: left mounted, said {closing}"
+        vcsbench("cleanup")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -344,43 +345,37 @@ def _load_worker(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
-    from vcsbench.load.run import LoadPlan, run_load
+    from vcsbench.load.plan import LoadPlan
+    from vcsbench.load.run import run_load
     from vcsbench.process import install_signal_handlers
     from vcsbench.report.load import load_markdown
+    from vcsbench.results.io import write_file
 
-    plan = LoadPlan.parse(
-        scenario=args.scenario,
-        paths=args.paths,
-        fs=args.fs,
-        students=args.students,
-        steps=args.steps,
-        step_seconds=args.step_seconds,
-        step_ops=args.step_ops,
-        payload=args.payload,
-        precreate=args.precreate,
-        capacity_factor=args.capacity_factor,
-        port=args.port,
-        shape=args.shape,
-        max_clients=args.max_clients,
-        history=args.history,
-        workers=args.workers,
-        expect_workers=args.expect_workers,
-        master_bind=args.master_bind,
-        master_port=args.master_port,
-        listen=args.listen,
-    )
+    plan = LoadPlan.from_getter(lambda dest: getattr(args, dest))
     out = _out_path(args, "load")
     check_out(out, table=True, logs=True)
     install_signal_handlers()
-    run = run_load(plan, out, ["vcsbench", *sys.argv[1:]])
-    from vcsbench.results.io import write_file
-
+    run_id = uuid.uuid4().hex
+    try:
+        run = run_load(plan, out, ["vcsbench", *sys.argv[1:]], run_id)
+    except KeyboardInterrupt:
+        return _interrupted(out, _this_run(out, run_id))
     text = load_markdown(run)
     table = beside(out, ".md")
     write_file(table, text, "the table")
     print()
     print(text)
     print(f"results: {out}; table: {table}")
+    if plan.fail_on == "errors" and run.load is not None:
+        failed = sum(row.error_count for entry in run.load.paths for row in entry.steps)
+        broken = [entry.path for entry in run.load.paths if entry.failure]
+        if failed or broken:
+            print(
+                f"vcsbench load: --fail-on errors: {failed:,} session(s) failed"
+                + (f"; could not be run: {', '.join(broken)}" if broken else ""),
+                file=sys.stderr,
+            )
+            return 1
     return 0
 
 
@@ -421,7 +416,13 @@ def _interrupted(out: Path | None = None, run: Run | None = None) -> int:
         "nothing left mounted" if not up else f"left up: {', '.join(up)} (run 'vcsbench cleanup')"
     )
     kept = "no results written"
-    if run is not None and out is not None:
+    if run is not None and out is not None and run.load is not None:
+        steps = sum(len(entry.steps) for entry in run.load.paths)
+        kept = (
+            f"{steps} finished step(s) of {len(run.load.paths)} access path(s) kept in {out}, "
+            "each verified when it ended"
+        )
+    elif run is not None and out is not None:
         partial = sum(b.partial for b in run.benchmarks)
         kept = f"{len(run.benchmarks)} benchmark(s) kept in {out}" + (
             f", {partial} of them partial" if partial else ""
@@ -688,108 +689,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="many clients at once over the real servers (Locust): latency, errors, capacity",
         description="Run a load scenario over each access path, in a sandbox of its own: "
         "servers (svnserve, git daemon) are started on 127.0.0.1 and stopped by vcsbench; "
-        "Locust runs C clients at once for each step of --steps (closed loop); every "
-        "repository is read back afterwards. Prints a table per path with p50-p99, errors, "
+        "Locust runs C clients at once for each step of --steps (closed loop); after each "
+        "step every repository it wrote is read back and the step is written to the "
+        "result file. Prints a table per path with p50-p99, errors, "
         "device IO per session and the capacity, and writes the JSON (raw latencies "
         "included) and the table as Markdown.",
     )
-    load.add_argument(
-        "--scenario",
-        default="deadline",
-        help="deadline (default): students create their repository at the first visit and "
-        "commit their submission; clone-storm: every client clones one repository of "
-        "--history revisions",
-    )
-    load.add_argument(
-        "--history",
-        type=int,
-        default=100,
-        help="clone-storm: revisions of the cloned repository (default 100)",
-    )
-    load.add_argument(
-        "--paths",
-        default="svnserve,git-daemon",
-        help="access paths, comma-separated: svnserve, git-daemon, local:BACKEND "
-        "(e.g. local:svn-fs, local:git-pygit2); default svnserve,git-daemon",
-    )
-    load.add_argument("--fs", default="tmpfs", help="sandbox filesystem spec (default tmpfs)")
-    load.add_argument("--students", type=int, default=800, help="students (default 800)")
-    load.add_argument(
-        "--shape",
-        default="closed",
-        help="closed (default): --steps are client counts, each submitting back to back; "
-        "open: --steps are arrivals per second, sessions arrive on schedule whatever the "
-        "server does and latency counts from the scheduled arrival",
-    )
-    load.add_argument(
-        "--steps",
-        default="1,2,4,8",
-        help="one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
-    )
-    load.add_argument(
-        "--max-clients",
-        type=int,
-        default=64,
-        help="open loop: clients that may be busy at once (default 64); an arrival with "
-        "none free waits, and the wait counts in its latency",
-    )
-    load.add_argument(
-        "--step-seconds", type=float, default=10.0, help="each step's length (default 10)"
-    )
-    load.add_argument(
-        "--step-ops",
-        type=int,
-        default=0,
-        help="end a step after this many sessions started, if sooner than --step-seconds",
-    )
-    load.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        help="Locust worker processes on this machine, under a Locust master (default 0: "
-        "one process runs every user)",
-    )
-    load.add_argument(
-        "--expect-workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run a Locust master that waits for N workers started elsewhere with "
-        "'vcsbench load-worker HOST:PORT' (server paths only; see --listen)",
-    )
-    load.add_argument(
-        "--master-bind",
-        default="127.0.0.1",
-        metavar="HOST",
-        help="with --expect-workers: the address the master listens on (default 127.0.0.1)",
-    )
-    load.add_argument(
-        "--master-port",
-        type=int,
-        default=0,
-        help="with --expect-workers: the master's port (default: a free one, printed)",
-    )
-    load.add_argument(
-        "--listen",
-        default="127.0.0.1",
-        metavar="HOST",
-        help="the address the servers listen on and their URLs name (default 127.0.0.1; "
-        "workers on other machines need one they can reach)",
-    )
-    load.add_argument("--payload", default="submission", help="what a student submits")
-    load.add_argument(
-        "--precreate",
-        action="store_true",
-        help="make every repository before the load (else a student's first session does)",
-    )
-    load.add_argument(
-        "--capacity-factor",
-        type=float,
-        default=2.0,
-        help="capacity: the most clients whose p95 stays within this factor of the first "
-        "step's p95, with no error (default 2)",
-    )
-    load.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
+    from vcsbench.load.plan import add_load_options
+
+    add_load_options(load.add_argument)
     load.add_argument(
         "--out", type=Path, default=None, help="results JSON (default results/load-<time>.json)"
     )

@@ -29,26 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends._svn import parents_of
+from vcsbench.load.paths import AccessPath
+from vcsbench.load.repositories import (
+    SHARED,
+    STORM,
+    repo_name,
+    shared_content,
+    shared_file,
+)
 from vcsbench.sandbox import removal
 
-SERVER_PATHS = {"svnserve": "svn", "git-daemon": "git", "apache-svn": "svn", "apache-git": "git"}
-"""Access paths through a server vcsbench starts, and the VCS each writes."""
-SESSION_FILE = "vcsbench-session.txt"
-STORM = "storm"
-"""The repository every clone-storm client clones."""
-SHARED = "shared"
-"""The repository every committer of the shared scenario commits to."""
 MAX_RETRIES = 50
-
-
-def shared_file(committer: int) -> str:
-    """The file committer ``committer`` rewrites in the shared repository (its own: a
-    rejected or out-of-date commit is then retried as a real client would, no merge)."""
-    return f"committer-{committer:03d}.txt"
-
-
-def shared_content(committer: int, n: int) -> bytes:
-    return f"committer {committer} commit {n}\n".encode()
 
 
 def _rejected(exc: SessionError) -> bool:
@@ -73,24 +64,6 @@ class SessionError(Exception):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
-
-
-def submission(payload: Mapping[str, bytes], student: int, visit: int) -> dict[str, bytes]:
-    """The files a student submits at a visit: the payload and a line that changes."""
-    return {**payload, SESSION_FILE: f"student {student} visit {visit}\n".encode()}
-
-
-def repo_name(student: int) -> str:
-    return f"s{student:06d}"
-
-
-def path_vcs(path: str) -> str:
-    """The VCS an access path writes (``local:git-pygit2`` -> git)."""
-    if path.startswith("local:"):
-        from vcsbench.backends import backend_class
-
-        return backend_class(path.split(":", 1)[1]).vcs
-    return SERVER_PATHS[path]
 
 
 def ordinary_priority() -> None:
@@ -124,6 +97,7 @@ class Client:
 
     def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
         self.config = config
+        self.path = AccessPath.from_json(config["path"])
         self.repos = Path(config["repos"])
         self.scratch = scratch
         self.precreated = bool(config["precreate"])
@@ -133,7 +107,7 @@ class Client:
 
     def server_side(self, argv: list[str]) -> list[str]:
         """A command the server's side runs (a first visit's create), as its user."""
-        if self.config["path"].startswith("apache-"):
+        if self.path.served_as_apache:
             from vcsbench.load.servers import as_server_user
 
             return as_server_user(argv)
@@ -288,7 +262,7 @@ class LocalClient(Client):
 
     def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
         super().__init__(config, scratch)
-        backend = config["path"].split(":", 1)[1]
+        backend = self.path.backend
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vcsbench.load.worker", backend, str(scratch)],
             stdin=subprocess.PIPE,
@@ -368,17 +342,7 @@ def _encode(request: dict[str, Any]) -> bytes:
 
 def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
     scratch.mkdir(parents=True, exist_ok=True)
-    path = config["path"]
-    if path.startswith("local:"):
+    path = AccessPath.from_json(config["path"])
+    if path.local:
         return LocalClient(config, scratch)
-    if path in SERVER_PATHS:
-        return (
-            SvnUrlClient(config, scratch)
-            if SERVER_PATHS[path] == "svn"
-            else (GitRemoteClient(config, scratch))
-        )
-    raise ValueError(path)
-
-
-def client_pids(clients: list[Client]) -> list[int]:
-    return [c.pid for c in clients if isinstance(c, LocalClient)]
+    return SvnUrlClient(config, scratch) if path.vcs == "svn" else GitRemoteClient(config, scratch)

@@ -95,15 +95,6 @@ def cgroup2_root() -> Path | None:
     return None
 
 
-def cgroup_cpu_s(group: Path) -> float:
-    """CPU seconds of every process that was ever in ``group`` (cgroup v2 ``cpu.stat``)."""
-    for line in (group / "cpu.stat").read_text().splitlines():
-        key, _, value = line.partition(" ")
-        if key == "usage_usec":
-            return int(value) / 1e6
-    return 0.0
-
-
 class CpuGroup:
     """A cgroup (v2) of vcsbench's own for one server: every process the server starts
     is in it, so its CPU is counted whether or not anyone reaps those processes (a CGI

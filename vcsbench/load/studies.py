@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from vcsbench.load.run import LoadPlan, run_load
+from vcsbench.load.plan import LoadPlan
+from vcsbench.load.run import run_load
 from vcsbench.report.format import cell
 from vcsbench.report.load import errors_text, level_text, load_markdown
 from vcsbench.results import Run
@@ -157,8 +158,9 @@ def run_study(
     stem = out.name.removesuffix(".gz").removesuffix(".json")
     open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
     writable_target(open_out, "the open-loop results beside --out,")
-    closed = run_load(_plan(study, "closed", paths, fs, seconds), out, command)
-    open_ = run_load(_plan(study, "open", paths, fs, seconds), open_out, command)
+    plans = [_plan(study, shape, paths, fs, seconds) for shape in ("closed", "open")]
+    closed = run_load(plans[0], out, command)
+    open_ = run_load(plans[1], open_out, command)
     header = (
         f"# {study.name}: {study.students:,} students at the deadline on {fs}\n\n"
         f"{study.summary[0].upper()}{study.summary[1:]}. {seconds:g} s per step; latency is "

@@ -130,6 +130,18 @@ class SystemSampler:
         assert self._proc.stdout is not None
         self._proc.stdout.readline()
 
+    def samples(self) -> list[dict[str, Any]]:
+        """The samples so far (the sampler goes on)."""
+        if self._out is None:
+            return []
+        # pread: the file's offset is the writing child's as well, and stays where it is.
+        size = os.fstat(self._out).st_size
+        text = os.pread(self._out, size, 0).decode()
+        lines = text.splitlines()
+        if lines and not text.endswith("\n"):  # one being written
+            lines = lines[:-1]
+        return [json.loads(line) for line in lines if line.strip()]
+
     def stop(self) -> list[dict[str, Any]]:
         """End the sampler process and return its samples (none if it never started)."""
         if self._proc is None or self._out is None:

@@ -13,17 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vcsbench.results.model import Benchmark
+from vcsbench.results.stats import quantile
 
 DEFAULT_BLOCK = 1000
-
-
-def quantile(ordered: list[float], q: float) -> float:
-    """The ``q`` quantile of sorted values, interpolated between order statistics (the
-    definition numpy, R (type 7) and :meth:`Benchmark.quantile_ms` use)."""
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 @dataclass(frozen=True)

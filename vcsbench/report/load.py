@@ -10,7 +10,7 @@ import csv
 import io
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.format import render_rows
+from vcsbench.report.format import code, inline, render_rows
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
 
@@ -41,6 +41,9 @@ def _load_of(run: Run) -> Load:
 
 
 def _session_text(load: Load) -> str:
+    if load.session:  # in words, by the scenario that ran
+        return load.session
+    # Result files written before the scenarios said it themselves.
     if load.scenario == "shared":
         return (
             "a commit into one shared repository, each client rewriting a file of its own; "
@@ -148,10 +151,21 @@ def _path_notes(load: Load, entry: LoadPath) -> list[str]:
         )
     else:
         lines.append(
-            f"Verified {entry.verified_repositories:,} repositories afterwards"
+            f"Verified {entry.verified_repositories:,} repositories, each after the step "
+            "that wrote it"
             + (f"; {failures} failed (counted as errors)." if failures else ", all as committed.")
         )
+    if load.shape == "closed":
+        lines.append(CLOSED_LOOP_NOTE)
     return lines
+
+
+CLOSED_LOOP_NOTE = (
+    "A closed loop hides a stalled server from the percentiles: its clients wait for it and "
+    "send less meanwhile, so a stall shows only in the max and in fewer sessions per "
+    "second. The open loop (`--shape open`) times each session from its scheduled arrival, "
+    "so a stall shows in p95 and p99."
+)
 
 
 def load_markdown(run: Run, fmt: str = "md") -> str:
@@ -173,16 +187,21 @@ def load_markdown(run: Run, fmt: str = "md") -> str:
         f"# Load: {load.scenario}, {load.shape} loop"
         + (f", {load.students:,} students" if load.scenario == "deadline" else ""),
         "",
-        f"Each session: {_session_text(load)}; {loop}; {load.step_seconds:g} s per step. "
-        f"Latency: {load.latency}; percentiles over the step's successful sessions. "
-        f"Results: `{run.path}`; command: `{run.command}`",
+        f"Each session: {inline(_session_text(load), fmt)}; {loop}; {load.step_seconds:g} s "
+        f"per step. Latency: {load.latency}; percentiles over the step's successful "
+        f"sessions. Results: {code(run.path)}; command: {code(run.command)}",
     ]
     if load.interrupted:
-        lines += ["", f"**Interrupted**: {load.interrupted}."]
+        lines += ["", f"**Interrupted**: {inline(load.interrupted, fmt)}."]
     for entry in load.paths:
-        lines += ["", f"## {entry.path} ({entry.vcs}) on {entry.fs}", ""]
-        rows = [_step_cells(load, row) for row in entry.steps]
-        lines.append(render_rows(_step_header(load), rows, fmt, text_columns=0))
+        lines += ["", f"## {inline(entry.path, fmt)} ({entry.vcs}) on {inline(entry.fs, fmt)}", ""]
+        if entry.steps:
+            rows = [_step_cells(load, row) for row in entry.steps]
+            lines.append(render_rows(_step_header(load), rows, fmt, text_columns=0))
+        if entry.failure:
+            lines += ["", f"**Could not be run**: {inline(entry.failure, fmt)}."]
+            if not entry.steps:
+                continue
         lines += _path_notes(load, entry)
     return "\n".join(lines) + "\n"
 

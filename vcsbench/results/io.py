@@ -242,13 +242,20 @@ def parse(document: object, path: Path) -> Run:
 
 def _parse_load(document: dict[str, Any], path: Path) -> Run:
     try:
-        load, machine, command = parse_load(document)
+        load, machine, command, run_id = parse_load(document)
         machine_facts = Machine.from_json(machine, "vcsbench_load.machine")
     except SchemaError as exc:
         raise _fail(path, str(exc)) from None
     if not load.paths:
         raise _fail(path, "is a load result with no access path in it")
-    return Run(path=str(path), benchmarks=[], machine=machine_facts, command=command, load=load)
+    return Run(
+        path=str(path),
+        benchmarks=[],
+        machine=machine_facts,
+        command=command,
+        run_id=run_id,
+        load=load,
+    )
 
 
 def load(path: Path | str) -> Run:

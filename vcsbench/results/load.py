@@ -190,7 +190,8 @@ class LoadPath:
 
     path: str
     vcs: str
-    filesystem: FilesystemInfo
+    filesystem: FilesystemInfo | None
+    """None for a path whose sandbox could not be made."""
     steps: list[LoadStep]
     capacity: Capacity
     raw: dict[str, list[Any]]
@@ -204,26 +205,34 @@ class LoadPath:
     error_details: list[Any] = field(default_factory=list)
     locust_workers: int = 0
     workers_lost: list[str] = field(default_factory=list)
+    failure: str = ""
+    """Why the path could not be run (its steps, if any, finished before)."""
 
     @property
     def fs(self) -> str:
-        return self.filesystem.spec
+        return self.filesystem.spec if self.filesystem is not None else "?"
 
     @classmethod
     def from_json(cls, data: object, where: str) -> LoadPath:
         d = expect(data, dict, where)
-        raw = expect(d.get("raw"), dict, f"{where}.raw")
-        sizes = {len(expect(raw.get(k), list, f"{where}.raw.{k}")) for k in RAW_KEYS}
-        if len(sizes) != 1:
-            raise SchemaError(f"{where}.raw: its {', '.join(RAW_KEYS)} lists differ in length")
-        numbers(raw["latency_s"], f"{where}.raw.latency_s")
+        raw = expect(d.get("raw") or {k: [] for k in RAW_KEYS}, dict, f"{where}.raw")
+        if raw:
+            sizes = {len(expect(raw.get(k), list, f"{where}.raw.{k}")) for k in RAW_KEYS}
+            if len(sizes) != 1:
+                raise SchemaError(f"{where}.raw: its {', '.join(RAW_KEYS)} lists differ in length")
+            numbers(raw["latency_s"], f"{where}.raw.latency_s")
         steps = expect(d.get("steps"), list, f"{where}.steps")
+        failure = optional(d, "failure", str, where, "")
         return cls(
             path=required(d, "path", str, where),
             vcs=optional(d, "vcs", str, where, ""),
-            filesystem=FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
+            filesystem=None
+            if failure and d.get("filesystem") is None
+            else FilesystemInfo.from_json(d.get("filesystem"), f"{where}.filesystem"),
             steps=[LoadStep.from_json(s, f"{where}.steps[{i}]") for i, s in enumerate(steps)],
-            capacity=Capacity.from_json(d.get("capacity"), f"{where}.capacity"),
+            capacity=Capacity(None, reason=failure)
+            if failure and d.get("capacity") is None
+            else Capacity.from_json(d.get("capacity"), f"{where}.capacity"),
             raw=raw,
             sampler=expect(d.get("sampler") or [], list, f"{where}.sampler"),
             server=optional(d, "server", dict, where, None),
@@ -234,6 +243,7 @@ class LoadPath:
             error_details=optional(d, "error_details", list, where, []),
             locust_workers=count(d, "locust_workers", where, 0),
             workers_lost=[str(x) for x in optional(d, "workers_lost", list, where, [])],
+            failure=failure,
         )
 
 
@@ -255,6 +265,8 @@ class Load:
     history: int | None = None
     step_ops: int = 0
     interrupted: str = ""
+    session: str = ""
+    """What a session was, in words (written by the scenario that ran)."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
@@ -274,6 +286,7 @@ class Load:
             history=optional_count(d, "history", where),
             step_ops=count(d, "step_ops", where, 0),
             interrupted=optional(d, "interrupted", str, where, ""),
+            session=optional(d, "session", str, where, ""),
         )
 
 
@@ -281,8 +294,8 @@ def is_load_document(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and LOAD_KEY in document
 
 
-def parse_load(document: Mapping[str, Any]) -> tuple[Load, dict[str, Any], str]:
-    """The :class:`Load` of a load document, its machine facts and its command."""
+def parse_load(document: Mapping[str, Any]) -> tuple[Load, dict[str, Any], str, str]:
+    """The :class:`Load` of a load document, its machine facts, command and run id."""
     facts = expect(document[LOAD_KEY], dict, LOAD_KEY)
     version = facts.get("schema_version")
     if version != LOAD_SCHEMA:
@@ -291,4 +304,5 @@ def parse_load(document: Mapping[str, Any]) -> tuple[Load, dict[str, Any], str]:
         )
     load = Load.from_json(facts, LOAD_KEY)
     machine = optional(facts, "machine", dict, LOAD_KEY, {})
-    return load, machine, optional(facts, "command", str, LOAD_KEY, "")
+    command = optional(facts, "command", str, LOAD_KEY, "")
+    return load, machine, command, optional(facts, "run_id", str, LOAD_KEY, "")

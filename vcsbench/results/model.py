@@ -43,6 +43,7 @@ from vcsbench.results.schema import (
     required,
     str_map,
 )
+from vcsbench.results.stats import quantile
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
@@ -320,12 +321,7 @@ class Benchmark:
 
     def quantile_ms(self, q: float) -> float | None:
         ordered = sorted(self.samples_s)
-        if not ordered:
-            return None
-        position = q * (len(ordered) - 1)
-        low = int(position)
-        high = min(low + 1, len(ordered) - 1)
-        return (ordered[low] + (ordered[high] - ordered[low]) * (position - low)) * 1000
+        return quantile(ordered, q) * 1000 if ordered else None
 
     @property
     def median_ms(self) -> float | None:

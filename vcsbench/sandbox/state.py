@@ -371,9 +371,18 @@ def tmpfs_source(token: str) -> str:
     return f"{NAME_PREFIX}tmpfs-{token}"
 
 
+def _ended(pid: int) -> bool:
+    """A process that has ended and waits to be reaped (a zombie): nothing to end."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
 def prove_process(entry: Process, token: str) -> str | None:
     """Why ``entry`` is not provably this run's process (or gone), or None."""
-    if process_starttime(entry.pid) != entry.starttime:
+    if process_starttime(entry.pid) != entry.starttime or _ended(entry.pid):
         return "gone"
     try:
         environ = Path(f"/proc/{entry.pid}/environ").read_bytes().split(b"\0")
@@ -458,7 +467,11 @@ def end_processes(state: State) -> list[str]:
     # What was killed must be gone before the filesystem it used is unmounted.
     deadline = time.monotonic() + 5
     for entry in ended:
-        while process_starttime(entry.pid) == entry.starttime and time.monotonic() < deadline:
+        while (
+            process_starttime(entry.pid) == entry.starttime
+            and not _ended(entry.pid)
+            and time.monotonic() < deadline
+        ):
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(entry.pid, os.WNOHANG)
             time.sleep(0.02)

@@ -1,0 +1,322 @@
+"""A load run's plan: its options, defined once, and what they name parsed once into
+objects -- the access paths (:class:`AccessPath`), the scenario, the sandbox's spec.
+
+``vcsbench load`` adds :data:`LOAD_OPTIONS` to its parser (:func:`add_load_options`),
+and a study builds its plan from the same table (:meth:`LoadPlan.parse`); every value is
+checked here, before anything is made, each refusal one line naming the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+from typing import Any
+
+from vcsbench.bench.payloads import payload_names
+from vcsbench.errors import VcsbenchError
+from vcsbench.load import servers
+from vcsbench.load.paths import SERVER_PATHS, AccessPath, parse_path
+from vcsbench.load.scenarios import SCENARIOS, Scenario
+from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
+
+SHAPES = ("closed", "open")
+
+
+@dataclass(frozen=True)
+class LoadOption:
+    """One option of ``vcsbench load``: ``--NAME``, its default and help."""
+
+    name: str
+    default: Any
+    help: str
+    kind: type = str
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+LOAD_OPTIONS: tuple[LoadOption, ...] = (
+    LoadOption(
+        "scenario",
+        "deadline",
+        f"{', '.join(SCENARIOS)}: "
+        + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values())
+        + " (default deadline)",
+    ),
+    LoadOption(
+        "paths",
+        "svnserve,git-daemon",
+        f"access paths, comma-separated: {', '.join(SERVER_PATHS)}, local:BACKEND "
+        "(e.g. local:svn-fs, local:git-pygit2); default svnserve,git-daemon",
+    ),
+    LoadOption("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
+    LoadOption("students", 800, "students (default 800)", int),
+    LoadOption(
+        "shape",
+        "closed",
+        "closed (default): --steps are client counts, each submitting back to back; "
+        "open: --steps are arrivals per second, sessions arrive on schedule whatever the "
+        "server does and latency counts from the scheduled arrival",
+    ),
+    LoadOption(
+        "steps",
+        "1,2,4,8",
+        "one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
+    ),
+    LoadOption(
+        "max-clients",
+        64,
+        "open loop: clients that may be busy at once (default 64); an arrival with none "
+        "free waits, and the wait counts in its latency",
+        int,
+    ),
+    LoadOption("step-seconds", 10.0, "each step's length (default 10)", float),
+    LoadOption(
+        "step-ops",
+        0,
+        "end a step after this many sessions started, if sooner than --step-seconds",
+        int,
+    ),
+    LoadOption(
+        "history", 100, "clone-storm: revisions of the cloned repository (default 100)", int
+    ),
+    LoadOption("payload", "submission", "what a student submits (default submission)"),
+    LoadOption(
+        "precreate",
+        False,
+        "make every repository before the load (else a student's first session does)",
+        bool,
+    ),
+    LoadOption(
+        "capacity-factor",
+        2.0,
+        "capacity: the most clients whose p95 stays within this factor of the first "
+        "step's p95, with no error (default 2)",
+        float,
+    ),
+    LoadOption("port", 0, "the server's port (default: a free one)", int),
+    LoadOption(
+        "workers",
+        0,
+        "Locust worker processes on this machine, under a Locust master (default 0: one "
+        "process runs every user)",
+        int,
+    ),
+    LoadOption(
+        "expect-workers",
+        0,
+        "run a Locust master that waits for N workers started elsewhere with "
+        "'vcsbench load-worker HOST:PORT' (server paths only; see --listen)",
+        int,
+        "N",
+    ),
+    LoadOption(
+        "master-bind",
+        servers.HOST,
+        "with --expect-workers: the address the master listens on (default 127.0.0.1)",
+        str,
+        "HOST",
+    ),
+    LoadOption(
+        "master-port",
+        0,
+        "with --expect-workers: the master's port (default: a free one, printed)",
+        int,
+    ),
+    LoadOption(
+        "listen",
+        servers.HOST,
+        "the address the servers listen on and their URLs name (default 127.0.0.1; "
+        "workers on other machines need one they can reach)",
+        str,
+        "HOST",
+    ),
+    LoadOption(
+        "fail-on",
+        "",
+        "errors: exit 1 when any session failed or an access path could not be run "
+        "(default: exit 0 whatever the sessions did; the figures say)",
+    ),
+)
+FAIL_ON = ("", "errors")
+
+
+def add_load_options(
+    add: Callable[..., Any],
+    *,
+    defaults: dict[str, Any] | None = None,
+    exclude: Container[str] = (),
+) -> None:
+    """Add every load option through ``add`` (an argparse ``add_argument``)."""
+    for option in LOAD_OPTIONS:
+        if option.name in exclude:
+            continue
+        default = (defaults or {}).get(option.name, option.default)
+        kwargs: dict[str, Any] = {"dest": option.dest, "help": option.help.replace("%", "%%")}
+        if option.kind is bool:
+            kwargs["action"] = "store_true"
+        else:
+            kwargs.update(type=option.kind, default=default)
+        if option.metavar:
+            kwargs["metavar"] = option.metavar
+        add(f"--{option.name}", **kwargs)
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    """What a load run does, checked: every field an object or a number, never text to
+    be parsed again downstream."""
+
+    scenario: Scenario
+    paths: tuple[AccessPath, ...]
+    fs: FsSpec
+    students: int
+    steps: tuple[float, ...]
+    """Closed loop: clients at once, per step; open loop: arrivals per second."""
+    step_seconds: float
+    step_ops: int
+    payload: str
+    precreate: bool
+    capacity_factor: float
+    port: int = 0
+    shape: str = "closed"
+    max_clients: int = 64
+    history: int = 100
+    workers: int = 0
+    """Locust worker processes on this machine (0: one process runs every user)."""
+    expect_workers: int = 0
+    """Locust workers started elsewhere (``vcsbench load-worker``) that the master waits for."""
+    master_bind: str = servers.HOST
+    master_port: int = 0
+    listen: str = servers.HOST
+    fail_on: str = ""
+
+    @property
+    def locust_workers(self) -> int:
+        return self.workers or self.expect_workers
+
+    @classmethod
+    def from_getter(cls, get: Callable[[str], Any]) -> LoadPlan:
+        """Parse from ``get(dest)`` (an argparse namespace's values)."""
+        return cls.parse(**{o.dest: get(o.dest) for o in LOAD_OPTIONS})
+
+    @classmethod
+    def parse(cls, **given: Any) -> LoadPlan:
+        """A plan from option values (by ``dest``; the table's default for each one not
+        given), every value checked."""
+        values = {o.dest: given.get(o.dest, o.default) for o in LOAD_OPTIONS}
+        unknown = set(given) - set(values)
+        if unknown:
+            raise TypeError(f"not load options: {sorted(unknown)}")
+        scenario = SCENARIOS.get(values["scenario"])
+        if scenario is None:
+            raise VcsbenchError(
+                f"scenario {values['scenario']!r} is not known; use {', '.join(SCENARIOS)}"
+            )
+        names = [p.strip() for p in str(values["paths"]).split(",") if p.strip()]
+        if not names:
+            raise VcsbenchError("--paths is empty; give e.g. svnserve,git-daemon,local:svn-fs")
+        paths = tuple(parse_path(name) for name in names)
+        fs = parse_fs_spec(values["fs"])
+        require_root(fs)
+        shape = values["shape"]
+        if shape not in SHAPES:
+            raise VcsbenchError(f"--shape {shape!r} is not known; use {' or '.join(SHAPES)}")
+        steps = _steps(str(values["steps"]), shape)
+        max_clients = int(values["max_clients"])
+        clients = int(max(steps)) if shape == "closed" else max_clients
+        if max_clients < 1:
+            raise VcsbenchError(f"--max-clients {max_clients} must be >= 1")
+        students = int(values["students"])
+        if students < clients:
+            raise VcsbenchError(
+                f"--students {students} is fewer than the {clients} clients that may be busy "
+                "at once; each client serves a different student at a time"
+            )
+        workers, expect = int(values["workers"]), int(values["expect_workers"])
+        _check_workers(workers, expect, paths, values)
+        if int(values["history"]) < 1:
+            raise VcsbenchError(f"--history {values['history']} must be >= 1 (revisions to clone)")
+        if float(values["step_seconds"]) <= 0:
+            raise VcsbenchError(f"--step-seconds {values['step_seconds']} must be > 0")
+        if values["payload"] not in payload_names():
+            raise VcsbenchError(
+                f"payload {values['payload']!r} is not known; use {', '.join(payload_names())}"
+            )
+        if float(values["capacity_factor"]) <= 1:
+            raise VcsbenchError(
+                f"--capacity-factor {values['capacity_factor']} must be > 1, like 2"
+            )
+        port = int(values["port"])
+        if port:
+            if len([p for p in paths if not p.local]) > 1:
+                raise VcsbenchError("--port applies to one server path at a time; leave it out")
+            servers.check_port(port)
+        if values["fail_on"] not in FAIL_ON:
+            raise VcsbenchError(f"--fail-on {values['fail_on']!r} is not known; use errors")
+        return cls(
+            scenario=scenario,
+            paths=paths,
+            fs=fs,
+            students=students,
+            steps=steps,
+            step_seconds=float(values["step_seconds"]),
+            step_ops=int(values["step_ops"]),
+            payload=str(values["payload"]),
+            precreate=bool(values["precreate"]),
+            capacity_factor=float(values["capacity_factor"]),
+            port=port,
+            shape=shape,
+            max_clients=max_clients,
+            history=int(values["history"]),
+            workers=workers,
+            expect_workers=expect,
+            master_bind=str(values["master_bind"]),
+            master_port=int(values["master_port"]),
+            listen=str(values["listen"]),
+            fail_on=str(values["fail_on"]),
+        )
+
+
+def _steps(text: str, shape: str) -> tuple[float, ...]:
+    what = (
+        "client counts >= 1, like 1,2,4,8"
+        if shape == "closed"
+        else "arrival rates per second > 0, like 2,20"
+    )
+    try:
+        steps = tuple(float(s) if shape == "open" else int(s) for s in text.split(","))
+    except ValueError:
+        steps = ()
+    if not steps or any(s <= 0 for s in steps):
+        raise VcsbenchError(f"--steps {text!r} is not a list of {what}")
+    return steps
+
+
+def _check_workers(
+    workers: int, expect: int, paths: tuple[AccessPath, ...], values: dict[str, Any]
+) -> None:
+    if workers < 0 or expect < 0:
+        raise VcsbenchError("--workers and --expect-workers must be >= 0")
+    if workers and expect:
+        raise VcsbenchError(
+            "give --workers (worker processes here) or --expect-workers (workers started "
+            "elsewhere with vcsbench load-worker), not both"
+        )
+    local = [p for p in paths if p.local]
+    if expect and local:
+        raise VcsbenchError(
+            f"access path {local[0].name} works on this machine's files; workers started "
+            "elsewhere can use the server paths only"
+        )
+    servers.check_host(values["listen"], "--listen")
+    if expect:
+        servers.check_host(values["master_bind"], "--master-bind")
+        if values["master_port"]:
+            servers.check_port(int(values["master_port"]), values["master_bind"], "--master-port")
+    elif values["master_port"] or values["master_bind"] != servers.HOST:
+        raise VcsbenchError("--master-bind and --master-port go with --expect-workers")
+    if (workers or expect) and values["step_ops"]:
+        raise VcsbenchError("--step-ops works with one Locust process; leave out --workers")

@@ -1,0 +1,131 @@
+"""The repositories a load works on, on the server's side: made before the load (the
+students', the one every clone-storm client clones, the shared one), untimed, and read
+back after each step through a path independent of the clients'.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from vcsbench.backends import REGISTRY, make_backend
+from vcsbench.backends._git import git_env, read_git_objects
+from vcsbench.backends.base import Files, compare_files
+from vcsbench.backends.svn_verifier import SvnVerifier
+from vcsbench.bench.operations import COMMIT_MESSAGE, HISTORY_FILE
+from vcsbench.load import servers
+from vcsbench.load.paths import AccessPath
+
+SESSION_FILE = "vcsbench-session.txt"
+STORM = "storm"
+"""The repository every clone-storm client clones."""
+SHARED = "shared"
+"""The repository every committer of the shared scenario commits to."""
+BUILDERS = {"svn": ("svn-fs", "svn-cli"), "git": ("git-pygit2", "git-cli")}
+"""Backends that build a server path's repository before the load (the first available)."""
+
+
+def repo_name(student: int) -> str:
+    return f"s{student:06d}"
+
+
+def submission(payload: Mapping[str, bytes], student: int, visit: int) -> dict[str, bytes]:
+    """The files a student submits at a visit: the payload and a line that changes."""
+    return {**payload, SESSION_FILE: f"student {student} visit {visit}\n".encode()}
+
+
+def shared_file(committer: int) -> str:
+    """The file committer ``committer`` rewrites in the shared repository (its own: a
+    rejected or out-of-date commit is then retried as a real client would, no merge)."""
+    return f"committer-{committer:03d}.txt"
+
+
+def shared_content(committer: int, n: int) -> bytes:
+    return f"committer {committer} commit {n}\n".encode()
+
+
+def _create_server_side(path: AccessPath, repo: Path) -> None:
+    if path.vcs == "svn":
+        argv = ["svnadmin", "create", str(repo)]
+    else:
+        argv = ["git", "init", "-q", "--bare", "-b", "main", str(repo)]
+    if path.served_as_apache:
+        argv = servers.as_server_user(argv)
+    subprocess.run(argv, check=True, capture_output=True, env=git_env())
+
+
+def make_student_repositories(path: AccessPath, repos: Path, students: int) -> None:
+    """Every student's repository, made the way the path's server side makes them."""
+    if path.local:
+        with make_backend(path.backend) as backend:
+            for student in range(students):
+                backend.create(repos / repo_name(student))
+        return
+    for student in range(students):
+        _create_server_side(path, repos / repo_name(student))
+
+
+def build_history(
+    path: AccessPath, repos: Path, payload: Files, history: int, name: str = STORM
+) -> dict[str, bytes]:
+    """The repository every clone-storm client clones (or the shared one: ``name``):
+    the payload, then ``history - 1`` revisions that each rewrite one small file (as the
+    benchmarks' history seeds). Returns the files its newest revision holds."""
+    builder = path.backend or next(n for n in BUILDERS[path.vcs] if REGISTRY[n].available().ok)
+    scratch = repos.parent / f"{name}-scratch"
+    scratch.mkdir()
+    files = dict(payload)
+    repo = repos / name
+    with make_backend(builder) as backend:
+        backend.create(repo)
+        backend.commit(repo, payload, COMMIT_MESSAGE, scratch)
+        for i in range(1, history):
+            files[HISTORY_FILE] = f"history {i}\n".encode()
+            backend.commit(repo, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch)
+    if path.served_as_apache and os.geteuid() == 0:  # its user serves it
+        import pwd
+
+        user = pwd.getpwnam(servers.APACHE_USER)
+        for directory, dirs, names in os.walk(repo):
+            for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
+                os.lchown(entry, user.pw_uid, user.pw_gid)
+    return files
+
+
+def _revisions_git(repo: Path) -> int:
+    proc = subprocess.run(
+        ["git", "--git-dir", str(repo), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    return int(proc.stdout) if proc.returncode == 0 else 0
+
+
+class Reader:
+    """Reads repositories of one VCS back: svn by a reader process of the bindings, git
+    by vcsbench's own object reader. Use in a ``with`` block."""
+
+    def __init__(self, vcs: str) -> None:
+        self._svn = SvnVerifier() if vcs == "svn" else None
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._svn is not None:
+            self._svn.close()
+
+    def read(self, repo: Path, files: Files) -> tuple[int, list[str]]:
+        """A repository's revisions (svn: the youngest; git: HEAD's commits) and how its
+        newest files differ from ``files``; one that cannot be read: -1 and why."""
+        try:
+            if self._svn is not None:
+                revisions, actual = self._svn.read(repo, sorted(files))
+                return revisions, compare_files(files, actual)
+            found = read_git_objects(repo, sorted(files))
+            return _revisions_git(repo), compare_files(files, found)
+        except Exception as exc:
+            return -1, [f"could not be read: {type(exc).__name__}: {exc}"]
