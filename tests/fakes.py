@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import Availability, Backend, Files
-from vcsbench.bench.operations import Operation, RoundPaths
-from vcsbench.bench.payloads import Payload
+from vcsbench.workload.operations import Operation, RoundPaths
+from vcsbench.workload.payloads import Payload
 
 DIRS = 3
 FILES = 12
@@ -89,3 +89,36 @@ class KnownWrite(Operation):
 
     def expected(self) -> Files:
         return dict(self.payload.files)
+
+
+class KnownClock:
+    """A clock that moves only when an operation says it took ``ns``: every time vcsbench
+    reports is then known in advance."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class KnownDelay(Operation):
+    """An operation that takes a known time on a :class:`KnownClock`: round ``i`` takes
+    ``delays_ns[i]``, and writes nothing."""
+
+    name = "known-delay"
+    needs = frozenset({"create"})
+
+    def __init__(self, backend: Backend, clock: KnownClock, delays_ns: list[int]) -> None:
+        super().__init__(backend, Payload("known", "known bytes", layout(), None))
+        self.clock, self.delays_ns, self.calls = clock, delays_ns, 0
+
+    def prepare(self, paths: RoundPaths) -> None:
+        self.backend.create(paths.repo)
+
+    def run(self, paths: RoundPaths) -> None:
+        self.clock.now += self.delays_ns[self.calls]
+        self.calls += 1
+
+    def expected(self) -> Files:
+        return {}

@@ -12,8 +12,8 @@ from helpers import require_backend, vcsbench
 
 from vcsbench.backends import make_backend
 from vcsbench.bench.age import fill
-from vcsbench.bench.operations import RoundPaths
-from vcsbench.results import load
+from vcsbench.results import read
+from vcsbench.workload.operations import RoundPaths
 
 
 @pytest.mark.parametrize("backend_name", ["git-pygit2", "git-markus", "svn-fs", "hg-cli"])
@@ -73,7 +73,7 @@ def run(tmp_path: Path, name: str, *extra: str) -> object:
         *extra,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
-    return load(out).benchmarks[0]
+    return read(out).benchmarks[0]
 
 
 def test_an_aged_run_measures_its_own_rounds_only(tmp_path: Path) -> None:

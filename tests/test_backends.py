@@ -9,8 +9,8 @@ import pytest
 
 from vcsbench.backends import ToolError, make_backend
 from vcsbench.backends._git import git_env
-from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.payloads import load_payload
 
 NESTED = {
     "README.txt": b"top\n",
@@ -160,7 +160,7 @@ def test_failing_subprocess_raises_with_its_stderr(tmp_path: Path) -> None:
 
 
 def test_a_users_tree_is_a_payload(tmp_path: Path) -> None:
-    from vcsbench.bench.payloads import load_payload
+    from vcsbench.workload.payloads import load_payload
 
     tree = tmp_path / "submission"
     (tree / "src").mkdir(parents=True)
@@ -182,7 +182,7 @@ def test_a_users_tree_is_a_payload(tmp_path: Path) -> None:
 def test_a_tree_the_backends_cannot_commit_is_one_line(
     tmp_path: Path, make: object, message: str
 ) -> None:
-    from vcsbench.bench.payloads import load_payload
+    from vcsbench.workload.payloads import load_payload
 
     tree = tmp_path / "t"
     tree.mkdir()
@@ -193,7 +193,7 @@ def test_a_tree_the_backends_cannot_commit_is_one_line(
 
 @pytest.mark.parametrize("name", ["../escape.txt", "a/../../b", "/abs.txt", "x/.git/config", ""])
 def test_unsafe_payload_names_are_refused(name: str) -> None:
-    from vcsbench.bench.payloads import check_names
+    from vcsbench.workload.payloads import check_names
 
     with pytest.raises(VcsbenchError, match="rename it or leave it out"):
         check_names({name: b"x"}, "payload p")

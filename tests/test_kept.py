@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import DATA, vcsbench
 
-from vcsbench.results import load
+from vcsbench.results import read
 
 
 def start_run(tmp_path: Path, out: Path, *args: str) -> subprocess.Popen[str]:
@@ -87,7 +87,7 @@ def test_a_signal_mid_benchmark_keeps_its_finished_rounds_as_partial(
     proc.send_signal(signum)
     output, _ = proc.communicate(timeout=120)
     assert 128 + signum == proc.returncode
-    (bench,) = load(out).benchmarks
+    (bench,) = read(out).benchmarks
     assert bench.partial and 100_000 == bench.rounds_asked
     assert 0 < bench.repos < 100_000 and bench.repos == len(bench.samples_s)
     assert f"1 benchmark(s) kept in {out}, 1 of them partial" in output
@@ -100,14 +100,14 @@ def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
     wait_for(proc, "[2/2]")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
-    before = {b.label: b for b in load(out).benchmarks}
+    before = {b.label: b for b in read(out).benchmarks}
     assert not before["git-pygit2"].partial and before["svn-fs"].partial
     resumed = vcsbench("run", "--resume", str(out))
     assert 0 == resumed.returncode, resumed.stdout[-2000:] + resumed.stderr
     assert "1 finished benchmark(s) kept" in resumed.stdout
     progress = [line for line in resumed.stdout.splitlines() if " rounds, " in line]
     assert progress and not any("git-pygit2 create" in line for line in progress)
-    after = {b.label: b for b in load(out).benchmarks}
+    after = {b.label: b for b in read(out).benchmarks}
     assert before["git-pygit2"].rounds.wall_ns == after["git-pygit2"].rounds.wall_ns
     assert not after["svn-fs"].partial and 3000 == after["svn-fs"].repos
 
@@ -187,7 +187,7 @@ def test_bmf_export_has_bencher_metric_formats_shape() -> None:
     result = vcsbench("export", "--format", "bmf", str(DATA / "tiny-ext4.json"))
     assert 0 == result.returncode, result.stderr
     document = json.loads(result.stdout)
-    run = load(DATA / "tiny-ext4.json")
+    run = read(DATA / "tiny-ext4.json")
     assert {f"{b.label} {b.op} {b.payload.name} {b.fs}" for b in run.benchmarks} == set(document)
     for measures in document.values():
         for measure, value in measures.items():
@@ -265,7 +265,7 @@ def test_a_signal_after_the_last_round_keeps_the_finished_benchmark(
     proc.send_signal(signum)
     output, _ = proc.communicate(timeout=120)
     assert 128 + signum == proc.returncode
-    (bench,) = load(out).benchmarks
+    (bench,) = read(out).benchmarks
     assert not bench.partial and 3000 == bench.repos == bench.repos_ok
     assert f"1 benchmark(s) kept in {out}" in output
 
@@ -306,7 +306,7 @@ def test_a_sandbox_that_turns_read_only_makes_errors_and_keeps_the_verified_roun
     output, _ = proc.communicate(timeout=300)
     assert 1 == proc.returncode, output[-2000:]
     assert "Traceback" not in output
-    (bench,) = load(out).benchmarks
+    (bench,) = read(out).benchmarks
     assert 0 < bench.repos_ok == bench.verified < bench.repos < 100_000
     assert bench.errors == bench.repos - bench.repos_ok >= 64  # a whole batch, then it stopped
     assert bench.partial and "turned read-only at round" in bench.diagnosis
@@ -335,7 +335,7 @@ def test_a_sandbox_out_of_inodes_is_named_so(root: None, tmp_path: Path) -> None
         check=False,
     )
     assert 1 == result.returncode
-    (bench,) = load(out).benchmarks
+    (bench,) = read(out).benchmarks
     assert 0 < bench.repos_ok < bench.repos and "ran out of inodes" in bench.diagnosis
 
 

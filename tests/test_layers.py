@@ -1,27 +1,37 @@
 """The package's layers import in one direction only; checked on every `make test`.
 
-backends -> sandbox, measure -> bench -> results -> report -> load -> cli: a layer imports only
-the layers named in ``ALLOWED`` for it (and ``vcsbench.errors`` / the package root).
+The layers form a plain chain (``CHAIN``): a layer imports only layers before it, with
+one narrower rule -- the report reads results and nothing about how numbers were taken.
+``vcsbench.errors`` and ``vcsbench.process`` (stop signals, what is up) are below every
+layer. ``docs/architecture.md`` lists the same chain; a test holds them together.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 from helpers import REPO
 
 PACKAGE = REPO / "vcsbench"
+CHAIN = (
+    "backends",
+    "sandbox",
+    "results",
+    "measure",
+    "workload",
+    "bench",
+    "report",
+    "load",
+    "studies",
+    "cli",
+)
+NARROWER = {"report": {"results"}, "backends": set(), "sandbox": set(), "results": set()}
+"""Layers that may import fewer than everything before them."""
 ALLOWED: dict[str, set[str]] = {
-    "backends": set(),
-    "sandbox": set(),
-    "measure": {"sandbox"},
-    "results": set(),
-    "bench": {"backends", "sandbox", "measure", "results"},
-    "report": {"results"},
-    "load": {"backends", "sandbox", "measure", "results", "bench", "report"},
-    "cli": {"backends", "sandbox", "measure", "results", "bench", "report", "load"},
+    layer: NARROWER.get(layer, set(CHAIN[:i])) for i, layer in enumerate(CHAIN)
 }
 ALWAYS = {"errors", "process", "__init__"}
 
@@ -64,3 +74,9 @@ def test_the_check_catches_a_report_that_imports_measurement(tmp_path: Path) -> 
     planted = tmp_path / "bad.py"
     planted.write_text("from vcsbench.measure.probes import footprint\n")
     assert {"measure"} == imported_layers(planted) - ALLOWED["report"] - ALWAYS
+
+
+def test_the_architecture_page_lists_the_chain() -> None:
+    page = (REPO / "docs" / "architecture.md").read_text()
+    listed = re.findall(r"^\d+\. `([a-z]+)/`", page, re.M)
+    assert list(CHAIN) == listed, "docs/architecture.md lists the layers of CHAIN, in order"

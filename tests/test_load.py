@@ -20,11 +20,11 @@ import pytest
 from helpers import require_backend, vcsbench, vcsbench_mounts
 
 from vcsbench.backends import make_backend
-from vcsbench.bench.payloads import load_payload
 from vcsbench.load.figures import capacity, step_figures
 from vcsbench.load.paths import parse_path
 from vcsbench.load.repositories import repo_name, submission
 from vcsbench.load.scenarios import SCENARIOS
+from vcsbench.workload.payloads import load_payload
 
 CLI = (sys.executable, "-m", "vcsbench.cli")
 
@@ -577,11 +577,11 @@ TENTHS = [0.01 * (i + 1) for i in range(10)]  # 10 .. 100 ms: p50 55, p95 95.5, 
 
 
 def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
-    from vcsbench.results import load
+    from vcsbench.results import read
 
     # Step 1: 10..100 ms; step 2: three times slower, past the 2x factor.
     base = _load_file(tmp_path / "base.json", [TENTHS, [3 * x for x in TENTHS]])
-    run = load(base)
+    run = read(base)
     assert run.kind == "load" and run.benchmarks == [] and run.machine.cpu_count == 2
     assert run.load is not None
     (entry,) = run.load.paths

@@ -13,7 +13,10 @@ from helpers import require_backend, vcsbench
 
 from vcsbench.backends import REGISTRY, Backend, make_backend
 from vcsbench.backends._svn import unpacked_shards
-from vcsbench.bench.operations import (
+from vcsbench.bench.options import Selection
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.io import read
+from vcsbench.workload.operations import (
     DEFAULT_OPS,
     HISTORY_FILE,
     OPS,
@@ -25,10 +28,7 @@ from vcsbench.bench.operations import (
     patch_problems,
     supports,
 )
-from vcsbench.bench.options import Selection
-from vcsbench.bench.payloads import load_payload
-from vcsbench.errors import VcsbenchError
-from vcsbench.results.io import load
+from vcsbench.workload.payloads import load_payload
 
 NEW_OPS = (
     "checkout",
@@ -395,7 +395,7 @@ def test_new_operations_reach_the_results_under_their_labels(tmp_path: Path) -> 
         f"--out={out}",
     )
     assert proc.returncode == 0, proc.stderr
-    run = load(out)
+    run = read(out)
     rows = sorted((b.backend.variant, b.op, b.repos, b.verified, b.errors) for b in run.benchmarks)
     assert rows == [
         (backend, op, 2, 2, 0)
@@ -407,6 +407,6 @@ def test_new_operations_reach_the_results_under_their_labels(tmp_path: Path) -> 
 def test_readme_operation_table_is_the_registrys() -> None:
     from helpers import REPO
 
-    from vcsbench.bench.operations import markdown_table
+    from vcsbench.workload.operations import markdown_table
 
     assert markdown_table() in (REPO / "README.md").read_text()

@@ -385,9 +385,9 @@ def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path
         str(out),
     )
     assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
-    from vcsbench.results import load
+    from vcsbench.results import read
 
-    benches = {b.label: b for b in load(out).benchmarks}
+    benches = {b.label: b for b in read(out).benchmarks}
     allocated = {name: b.per_repo("footprint_allocated") or 0 for name, b in benches.items()}
     reference = allocated["svn-fs"]
     for value in allocated.values():
@@ -417,9 +417,9 @@ def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
         str(out),
     )
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
-    from vcsbench.results import load
+    from vcsbench.results import read
 
-    benches = load(out).benchmarks
+    benches = read(out).benchmarks
     assert len(REGISTRY) == len(benches)
     assert all(b.verified == 2 and b.errors == 0 for b in benches)
     assert {5004} == {b.payload.bytes for b in benches}

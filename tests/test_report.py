@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.compare import parse_gate
 from vcsbench.report.stats import mann_whitney_p
-from vcsbench.results import load
+from vcsbench.results import read
 
 DATA = REPO / "tests" / "data"
 UPDATE = os.environ.get("VCSBENCH_UPDATE_GOLDEN") == "1"
@@ -72,7 +72,7 @@ def test_baseline_adds_a_ratio_column() -> None:
 
 def test_written_result_reads_back_complete() -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
-    loaded = load(DATA / "tiny-ext4.json")
+    loaded = read(DATA / "tiny-ext4.json")
     assert len(document["benchmarks"]) == len(loaded.benchmarks)
     for raw, bench in zip(document["benchmarks"], loaded.benchmarks, strict=True):
         info = raw["extra_info"]["vcsbench"]
@@ -96,7 +96,7 @@ def test_one_clock_pytest_benchmarks_stats_are_the_runners_successful_rounds() -
 
 def test_schema_1_results_load_with_their_figures_migrated() -> None:
     document = json.loads((DATA / "schema1-ext4.json").read_text())
-    run = load(DATA / "schema1-ext4.json")
+    run = read(DATA / "schema1-ext4.json")
     for raw, bench in zip(document["benchmarks"], run.benchmarks, strict=True):
         info = raw["extra_info"]["vcsbench"]
         assert 1 == info["schema_version"]
@@ -213,7 +213,7 @@ def test_plot_colours_follow_the_backend_not_the_speed_rank(tmp_path: Path) -> N
 
     from vcsbench.report.plots import latency_cdf, style
 
-    run = load(DATA / "tiny-ext4.json")
+    run = read(DATA / "tiny-ext4.json")
     rows = run.benchmarks
     for order in (rows, list(reversed(rows))):
         fig = latency_cdf(order, "t")
@@ -242,7 +242,7 @@ def test_csv_is_data_that_parses_as_numbers() -> None:
 
     text = vcsbench("report", str(DATA / "tiny-ext4.json"), "--format", "csv").stdout
     rows = list(csv.DictReader(io.StringIO(text)))
-    run = load(DATA / "tiny-ext4.json")
+    run = read(DATA / "tiny-ext4.json")
     assert len(run.benchmarks) == len(rows)
     for row, bench in zip(rows, run.benchmarks, strict=True):
         assert bench.median_ms == pytest.approx(float(row["median_ms"]))
@@ -264,7 +264,7 @@ def test_every_report_format_opens_with_the_headline() -> None:
         assert "Headline" in text
         assert text.index("Headline") < text.index("create+commit · payload hello")
     md = vcsbench("report", str(DATA / "tiny-ext4.json")).stdout
-    run = load(DATA / "tiny-ext4.json")
+    run = read(DATA / "tiny-ext4.json")
     fast, slow = sorted(run.benchmarks, key=lambda b: b.median_ms or 0.0)
     assert fast.median_ms is not None and slow.median_ms is not None
     assert f"{slow.median_ms / fast.median_ms:.2f}x [" in md

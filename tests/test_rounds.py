@@ -250,3 +250,33 @@ def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -
     peaks = [w.peak_rss for w in run._workers]
     assert len(peaks) == 3 and bench.errors == 0
     assert max(peaks) - min(peaks) < 16 << 20, peaks  # the workers did not
+
+
+def test_known_times_reach_the_reported_median_and_p99(tmp_path: Path) -> None:
+    """Round i takes i+1 ms on a clock that moves only by what the operation says: the
+    median, p99 and the totals vcsbench reports, and the report's row, are known."""
+    from fakes import KnownClock, KnownDelay
+
+    from vcsbench.report.tables import table_rows
+
+    clock = KnownClock()
+    delays = [(i + 1) * 1_000_000 for i in range(100)]
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend()
+        run = BenchmarkRun(
+            operation=KnownDelay(backend, clock, delays),
+            sandbox=sandbox.info,
+            workdir=sandbox.root / "bench",
+            rounds=100,
+            clock=clock,
+        )
+        run.run_all()
+        bench = run.finish(backend.describe())
+    assert delays == bench.rounds.wall_ns
+    assert 50.5 == pytest.approx(bench.median_ms)
+    assert 99.01 == pytest.approx(bench.quantile_ms(0.99))  # type 7 between 99 and 100
+    assert 5.050 == pytest.approx(bench.metric("wall").total)
+    header, (row,) = table_rows([bench])
+    cells = dict(zip(header, row, strict=True))
+    assert ("50.5", "99.0") == (cells["median ms"], cells["p99 ms"])

@@ -16,11 +16,11 @@ from helpers import skip_or_fail, vcsbench
 from vcsbench.backends import make_backend
 from vcsbench.backends._git import git_env, loose_objects
 from vcsbench.backends.git_markus import HOOK, bare_of, work_of
-from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.studies import STUDIES
-from vcsbench.results import load
+from vcsbench.results import read
 from vcsbench.results.model import Benchmark
+from vcsbench.studies import STUDIES
+from vcsbench.workload.payloads import load_payload
 
 
 def rows(table: str) -> dict[str, list[str]]:
@@ -52,7 +52,7 @@ def study(tmp_path: Path, *args: str) -> tuple[str, list[Benchmark]]:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     table = out.with_suffix(".md").read_text()
     assert table in result.stdout
-    return table, load(out).benchmarks
+    return table, read(out).benchmarks
 
 
 def test_git_fsync_sets_gits_published_figures_beside_this_runs(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Pre-aged sandboxes: N repositories of the backend under test before the first round.
 
 "What does the next repository cost when a million exist?" needs the million first. One
-repository is made by the backend's own ``create``; it is copied (:mod:`vcsbench.bench.seed`)
+repository is made by the backend's own ``create``; it is copied (:mod:`vcsbench.workload.seeds`)
 to each of the N places the rounds' layout gives (the names the rounds would use, before
 theirs), in several processes: a copy costs a few system calls per file, not a VCS call.
 Untimed; the results record N, the method and how long the filling took.
@@ -16,11 +16,11 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from vcsbench.backends import Backend
-from vcsbench.bench.operations import RoundPaths
-from vcsbench.bench.seed import Seed
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.probes import footprint
 from vcsbench.process import as_helper
+from vcsbench.workload.operations import RoundPaths
+from vcsbench.workload.seeds import Seed
 
 CHUNK = 2000
 """Repositories per task handed to a filling process."""

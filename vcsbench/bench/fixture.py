@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 from vcsbench.backends import REGISTRY, Backend, split_variant
 from vcsbench.backends.base import Files, run_tool
-from vcsbench.bench.operations import Operation, RoundPaths, make_operation
-from vcsbench.bench.payloads import Payload, load_payload
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.operations import Operation, RoundPaths, make_operation
+from vcsbench.workload.payloads import Payload, load_payload
 
 if TYPE_CHECKING:
     from vcsbench.bench.options import Selection
-    from vcsbench.bench.plugin import VcsSession
+    from vcsbench.bench.session import VcsSession
     from vcsbench.results.model import Benchmark
 
 

@@ -18,12 +18,17 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, make_backend, split_variant
 from vcsbench.backends.base import parse_options
-from vcsbench.bench.operations import DEFAULT_OPS, LAYOUTS, OPS, operation_label, supports
-from vcsbench.bench.payloads import DEFAULT_PAYLOADS, load_payload, payload_names
 from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
+from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OPS, operation_label, supports
+from vcsbench.workload.payloads import (
+    DEFAULT_PAYLOADS,
+    load_payload,
+    names_for_help,
+    payload_names,
+)
 
 FS_SCOPES = ("benchmark", "session")
 BYTES_PER_ROUND = 700
@@ -88,7 +93,7 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "payloads",
         ",".join(DEFAULT_PAYLOADS),
-        f"comma-separated payloads: {', '.join(payload_names())}, or tree:PATH "
+        f"comma-separated payloads: {names_for_help()}, or tree:PATH "
         "(a directory of your own) "
         f"(default: {','.join(DEFAULT_PAYLOADS)})",
         "LIST",

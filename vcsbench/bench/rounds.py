@@ -15,23 +15,25 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import multiprocessing
 import os
-import re
 import signal
 import statistics
 import time
 import traceback
-from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.bench import floor
-from vcsbench.bench.operations import Operation, RoundPaths
+from vcsbench.bench.figures import benchmark_metrics, round_values
+from vcsbench.bench.log import (
+    VERIFY_BATCH,
+    RoundLog,
+    RoundRecord,
+)
+from vcsbench.bench.workers import Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.probes import (
-    Delta,
     Footprint,
     Probe,
     Snapshot,
@@ -42,21 +44,17 @@ from vcsbench.measure.probes import (
     peak_rss_reset,
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
-from vcsbench.process import STOP_SIGNALS, as_helper
-from vcsbench.results.metrics import METRICS
+from vcsbench.process import STOP_SIGNALS
 from vcsbench.results.model import (
     BackendInfo,
     Benchmark,
     FilesystemInfo,
-    Metric,
     PayloadInfo,
-    RoundError,
-    Rounds,
 )
 from vcsbench.sandbox import SandboxInfo
+from vcsbench.workload.operations import Operation, RoundPaths
 
 CACHE_STATES = ("warm", "cold")
-MAX_ERROR_SAMPLES = 20
 
 Progress = Callable[..., None]
 """Called after each round with (rounds done, rounds in all, seconds since start), and
@@ -97,13 +95,6 @@ def _describe(exc: BaseException) -> str:
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     origin = f" [{Path(where.filename).name}:{where.lineno}]" if where else ""
     return f"{type(exc).__name__}: {text}{origin}"
-
-
-def error_kind(error: str) -> str:
-    """An error's kind, for counting alike errors: its text without numbers and origin."""
-    text = re.sub(r" \[[^\]]*\]$", "", error)
-    text = re.sub(r"r\d{7}|\d+", "N", text)
-    return text[:120]
 
 
 FULL_FREE_BYTES = 1 << 20
@@ -148,216 +139,6 @@ class SandboxFailed(Exception):
     rounds to come would fail the same way, so the benchmark stops, its rounds kept."""
 
 
-def round_values(delta: Delta) -> dict[str, float | None]:
-    """What one round cost, by registry metric name (device ones None without a device)."""
-    process, device = delta.process, delta.device
-    values: dict[str, float | None] = {
-        "cpu": process.cpu_user_s + process.cpu_sys_s,
-        "cpu_user": process.cpu_user_s,
-        "cpu_sys": process.cpu_sys_s,
-        "io_read_logical": process.read_bytes,
-        "io_write_logical": process.write_bytes,
-        "io_read_syscall": process.rchar,
-        "io_write_syscall": process.wchar,
-        "io_read_device": device.read_bytes if device else None,
-        "io_write_device": device.write_bytes if device else None,
-        "io_read_requests_device": device.read_requests if device else None,
-        "io_write_requests_device": device.write_requests if device else None,
-        "fs_used_delta": delta.fs.used_bytes,
-        "fs_inodes_delta": delta.fs.used_inodes,
-    }
-    return values
-
-
-SUMMED = tuple(name for name, d in METRICS.items() if d.totalled == "sum" and name != "wall")
-FOOTPRINT_METRICS = {
-    "footprint_content": "content_bytes",
-    "footprint_dirs": "dir_bytes",
-    "footprint_apparent": "apparent_bytes",
-    "footprint_allocated": "allocated_bytes",
-    "footprint_inodes": "inodes",
-}
-SCRATCH_METRICS = {"scratch_allocated": "allocated_bytes", "scratch_inodes": "inodes"}
-NAN = float("nan")
-VERIFY_BATCH = 64
-"""Rounds run before their verification: a batch's rounds are kept (or lost, if the run
-is interrupted inside it) together."""
-KEPT_PER_ROUND = tuple(name for name, d in METRICS.items() if d.round_key and name != "wall")
-
-
-@dataclass
-class RoundRecord:
-    """What one round left: its timing, counters and outcome, sent whole by a worker."""
-
-    t_start_s: float
-    wall_ns: int
-    values: dict[str, float | None]
-    error: str | None = None
-    verified: bool = False
-    diagnosis: str = ""
-    floor_tree: dict[str, floor.TreeEntry] | None = None
-
-
-@dataclass(frozen=True)
-class WorkerExit:
-    """The spawner's word that a worker process ended (after everything it sent)."""
-
-    how: str
-
-
-class Spawner:
-    """A process forked from the benchmark's before its first round, which forks each
-    worker on request and reports its end. Workers forked from it carry none of the
-    records the benchmark's process keeps meanwhile.
-
-    Every message reaches the benchmark's process on one pipe, in order: a worker's
-    records and its :class:`WorkerEnd`, then the spawner's :class:`WorkerExit` for it
-    (written after the worker is reaped, so nothing of the worker's can follow it)."""
-
-    def __init__(self, work: Callable[[int, int, Callable[[object], None]], None]) -> None:
-        context = multiprocessing.get_context("fork")
-        self._results, results_writer = context.Pipe(duplex=False)
-        requests, self._requests = context.Pipe(duplex=False)
-        self.worker_pid = 0
-        self.pid = os.fork()
-        if self.pid == 0:  # the spawner: serves requests until the benchmark closes its pipe
-            code = 0
-            try:
-                as_helper()
-                self._results.close()
-                self._requests.close()
-                while True:
-                    try:
-                        first, count = requests.recv()
-                    except EOFError:
-                        break
-                    pid = os.fork()
-                    if pid == 0:
-                        as_helper()  # dies with the spawner, as the spawner with the run
-                        requests.close()
-                        work(first, count, results_writer.send)  # never returns
-                    results_writer.send(("started", pid))
-                    _, status = os.waitpid(pid, 0)
-                    how = (
-                        f"exited with {os.waitstatus_to_exitcode(status)}"
-                        if os.WIFEXITED(status)
-                        else f"was killed by signal {os.WTERMSIG(status)}"
-                    )
-                    results_writer.send(WorkerExit(how))
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        requests.close()
-        results_writer.close()
-
-    def start_worker(self, first: int, count: int) -> None:
-        self._requests.send((first, count))
-
-    def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
-        """The next message: a round's record, a :class:`WorkerEnd` or a
-        :class:`WorkerExit`; a spawner that died is an error."""
-        while True:
-            try:
-                message = self._results.recv()
-            except EOFError:
-                raise VcsbenchError("the worker spawner ended unexpectedly") from None
-            if isinstance(message, tuple) and message[:1] == ("started",):
-                self.worker_pid = message[1]
-                continue
-            if isinstance(message, WorkerExit):
-                self.worker_pid = 0
-            assert isinstance(message, RoundRecord | WorkerEnd | WorkerExit)
-            return message
-
-    def stop(self) -> None:
-        """End the spawner (and a worker still running); reap the spawner."""
-        if self.worker_pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.worker_pid, signal.SIGKILL)
-        self._requests.close()  # an idle spawner reads the end of its requests and exits
-        with contextlib.suppress(ProcessLookupError, ChildProcessError):
-            os.kill(self.pid, signal.SIGKILL)  # one waiting for a worker that is gone
-            os.waitpid(self.pid, 0)
-        self._results.close()
-
-
-@dataclass(frozen=True)
-class WorkerEnd:
-    """A worker's last message: its peak and grown RSS, or why it stopped."""
-
-    peak_rss: int
-    rss_growth: int
-    failure: str = ""
-    stopped: bool = False
-    """The sandbox failed every round of a batch: no more rounds are to be run."""
-
-
-def _plain(value: float) -> float | int | None:
-    """A kept value as the result file writes it: None for NaN, whole numbers as ints."""
-    if value != value:  # NaN: the round had no such value
-        return None
-    return int(value) if value.is_integer() else value
-
-
-class RoundLog:
-    """Every round's record in typed arrays (8 bytes a value, not a Python object and a
-    list slot each); running totals over successful rounds. :meth:`to_rounds` gives the
-    result model's lists, once, at the end."""
-
-    def __init__(self) -> None:
-        self.t_start_s = array("d")
-        self.wall_ns = array("q")
-        self.ok = array("b")
-        self.values = {name: array("d") for name in KEPT_PER_ROUND}
-        self.totals: dict[str, float] = dict.fromkeys(SUMMED, 0.0)
-        self.errors: list[RoundError] = []
-        self.error_count = 0
-        self.error_kinds: dict[str, int] = {}
-        self.verified = 0
-        self.ops_wall_ns = 0
-        self.ok_count = 0
-
-    def __len__(self) -> int:
-        return len(self.wall_ns)
-
-    def add(
-        self, t_start_s: float, wall_ns: int, values: dict[str, float | None], error: str | None
-    ) -> None:
-        index = len(self.wall_ns)
-        ok = error is None
-        self.t_start_s.append(t_start_s)
-        self.wall_ns.append(wall_ns)
-        self.ok.append(ok)
-        for name, kept in self.values.items():
-            value = values.get(name)
-            kept.append(NAN if value is None else value)
-        self.ops_wall_ns += wall_ns
-        if ok:
-            self.ok_count += 1
-            for name in SUMMED:
-                value = values.get(name)
-                if value is not None:
-                    self.totals[name] += value
-        else:
-            self.error_count += 1
-            kind = error_kind(error or "")
-            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
-            if len(self.errors) < MAX_ERROR_SAMPLES:
-                self.errors.append(RoundError(index, error or ""))
-
-    def ok_wall_s(self) -> list[float]:
-        return [w / 1e9 for w, good in zip(self.wall_ns, self.ok, strict=True) if good]
-
-    def to_rounds(self) -> Rounds:
-        return Rounds(
-            t_start_s=self.t_start_s.tolist(),
-            wall_ns=self.wall_ns.tolist(),
-            ok=[bool(x) for x in self.ok],
-            values={name: [_plain(v) for v in kept] for name, kept in self.values.items()},
-        )
-
-
 @dataclass
 class BenchmarkRun:
     """Drives and records the rounds of one (backend, op, payload, sandbox) benchmark."""
@@ -376,6 +157,9 @@ class BenchmarkRun:
     recycle: int = 0
     """Rounds per worker process (a new one for each K rounds); 0, or at least the
     benchmark's rounds: all in this one."""
+    clock: Callable[[], int] = time.perf_counter_ns
+    """The one clock, read right before and right after the operation (nanoseconds); a
+    test gives one that moves by known amounts."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
@@ -431,13 +215,6 @@ class BenchmarkRun:
             if self._spawner is not None:
                 self._spawner.stop()
                 self._spawner = None
-
-    def run_round(self) -> None:
-        """One round in this process: run it, verify it and record it."""
-        if not self._started:
-            self._start()
-        for record in self._rounds(len(self.log), 1):
-            self._accept(record)
 
     def _batches(self, first: int, count: int) -> Iterator[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, verified in batches of
@@ -500,12 +277,12 @@ class BenchmarkRun:
         t_start_s = time.perf_counter()
         wall_ns = 0
         if error is None:
-            start = time.perf_counter_ns()
+            start = self.clock()
             try:
                 self.operation.run(paths)
             except Exception as exc:
                 error = _describe(exc)
-            wall_ns = time.perf_counter_ns() - start
+            wall_ns = self.clock() - start
         delta = Probe.delta(before, self.probe.after(), wall_ns)
         record = RoundRecord(t_start_s, wall_ns, round_values(delta))
         if is_floor_round and error is None:
@@ -606,13 +383,6 @@ class BenchmarkRun:
         self._sampler.start()
         self._t0 = time.perf_counter()
 
-    @property
-    def failed_rounds(self) -> int:
-        return self.log.error_count
-
-    def ok_wall_s(self) -> list[float]:
-        return self.log.ok_wall_s()
-
     # -- after the last round -----------------------------------------------------------
 
     def finish(self, describe_backend: dict[str, object]) -> Benchmark:
@@ -669,7 +439,9 @@ class BenchmarkRun:
             layout=self.layout,
             errors=log.error_count,
             verified=log.verified,
-            metrics=self._metrics(result, scratch, rss_peak, rss_growth),
+            metrics=benchmark_metrics(
+                self.log, self.sandbox, result, scratch, rss_peak, rss_growth
+            ),
             rounds=log.to_rounds(),
             cache=self.cache,
             cache_note="cold is meaningless on tmpfs: its page cache is the storage"
@@ -710,48 +482,3 @@ class BenchmarkRun:
 
     def _measured(self, index: int) -> list[Path]:
         return self.operation.measured(self.paths(index))
-
-    def _metrics(
-        self, result: Footprint | str, scratch: Footprint | str, rss_peak: int, rss_growth: int
-    ) -> dict[str, Metric]:
-        log, info = self.log, self.sandbox
-        ok = log.ok_count
-        storage = info.fstype != "tmpfs"
-        no_storage = f"{info.fstype} has no backing store: the kernel accounts no storage IO"
-        no_device = info.device_note or "no block device under this filesystem"
-        out: dict[str, Metric] = {}
-
-        def put(name: str, total: float | None, reason: str = "") -> None:
-            d = METRICS[name]
-            if total is None:
-                out[name] = Metric(d.unit, None, None, reason)
-                return
-            per_repo = total / ok if ok and d.per_repo else None
-            out[name] = Metric(d.unit, total, per_repo, "" if d.per_repo else reason)
-
-        if not ok:
-            for name in METRICS:
-                out[name] = Metric.missing(name, "every round failed")
-            return out
-        put("wall", sum(log.ok_wall_s()))
-        for name in SUMMED:
-            total: float | None = log.totals[name]
-            reason = ""
-            if name in ("io_read_logical", "io_write_logical") and not storage:
-                total, reason = None, no_storage
-            elif name.endswith("_device") and info.device_stat_path is None:
-                total, reason = None, no_device
-            put(name, total, reason)
-        for name, attribute in FOOTPRINT_METRICS.items():
-            if isinstance(result, str):
-                put(name, None, result)
-            else:
-                put(name, getattr(result, attribute))
-        for name, attribute in SCRATCH_METRICS.items():
-            if isinstance(scratch, str):
-                put(name, None, scratch)
-            else:
-                put(name, getattr(scratch, attribute))
-        put("rss_peak", rss_peak, "a peak is not divided by repositories; see rss_growth")
-        put("rss_growth", rss_growth)
-        return out

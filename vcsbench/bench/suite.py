@@ -9,7 +9,7 @@ operation goes through the same ``vcsbench`` fixture API a user's benchmark does
 from typing import Any
 
 from vcsbench.bench.fixture import VcsBench
-from vcsbench.bench.plugin import VcsSession
+from vcsbench.bench.session import VcsSession
 
 
 def test_vcs(

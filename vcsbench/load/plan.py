@@ -12,12 +12,12 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
-from vcsbench.bench.payloads import payload_names
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
 from vcsbench.load.paths import SERVER_PATHS, AccessPath, parse_path
 from vcsbench.load.scenarios import SCENARIOS, Scenario
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
+from vcsbench.workload.payloads import payload_names
 
 SHAPES = ("closed", "open")
 

@@ -14,9 +14,9 @@ from vcsbench.backends import REGISTRY, make_backend
 from vcsbench.backends._git import git_env, read_git_objects
 from vcsbench.backends.base import Files, compare_files
 from vcsbench.backends.svn_verifier import SvnVerifier
-from vcsbench.bench.operations import COMMIT_MESSAGE, HISTORY_FILE
 from vcsbench.load import servers
 from vcsbench.load.paths import AccessPath
+from vcsbench.workload.operations import COMMIT_MESSAGE, HISTORY_FILE
 
 SESSION_FILE = "vcsbench-session.txt"
 STORM = "storm"

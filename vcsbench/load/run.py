@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vcsbench.bench.payloads import load_payload
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
 from vcsbench.load.figures import LATENCY, capacity, step_figures
@@ -40,6 +39,7 @@ from vcsbench.results import Run, parse
 from vcsbench.results.io import own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox
+from vcsbench.workload.payloads import load_payload
 
 ENGINE_NICE = -10
 """The load engine's CPU priority where it may be raised (root): above the clients and

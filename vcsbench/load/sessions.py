@@ -20,9 +20,9 @@ import gevent.queue  # type: ignore[import-untyped]
 # Locust first: it patches the standard library before anything else imports it.
 from locust import User, constant, task
 
-from vcsbench.bench.payloads import load_payload
 from vcsbench.load.clients import Client, SessionError, make_client
 from vcsbench.load.scenarios import SCENARIOS
+from vcsbench.workload.payloads import load_payload
 
 MAX_DETAILS = 20
 RECORD_FIELDS = (

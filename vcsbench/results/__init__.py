@@ -3,7 +3,7 @@
 Knows nothing about how numbers were taken; report and compare read only this.
 """
 
-from vcsbench.results.io import load, load_many, parse
+from vcsbench.results.io import parse, read, read_many
 from vcsbench.results.metrics import METRICS, MetricDef, metric
 from vcsbench.results.model import (
     SCHEMA_VERSION,
@@ -33,8 +33,8 @@ __all__ = [
     "Rounds",
     "Run",
     "SchemaError",
-    "load",
-    "load_many",
     "metric",
     "parse",
+    "read",
+    "read_many",
 ]

@@ -258,7 +258,7 @@ def _parse_load(document: dict[str, Any], path: Path) -> Run:
     )
 
 
-def load(path: Path | str) -> Run:
+def read(path: Path | str) -> Run:
     """Read one result file; a bad file is one clear :class:`VcsbenchError`."""
     path = Path(path)
     return parse(read_document(path), path)
@@ -409,5 +409,5 @@ def read_document(path: Path) -> Any:
     return decode(read_bytes(path), path)
 
 
-def load_many(paths: Iterable[Path | str]) -> list[Run]:
-    return [load(p) for p in paths]
+def read_many(paths: Iterable[Path | str]) -> list[Run]:
+    return [read(p) for p in paths]

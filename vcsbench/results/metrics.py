@@ -29,15 +29,11 @@ class MetricDef:
     totalled: str = "sum"
     round_key: str | None = None
     per_repo: bool = True
-    better: str = "lower"
     digits: int = 1
     """Decimals when shown."""
     signed: bool = False
     """Whether a figure can be below 0 (a change); a result file's negative figure for
     any other metric is refused."""
-
-    def display(self, value: float | None) -> float | None:
-        return None if value is None else value / self.scale
 
 
 def _defs(*defs: MetricDef) -> dict[str, MetricDef]:
@@ -225,8 +221,6 @@ METRICS: dict[str, MetricDef] = _defs(
         signed=True,
     ),
 )
-
-ROUND_KEYS: tuple[str, ...] = tuple(d.round_key for d in METRICS.values() if d.round_key)
 
 
 def metric(name: str) -> MetricDef:

@@ -84,17 +84,6 @@ def loop_backings() -> dict[str, tuple[int, int]]:
     return found
 
 
-def loop_backing_file(device: str) -> str | None:
-    """The file behind loop device ``device`` (``/dev/loop3``), or None."""
-    name = Path(device).name
-    if not re.fullmatch(r"loop\d+", name):
-        return None
-    try:
-        return (Path("/sys/block") / name / "loop" / "backing_file").read_text().strip()
-    except OSError:
-        return None
-
-
 def disk_model(path: Path) -> str:
     """The disk under ``path``: device name and model as sysfs gives them (best effort)."""
     try:

@@ -16,7 +16,7 @@ import pytest
 
 from vcsbench.bench import suite
 from vcsbench.bench.options import Selection
-from vcsbench.bench.plugin import Preset
+from vcsbench.bench.record import Preset
 
 COMPACT_COLUMNS = "min,median,iqr,ops,rounds"
 

@@ -1,7 +1,10 @@
-"""Payloads: what benchmarks commit, generated from ``payloads.toml`` (shipped in the package).
+"""Payloads: what benchmarks commit, generated from their definitions in
+``fixtures/payloads.toml`` and in the files ``$VCSBENCH_PAYLOADS`` names (a user's own,
+in the same form; see ``fixtures/README.md``), or read from a directory (``tree:PATH``).
 
 Content is generated from a seed, so every run commits the same bytes; results record
-each payload's SHA-256.
+each payload's SHA-256. A definition file is data: it is parsed, never run, and one that
+is not TOML, too large, or defines a name twice is one line naming the file.
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ import hashlib
 import os
 import random
 import stat
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +81,42 @@ def _text(rng: random.Random, size: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()[:size]
 
 
+def _planned(name: str, spec: Mapping[str, Any]) -> tuple[int, int]:
+    """The files and bytes a definition makes, checked before anything is generated: a
+    wrong field is one line, and so is a payload too large to write in every round."""
+    where = f"payload {name}"
+    try:
+        files = len(spec.get("literal", {}))
+        size = sum(len(str(v)) for v in spec.get("literal", {}).values())
+        for key, count, each in (
+            ("text", "count", "max_bytes"),
+            ("binary", "count", "bytes"),
+        ):
+            part = spec.get(key)
+            if part:
+                files += int(part[count])
+                size += int(part[count]) * int(part[each])
+        unique = spec.get("unique")
+        if unique:
+            n = int(unique["dirs"]) * int(unique["files_per_dir"])
+            files, size = files + n, size + n * 24
+        int(spec.get("seed", 0))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise VcsbenchError(
+            f"{where}: its definition is not of the form fixtures/payloads.toml describes "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+    if files > TREE_MAX_FILES or size > TREE_MAX_BYTES or files < 0 or size < 0:
+        raise VcsbenchError(
+            f"{where}: would make {files:,} files of {size:,} bytes, more than a payload "
+            f"vcsbench writes in every round ({TREE_MAX_FILES:,} files, "
+            f"{TREE_MAX_BYTES >> 30} GiB)"
+        )
+    return files, size
+
+
 def _generate(name: str, spec: Mapping[str, Any]) -> Payload:
+    _planned(name, spec)
     rng = random.Random(spec.get("seed", 0))
     dirs: list[str] = list(spec.get("dirs", []))
     if "dir_count" in spec:
@@ -113,10 +151,65 @@ def _generate(name: str, spec: Mapping[str, Any]) -> Payload:
     return Payload(name, str(spec.get("description", "")), files, spec.get("seed"))
 
 
+PAYLOADS_ENV = "VCSBENCH_PAYLOADS"
+MAX_DEFINITIONS_BYTES = 1 << 20
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+"""The project's fixtures: payload definitions and their data (in the source tree; an
+installed copy has them under ``<prefix>/share/vcsbench/fixtures``)."""
+
+
+def definition_files() -> list[Path]:
+    """The built-in definitions, then each file of ``$VCSBENCH_PAYLOADS`` (os.pathsep
+    between them)."""
+    built_in = FIXTURES / "payloads.toml"
+    if not built_in.exists():
+        built_in = Path(sys.prefix) / "share" / "vcsbench" / "fixtures" / "payloads.toml"
+    extra = os.environ.get(PAYLOADS_ENV, "")
+    return [built_in, *(Path(p) for p in extra.split(os.pathsep) if p)]
+
+
+def _read_definitions(path: Path) -> dict[str, Any]:
+    where = f"payload definitions {path}"
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_DEFINITIONS_BYTES + 1)
+    except OSError as exc:
+        raise VcsbenchError(
+            f"{where}: cannot be read ({exc.strerror}); check {PAYLOADS_ENV}"
+        ) from None
+    if len(raw) > MAX_DEFINITIONS_BYTES:
+        raise VcsbenchError(f"{where}: larger than {MAX_DEFINITIONS_BYTES:,} bytes")
+    try:
+        data = tomllib.loads(raw.decode())
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise VcsbenchError(f"{where}: is not TOML ({exc})") from None
+    for name, spec in data.items():
+        if not isinstance(spec, dict):
+            raise VcsbenchError(f"{where}: {name!r} is not a table of a payload's fields")
+    return data
+
+
 @cache
 def _definitions() -> dict[str, Any]:
-    text = resources.files("vcsbench.bench").joinpath("payloads.toml").read_text()
-    return tomllib.loads(text)
+    definitions: dict[str, Any] = {}
+    for path in definition_files():
+        for name, spec in _read_definitions(path).items():
+            if name in definitions or name.startswith(TREE_PREFIX):
+                raise VcsbenchError(
+                    f"payload definitions {path}: {name!r} is defined already (or is a "
+                    "tree: name); give it another name"
+                )
+            definitions[name] = spec
+    return definitions
+
+
+def names_for_help() -> str:
+    """The payload names for ``--help``: never an error there (a bad definition file is
+    said when a payload is chosen)."""
+    try:
+        return ", ".join(payload_names())
+    except VcsbenchError:
+        return f"those of fixtures/payloads.toml and ${PAYLOADS_ENV}"
 
 
 def payload_names() -> list[str]:
@@ -240,10 +333,6 @@ def _tree_payload(name: str) -> Payload:
     files = read_user_tree(root, where)
     check_names(files, where)
     return Payload(name, f"the user's tree at {root.resolve()}", files, None)
-
-
-def is_payload_name(name: str) -> bool:
-    return name in _definitions() or name.startswith(TREE_PREFIX)
 
 
 @cache

@@ -9,69 +9,11 @@ open-loop runs (an arrival every 500 ms, "stable", and every 50 ms, "overload").
 
 from __future__ import annotations
 
-import shlex
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
-from vcsbench.load.plan import LoadPlan
-from vcsbench.load.run import run_load
 from vcsbench.report.format import cell
-from vcsbench.report.load import errors_text, level_text, load_markdown
+from vcsbench.report.load import errors_text, level_text
 from vcsbench.results import Run
-from vcsbench.results.io import writable_target, write_file
 from vcsbench.results.load import Load
-
-
-@dataclass(frozen=True)
-class LoadStudy:
-    name: str
-    summary: str
-    paths: str
-    fs: str
-    students: int
-    closed_steps: str
-    open_steps: str
-    step_seconds: float
-    max_clients: int
-    payload: str
-    source: str
-
-
-MARKUS2011 = LoadStudy(
-    "markus2011",
-    "the submission deadline storm on ext4 over svn (bindings, svnserve, mod_dav_svn) and "
-    "git (libgit2, smart HTTP), 1 to 128 clients at once, and the tsung open-loop pair",
-    "local:svn-fs,svnserve,apache-svn,local:git-pygit2,apache-git",
-    "ext4:size=8G",
-    800,
-    "1,2,4,8,16,32,64,128",
-    "2,20",
-    8.0,
-    32,
-    "submission",
-    "2011: MarkUs's course server at a submission deadline (Subversion through its Ruby "
-    "bindings on ext4): response times of 20 s, 30-50 % iowait, the ext4 journal the top "
-    "writer; the tsung runs sent a session every 500 ms (stable) and every 50 ms (overload)",
-)
-LOAD_STUDIES = {MARKUS2011.name: MARKUS2011}
-
-
-def _plan(study: LoadStudy, shape: str, paths: str, fs: str, seconds: float) -> LoadPlan:
-    return LoadPlan.parse(
-        scenario="deadline",
-        paths=paths,
-        fs=fs,
-        students=study.students,
-        steps=study.closed_steps if shape == "closed" else study.open_steps,
-        step_seconds=seconds,
-        step_ops=0,
-        payload=study.payload,
-        precreate=False,
-        capacity_factor=2.0,
-        shape=shape,
-        max_clients=study.max_clients,
-    )
+from vcsbench.studies.base import LoadStudy
 
 
 def _ms(value: float | None) -> str:
@@ -147,29 +89,20 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_study(
-    study: LoadStudy, out: Path, paths: str | None, fs: str | None, seconds: float | None
-) -> str:
-    """Run the study's closed and open loops; write both result files and the Markdown."""
-    paths = paths or study.paths
-    fs = fs or study.fs
-    seconds = seconds or study.step_seconds
-    command = ["vcsbench", *sys.argv[1:]]
-    stem = out.name.removesuffix(".gz").removesuffix(".json")
-    open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
-    writable_target(open_out, "the open-loop results beside --out,")
-    plans = [_plan(study, shape, paths, fs, seconds) for shape in ("closed", "open")]
-    closed = run_load(plans[0], out, command)
-    open_ = run_load(plans[1], open_out, command)
-    header = (
-        f"# {study.name}: {study.students:,} students at the deadline on {fs}\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}. {seconds:g} s per step; latency is "
-        "each submission's wall time (open loop: from its scheduled arrival); every "
-        "repository read back afterwards.\n\n"
-        f"Results: `{out}` (closed loop), `{open_out}` (open loop); command: "
-        f"`{shlex.join(command)}`\n\n"
-    )
-    text = header + study_tables(study, closed, open_)
-    detail = load_markdown(closed) + "\n" + load_markdown(open_)
-    write_file(out.with_name(f"{stem}.md"), text + "\n" + detail, "the table")
-    return text
+STUDY = LoadStudy(
+    "markus2011",
+    "the submission deadline storm on ext4 over svn (bindings, svnserve, mod_dav_svn) and "
+    "git (libgit2, smart HTTP), 1 to 128 clients at once, and the tsung open-loop pair",
+    "local:svn-fs,svnserve,apache-svn,local:git-pygit2,apache-git",
+    "ext4:size=8G",
+    800,
+    "1,2,4,8,16,32,64,128",
+    "2,20",
+    8.0,
+    32,
+    "submission",
+    "2011: MarkUs's course server at a submission deadline (Subversion through its Ruby "
+    "bindings on ext4): response times of 20 s, 30-50 % iowait, the ext4 journal the top "
+    "writer; the tsung runs sent a session every 500 ms (stable) and every 50 ms (overload)",
+    study_tables,
+)

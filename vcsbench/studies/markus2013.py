@@ -1,30 +1,19 @@
-"""Studies: published comparisons re-run in one command, their figures printed beside ours.
-
-``markus2013``: a 2013 blog study timed creating 10,000 svn and git repositories, and
+"""markus2013: a 2013 blog study timed creating 10,000 svn and git repositories, and
 creating each with one commit of ``test.txt`` ("hello world"), on a laptop (svn 1.7 via
 Ruby bindings, git via grit). Its figures are quoted below as published.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.results.model import Benchmark, Run
-
-
-@dataclass(frozen=True)
-class Published:
-    label: str
-    op: str
-    vcs: str
-    total_ms: float
-    repos: int
-
-    @property
-    def per_repo_ms(self) -> float:
-        return self.total_ms / self.repos
-
+from vcsbench.studies.base import (
+    KIB,
+    Published,
+    Study,
+    cpu_ms,
+    ratio,
+)
 
 MARKUS2013 = [
     Published("create svn repos", "create", "svn", 119_184, 10_000),
@@ -47,7 +36,6 @@ OP_LABELS = {
     "commit": "commit to an existing repository",
 }
 COUNTERPART = {"svn-fs": "git-pygit2", "svn-pysvn": "git-pygit2", "svn-cli": "git-cli"}
-KIB = 1024.0
 
 
 def _published(op: str, vcs: str) -> Published | None:
@@ -67,10 +55,6 @@ def _pairs(group: list[Benchmark]) -> list[tuple[str, str]]:
         matching = [g for g in git if name_of[g] == COUNTERPART.get(name_of[s])]
         pairs += [(s, g) for g in (matching or git)]
     return pairs
-
-
-def ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None
 
 
 def _per_repo_kib(bench: Benchmark, name: str) -> str:
@@ -202,6 +186,16 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
     return out
 
 
-def cpu_ms(bench: Benchmark) -> float | None:
-    value = bench.per_repo("cpu")
-    return value * 1000 if value is not None else None
+STUDY = Study(
+    "markus2013",
+    "create N svn and git repositories, and N each with one commit of test.txt; the "
+    "2013 blog's table with this run's figures beside it",
+    MARKUS2013_DEFAULT_BACKENDS,
+    MARKUS2013_OPS,
+    MARKUS2013_PAYLOAD,
+    "tmpfs",
+    10_000,
+    markus2013_tables,
+    ("git", "svn"),
+    MARKUS2013_SOURCE,
+)

@@ -36,9 +36,9 @@ from vcsbench.backends.base import (
     verify_with,
     write_tree,
 )
-from vcsbench.bench.payloads import Payload
-from vcsbench.bench.seed import Seed
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.payloads import Payload
+from vcsbench.workload.seeds import Seed
 
 COMMIT_MESSAGE = "vcsbench commit"
 HISTORY_FILE = "vcsbench-history.txt"
@@ -213,7 +213,7 @@ class _FromSeed(Operation):
     """Prepared with a copy of a repository (by default the payload in its first
     revision) the backend under test built once per benchmark (in ``seeds/``, not
     measured): each round's repository is written by mkdir/write
-    (:mod:`vcsbench.bench.seed`) and the backend told where it is, so that preparing a
+    (:mod:`vcsbench.workload.seeds`) and the backend told where it is, so that preparing a
     round costs a few system calls per file, not the VCS calls that built it."""
 
     _seed: Seed | None = None

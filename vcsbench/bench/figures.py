@@ -1,0 +1,84 @@
+"""A benchmark's figures: what one round cost (:func:`round_values`), and every registry
+metric of the benchmark from its rounds and its scans (:func:`benchmark_metrics`)."""
+
+from __future__ import annotations
+
+from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
+from vcsbench.measure.probes import Delta, Footprint
+from vcsbench.results.metrics import METRICS
+from vcsbench.results.model import Metric
+from vcsbench.sandbox import SandboxInfo
+
+
+def round_values(delta: Delta) -> dict[str, float | None]:
+    """What one round cost, by registry metric name (device ones None without a device)."""
+    process, device = delta.process, delta.device
+    values: dict[str, float | None] = {
+        "cpu": process.cpu_user_s + process.cpu_sys_s,
+        "cpu_user": process.cpu_user_s,
+        "cpu_sys": process.cpu_sys_s,
+        "io_read_logical": process.read_bytes,
+        "io_write_logical": process.write_bytes,
+        "io_read_syscall": process.rchar,
+        "io_write_syscall": process.wchar,
+        "io_read_device": device.read_bytes if device else None,
+        "io_write_device": device.write_bytes if device else None,
+        "io_read_requests_device": device.read_requests if device else None,
+        "io_write_requests_device": device.write_requests if device else None,
+        "fs_used_delta": delta.fs.used_bytes,
+        "fs_inodes_delta": delta.fs.used_inodes,
+    }
+    return values
+
+
+def benchmark_metrics(
+    log: RoundLog,
+    info: SandboxInfo,
+    result: Footprint | str,
+    scratch: Footprint | str,
+    rss_peak: int,
+    rss_growth: int,
+) -> dict[str, Metric]:
+    """Every registry metric of a benchmark, from its rounds' log, its footprint and
+    scratch scans (or why each failed) and its memory; a figure that cannot be had
+    (no device, no storage, every round failed) says why."""
+    ok = log.ok_count
+    storage = info.fstype != "tmpfs"
+    no_storage = f"{info.fstype} has no backing store: the kernel accounts no storage IO"
+    no_device = info.device_note or "no block device under this filesystem"
+    out: dict[str, Metric] = {}
+
+    def put(name: str, total: float | None, reason: str = "") -> None:
+        d = METRICS[name]
+        if total is None:
+            out[name] = Metric(d.unit, None, None, reason)
+            return
+        per_repo = total / ok if ok and d.per_repo else None
+        out[name] = Metric(d.unit, total, per_repo, "" if d.per_repo else reason)
+
+    if not ok:
+        for name in METRICS:
+            out[name] = Metric.missing(name, "every round failed")
+        return out
+    put("wall", sum(log.ok_wall_s()))
+    for name in SUMMED:
+        total: float | None = log.totals[name]
+        reason = ""
+        if name in ("io_read_logical", "io_write_logical") and not storage:
+            total, reason = None, no_storage
+        elif name.endswith("_device") and info.device_stat_path is None:
+            total, reason = None, no_device
+        put(name, total, reason)
+    for name, attribute in FOOTPRINT_METRICS.items():
+        if isinstance(result, str):
+            put(name, None, result)
+        else:
+            put(name, getattr(result, attribute))
+    for name, attribute in SCRATCH_METRICS.items():
+        if isinstance(scratch, str):
+            put(name, None, scratch)
+        else:
+            put(name, getattr(scratch, attribute))
+    put("rss_peak", rss_peak, "a peak is not divided by repositories; see rss_growth")
+    put("rss_growth", rss_growth)
+    return out

@@ -1,0 +1,83 @@
+"""Progress of a run on the terminal: rounds done, rate and the time left, for the
+benchmark and for the whole run."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+
+class ProgressDisplay:
+    """Rounds done, rate and time left for the running benchmark."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        mode: str,
+        label: str,
+        overall: tuple[int, int, float] = (1, 1, 0.0),
+    ) -> None:
+        """``overall``: (this benchmark's number, benchmarks in all, run start time)."""
+        writer = config.get_terminal_writer()
+        if mode == "auto":
+            in_ci = os.environ.get("CI", "").lower() == "true"
+            mode = "bar" if writer.hasmarkup and sys.stdout.isatty() and not in_ci else "lines"
+        self.mode = mode
+        self.writer = writer
+        self.capture = config.pluginmanager.getplugin("capturemanager")
+        self.label = label
+        self.overall = overall
+        self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, done: int, total: int, elapsed: float, unit: str = "rounds") -> None:
+        if self.mode == "none":
+            return
+        now = time.monotonic()
+        final = done == total
+        interval = 0.2 if self.mode == "bar" else 5.0
+        if not final and now - self._last < interval:
+            return
+        self._last = now
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else 0.0
+        number, count, started = self.overall
+        text = f"{self.label}: {done:,}/{total:,} {unit}, {rate:,.1f}/s, {left:.0f}s left"
+        if count > 1 and unit == "rounds":
+            # The run's time left, at the pace so far, for the benchmarks still to come.
+            share = (number - 1 + done / total) / count
+            run_elapsed = time.perf_counter() - started
+            run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
+            text = f"[{number}/{count}] {text}; run: {duration(run_left)} left"
+        with self._uncaptured():
+            if self.writer.width_of_current_line and not self._drawn:
+                # pytest's own output (a dot, a test id) is on this line: start a new one.
+                self.writer.line()
+            self._drawn = self.mode == "bar" and not final
+            if self.mode == "bar":
+                width = 24
+                filled = int(width * done / total)
+                bar = "#" * filled + "." * (width - filled)
+                self.writer.write(f"\r[{bar}] {text}\x1b[K" + ("\n" if final else ""))
+            else:
+                self.writer.line(text)
+            self.writer.flush()
+
+    @contextmanager
+    def _uncaptured(self) -> Iterator[None]:
+        if self.capture is None:
+            yield
+        else:
+            with self.capture.global_and_fixture_disabled():
+                yield
+
+
+def duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"

@@ -1,0 +1,164 @@
+"""The result file of a pytest session: what the run records about itself, and the
+writer that keeps the file whole after every benchmark.
+
+A result file is pytest-benchmark JSON (so pytest-benchmark's own ``compare`` reads it)
+with vcsbench's part in it (see :mod:`vcsbench.results.model`); vcsbench writes it, not
+pytest-benchmark, after each benchmark and at the session's end.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vcsbench.bench.options import Selection
+from vcsbench.results.io import ResultWriter
+from vcsbench.results.model import SCHEMA_VERSION, Benchmark
+
+SELECTION = pytest.StashKey[Selection]()
+FAILED = pytest.StashKey[list[Benchmark]]()
+RUN_ID = pytest.StashKey[str]()
+
+
+class Preset:
+    """A selection parsed by ``vcsbench run``, handed to the pytest session as a plugin."""
+
+    def __init__(
+        self,
+        selection: Selection,
+        command: str,
+        carry: dict[str, Any] | None = None,
+        door: str = "vcsbench run",
+    ) -> None:
+        self.selection = selection
+        self.command = command
+        """The command line, for a person to read (never parsed again)."""
+        self.door = door
+        self.run_id = uuid.uuid4().hex
+        self.carry: dict[str, Any] = carry or {"benchmarks": [], "failed_benchmarks": []}
+        """Finished benchmarks of an earlier run that ``--resume`` keeps (raw entries)."""
+        self.done: set[str] = {
+            e["extra_info"]["vcsbench"]["name"] for e in self.carry["benchmarks"]
+        } | {e["name"] for e in self.carry["failed_benchmarks"]}
+
+
+def _preset(config: pytest.Config) -> Preset | None:
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, Preset):
+            return plugin
+    return None
+
+
+def preset_of(config: pytest.Config) -> Preset | None:
+    """The selection ``vcsbench run`` handed to this pytest session, if it did."""
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, Preset):
+            return plugin
+    return None
+
+
+def carried(config: pytest.Config) -> bool:
+    preset = preset_of(config)
+    return preset is not None and bool(preset.done)
+
+
+FACTS = pytest.StashKey[tuple[dict[str, Any], dict[str, Any]]]()
+WRITER = pytest.StashKey[ResultWriter]()
+WRITTEN = pytest.StashKey[list[Any]]()
+
+
+def result_path(config: pytest.Config) -> Path | None:
+    """The result file (``--benchmark-json``), which vcsbench writes, not pytest-benchmark."""
+    if WRITER in config.stash:
+        return config.stash[WRITER].path
+    bench_session = getattr(config, "_benchmarksession", None)
+    if bench_session is None or not bench_session.json:
+        return None
+    return Path(bench_session.json)
+
+
+def write_results(config: pytest.Config, amend: Any = None) -> None:
+    """Write the result file as it stands (atomically), so that a run killed later keeps
+    every benchmark that finished before; ``amend``: a benchmark written last, again.
+
+    Written after every benchmark, so its cost must not grow with the benchmarks before,
+    nor its memory: the machine and commit facts are read once (pytest-benchmark's take a
+    process each), the benchmarks written before are copied from the file, and their
+    figures leave memory (pytest-benchmark keeps its samples, 32 bytes a round). vcsbench
+    is the file's only writer: pytest-benchmark's own write at the end is turned off."""
+    path = result_path(config)
+    bench_session = getattr(config, "_benchmarksession", None)
+    if path is None or bench_session is None:
+        return
+    if FACTS not in config.stash:
+        config.stash[FACTS] = (
+            bench_session.get_machine_info(),
+            config.hook.pytest_benchmark_generate_commit_info(config=config),
+        )
+    machine_info, commit_info = config.stash[FACTS]
+    output_json = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=[],
+        include_data=True,
+        machine_info=machine_info,
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(
+        config=config, benchmarks=bench_session.benchmarks, output_json=output_json
+    )
+    carried = output_json.pop("benchmarks", [])  # an earlier run's (--resume)
+    first = WRITER not in config.stash
+    if first:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        config.stash[WRITER] = ResultWriter(path)
+        bench_session.json = None  # the file is written here, whole, after each benchmark
+    written = config.stash.setdefault(WRITTEN, [])
+    if amend is not None:
+        values = [amend.as_dict(include_data=True)]
+    else:
+        done = {id(b) for b in written}
+        new = [b for b in bench_session.benchmarks if not b.has_error and id(b) not in done]
+        values = [*(carried if first else []), *(b.as_dict(include_data=True) for b in new)]
+        written += new
+    config.stash[WRITER].write(values, output_json, amend=amend is not None)
+    if not (bench_session.save or bench_session.autosave):  # pytest-benchmark's own copy
+        for bench in written[:-1]:  # the last may be amended yet
+            bench.extra_info["vcsbench"] = {"written": str(path)}
+
+
+def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
+    """vcsbench's part of the file: the run's version, id, command, selection, and the
+    benchmarks every round of which failed (pytest-benchmark keeps no entry for them)."""
+    from vcsbench import __version__
+
+    preset = preset_of(config)
+    command = preset.command if preset is not None else _pytest_command()
+    if RUN_ID not in config.stash:
+        config.stash[RUN_ID] = uuid.uuid4().hex
+    carry = preset.carry if preset is not None else {"benchmarks": [], "failed_benchmarks": []}
+    output_json["benchmarks"] = [*carry["benchmarks"], *output_json.get("benchmarks", [])]
+    output_json["vcsbench"] = {
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "run_id": config.stash[RUN_ID],
+        "command": command,
+        "door": preset.door if preset is not None else "pytest",
+        "selection": config.stash[SELECTION].given,
+        "failed_benchmarks": [
+            *carry["failed_benchmarks"],
+            *(b.to_json() for b in config.stash.get(FAILED, [])),
+        ],
+    }
+
+
+def _pytest_command() -> str:
+    """The command line that ran pytest, as a person would type it again."""
+    program = sys.argv[0]
+    if Path(program).name in ("pytest", "py.test", "__main__.py"):
+        program = "pytest"
+    return shlex.join([program, *sys.argv[1:]])

@@ -1,0 +1,206 @@
+"""The benchmarks of one pytest session: each run in its sandbox, measured, kept.
+
+Timing: vcsbench runs its own round loop (``rounds.BenchmarkRun``) and then hands the
+successful rounds' wall times to pytest-benchmark, so that pytest-benchmark's statistics,
+``--benchmark-compare`` and ``--benchmark-save`` see exactly vcsbench's one clock, and no
+failed round. pytest-benchmark has no public call for that; :func:`feed_pytest_benchmark`
+does what its own ``pedantic`` does with the samples, and a test pins it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import pytest
+
+from vcsbench import process
+from vcsbench.backends import REGISTRY, Backend, split_variant
+from vcsbench.bench.options import Selection
+from vcsbench.bench.progress import ProgressDisplay, duration
+from vcsbench.bench.record import FAILED, write_results
+from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.model import Benchmark
+from vcsbench.sandbox import Sandbox, parse_fs_spec
+from vcsbench.workload.operations import Operation
+
+COUNT = pytest.StashKey[int]()
+
+
+def feed_pytest_benchmark(benchmark: Any, wall_s: list[float]) -> None:
+    """Give pytest-benchmark these samples as its statistics, as its ``pedantic`` would.
+
+    pytest-benchmark (5.x) keeps a benchmark's samples in the ``Metadata`` that
+    ``_make_stats`` registers with its session, and marks the fixture used by ``_mode``.
+    """
+    benchmark._mode = "vcsbench (its own round loop)"
+    stats = benchmark._make_stats(1)
+    for value in wall_s:
+        stats.update(value)
+
+
+class VcsSession:
+    """Runs the benchmarks of one pytest session."""
+
+    def __init__(self, config: pytest.Config, selection: Selection) -> None:
+        self.config = config
+        self.selection = selection
+        self._session_sandboxes: dict[str, Sandbox] = {}
+        self._stack = ExitStack()
+        self._serial = 0
+        self.started = time.perf_counter()
+        self.count = config.stash.get(COUNT, 0) or len(selection.cases())
+        self.ops_wall_s = 0.0
+
+    def close(self) -> None:
+        self._stack.close()
+
+    @contextmanager
+    def sandbox(self, spec_text: str) -> Iterator[Sandbox]:
+        known = [s for s in self.selection.fs if s.text == spec_text]
+        spec = known[0] if known else parse_fs_spec(spec_text)
+        if self.selection.fs_scope == "session":
+            if spec_text not in self._session_sandboxes:
+                self._session_sandboxes[spec_text] = self._stack.enter_context(
+                    Sandbox(spec, self.selection.image_dir)
+                )
+            yield self._session_sandboxes[spec_text]
+            return
+        with Sandbox(spec, self.selection.image_dir) as sandbox:
+            yield sandbox
+
+    def run_operation(
+        self,
+        benchmark: Any,
+        backend: str,
+        fs: str,
+        op: str,
+        payload: str,
+        make: Callable[[Backend], Operation],
+        repos: int | None = None,
+    ) -> Benchmark | None:
+        """Run, record and keep one benchmark of ``make(backend)``'s operation; the
+        result (None with --benchmark-disable)."""
+        selection = self.selection
+        base, _ = split_variant(backend)
+        availability = REGISTRY[base].available()
+        if not availability.ok:
+            pytest.skip(f"backend {base} unavailable: {availability.reason}")
+        self._serial += 1
+        label = f"{backend} {op} {payload} {fs}"
+        benchmark.group = f"{op} {payload} {fs}"
+        # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
+        rounds = 1 if benchmark.disabled else (repos or selection.repos)
+        process.doing(label)
+        try:
+            with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
+                assert sandbox.info is not None
+                vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
+                slug = re.sub(
+                    r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{vcs.name}-{op}-{payload}"
+                )
+                run = BenchmarkRun(
+                    operation=make(vcs),
+                    sandbox=sandbox.info,
+                    workdir=sandbox.root / slug,
+                    rounds=rounds,
+                    cache=selection.cache,
+                    verify=selection.verify,
+                    progress=ProgressDisplay(
+                        self.config,
+                        selection.progress,
+                        label,
+                        (self._serial, self.count, self.started),
+                    ),
+                    name=benchmark.name,
+                    age=selection.age,
+                    layout=selection.layout,
+                    recycle=selection.recycle,
+                )
+                interrupted: KeyboardInterrupt | None = None
+                try:
+                    run.run_all()
+                except KeyboardInterrupt as exc:
+                    # Keep what finished: the rounds done so far are a partial benchmark.
+                    interrupted = exc
+                    process.doing(f"{label}, round {len(run.log) + 1} of {rounds}")
+                    if not len(run.log):
+                        raise
+                # Measured and written before the sandbox comes down, with the stop
+                # signals held: one that arrives now waits until the benchmark is kept.
+                with process.signals_held():
+                    result = run.finish(vcs.describe())
+                    result.harness["teardown_s"] = None
+                    result.harness["teardown_note"] = (
+                        "one sandbox for the session, torn down at its end"
+                        if selection.fs_scope == "session"
+                        else "the benchmark was interrupted; its sandbox came down after"
+                    )
+                    if not benchmark.disabled:
+                        self._keep(benchmark, result)
+        except VcsbenchError as exc:
+            failure = str(exc)
+        else:
+            failure = ""
+        if failure:
+            pytest.fail(failure, pytrace=False)
+        if sandbox.teardown_s is not None and interrupted is None:
+            result.harness["teardown_s"] = sandbox.teardown_s
+            result.harness.pop("teardown_note")
+            if not benchmark.disabled:
+                self._amend(benchmark, result)
+        if interrupted is not None:
+            raise interrupted
+        process.doing("")
+        if result.errors:
+            first = result.error_samples[0]
+            cause = result.diagnosis or f"first, round {first.round}: {first.error}"
+            pytest.fail(
+                f"{result.errors} of {result.repos} operations failed ({cause})",
+                pytrace=False,
+            )
+        return None if benchmark.disabled else result
+
+    def _amend(self, benchmark: Any, result: Benchmark) -> None:
+        """Write a kept benchmark again with what was learnt after it was kept (how long
+        its sandbox took to come down)."""
+        if benchmark.stats is not None and "vcsbench" in benchmark.extra_info:
+            benchmark.extra_info["vcsbench"]["harness"] = result.harness
+            write_results(self.config, amend=benchmark.stats)
+        else:  # every round failed: it is in the run's facts, written again
+            write_results(self.config)
+
+    def _keep(self, benchmark: Any, result: Benchmark) -> None:
+        """Put the benchmark in the results and write the result file at once."""
+        self.ops_wall_s += float(result.harness.get("ops_wall_s") or 0.0)
+        benchmark.extra_info["vcsbench"] = result.to_json()
+        ok_walls = result.samples_s
+        if ok_walls:
+            feed_pytest_benchmark(benchmark, ok_walls)
+        else:
+            # No sample to give pytest-benchmark; the benchmark and its errors are
+            # kept in vcsbench's own part of the file.
+            benchmark._mode = "vcsbench (every round failed)"
+            self.config.stash.setdefault(FAILED, []).append(result)
+        write_results(self.config)
+
+
+SESSION = pytest.StashKey[VcsSession]()
+
+
+def closing_line(terminalreporter: Any, config: pytest.Config) -> None:
+    """The closing line: wall time, and how much of it the timed operations were."""
+    session = config.stash.get(SESSION, None)
+    if session is None or not session._serial:
+        return
+    wall = time.perf_counter() - session.started
+    share = 100 * session.ops_wall_s / wall if wall > 0 else 0.0
+    terminalreporter.write_line(
+        f"vcsbench: {session._serial} benchmark(s) in {duration(wall)} ({wall:,.1f} s); "
+        f"timed operations {session.ops_wall_s:,.1f} s ({share:.0f}%), the rest set-up, "
+        "probes, verification and teardown"
+    )

@@ -1,0 +1,37 @@
+"""``vcsbench load-worker HOST:PORT``: a Locust worker for a load master elsewhere."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from vcsbench.cli.command import Command
+from vcsbench.errors import VcsbenchError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("master", metavar="HOST:PORT", help="the master, as it printed")
+
+
+def run(args: argparse.Namespace) -> int:
+    host, _, port = str(args.master).rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise VcsbenchError(f"master {args.master!r} is not HOST:PORT, like 10.0.0.5:5557")
+    # The engine in a process of its own: Locust patches the standard library for gevent.
+    argv = [sys.executable, "-m", "vcsbench.load.engine", "--worker", host, port]
+    return subprocess.call(argv)
+
+
+COMMAND = Command(
+    "load-worker",
+    add_arguments,
+    run,
+    dict(
+        help="a Locust worker for a 'vcsbench load --expect-workers' master elsewhere",
+        description="Connect to a load master (vcsbench load --expect-workers N), take the "
+        "configuration and the users it gives, and send each step's sessions back. Needs "
+        "vcsbench, its clients (svn, svnmucc, git) and a route to the master and the "
+        "servers.",
+    ),
+)

@@ -1,0 +1,133 @@
+"""``vcsbench run``: the benchmark suite (the one ``pytest --benchmark-only`` runs), and
+``--resume`` of an interrupted run."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from vcsbench import __version__
+from vcsbench.cli.command import Command
+from vcsbench.cli.common import (
+    add_selection,
+    check_out,
+    interrupted,
+    out_path,
+    selection_of,
+    this_run,
+)
+from vcsbench.errors import VcsbenchError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_selection(parser)
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RESULTS",
+        help="run only what RESULTS (written by an interrupted 'vcsbench run') lacks or has "
+        "partial, with its selection, into the same file",
+    )
+    parser.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="after --: extra pytest arguments, e.g. -- --benchmark-save=base",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.bench.runner import run_suite
+
+    if args.resume is not None:
+        return _resume(args)
+    selection = selection_of(args)
+    out = out_path(args, "run")
+    check_out(out)
+    extra = [a for a in args.pytest_args if a != "--"]
+    code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
+    return _conclude(out, run_id, code)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
+
+    from vcsbench.bench.options import Selection
+    from vcsbench.bench.runner import run_suite
+    from vcsbench.measure.machine import machine_info
+    from vcsbench.results import parse
+    from vcsbench.results.io import read_document
+
+    path = Path(args.resume)
+    document = read_document(path)
+    earlier = parse(document, path)
+    where = f"--resume {path}"
+    if earlier.version != __version__:
+        raise VcsbenchError(
+            f"{where}: written by vcsbench {earlier.version or '?'}, this is {__version__}; "
+            "results of two versions are not one run (start a new one)"
+        )
+    here = machine_info()
+    for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel"):
+        if here[key] != getattr(earlier.machine, key):
+            raise VcsbenchError(
+                f"{where}: written on another machine ({key} {getattr(earlier.machine, key)!r}, "
+                f"here {here[key]!r}); resume it there, or start a new run"
+            )
+    facts = document.get("vcsbench") if isinstance(document, dict) else None
+    facts = facts if isinstance(facts, dict) else {}
+    if facts.get("door") != "vcsbench run":
+        raise VcsbenchError(
+            f"{where}: not written by 'vcsbench run' (by {str(facts.get('door', '?'))[:40]}); "
+            "only its results can be resumed"
+        )
+    # Data, never a command: vcsbench's own options, each checked as on the command line.
+    selection = Selection.from_recorded(facts.get("selection"), where)
+    extra = [a for a in args.pytest_args if a != "--"]
+    carry = {
+        "benchmarks": [
+            e
+            for e in document["benchmarks"]
+            if not (e.get("extra_info") or {}).get("vcsbench", {}).get("partial")
+        ],
+        "failed_benchmarks": [
+            e
+            for e in (document.get("vcsbench") or {}).get("failed_benchmarks", [])
+            if not e.get("partial")
+        ],
+    }
+    kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
+    shown = shlex.join(["vcsbench", "run", *selection.command_line()])
+    print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest of: {shown}")
+    command = ["vcsbench", "run", *selection.command_line(), "--out", str(path)]
+    code, run_id = run_suite(selection, path, extra, command=command, carry=carry)
+    return _conclude(path, run_id, code)
+
+
+def _conclude(out: Path, run_id: str, code: int) -> int:
+    """This run's summary table and results path, then the exit status."""
+    from vcsbench.report.tables import summary
+
+    run = this_run(out, run_id)
+    if run is not None:
+        from vcsbench.report.stability import warnings
+
+        print()
+        print(summary([run]))
+        for line in warnings(run.benchmarks, run.machine.cpu_count):
+            print(f"warning: {line}")
+        print(f"\nresults: {out}")
+    return interrupted(out, run) or code
+
+
+COMMAND = Command(
+    "run",
+    add_arguments,
+    run,
+    dict(
+        help="run the benchmark suite (the same one pytest --benchmark-only runs)",
+        description="Run backend x operation x payload x filesystem benchmarks and write "
+        "pytest-benchmark JSON with vcsbench's metrics. Arguments after -- go to pytest.",
+    ),
+)

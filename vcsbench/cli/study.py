@@ -1,0 +1,158 @@
+"""``vcsbench study``: a published study or a VCS's choices, re-run in one command."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import textwrap
+from pathlib import Path
+
+from vcsbench.cli.command import Command
+from vcsbench.cli.common import (
+    add_selection,
+    beside,
+    check_out,
+    interrupted,
+    out_path,
+    selection_of,
+    this_run,
+)
+from vcsbench.errors import VcsbenchError
+from vcsbench.results import Run
+from vcsbench.studies import LOAD_STUDIES, STUDIES
+from vcsbench.studies.base import Study
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study", choices=[*STUDIES, *LOAD_STUDIES], help="which study")
+    parser.add_argument(
+        "--paths", help="load studies: access paths (default: the study's, listed below)"
+    )
+    parser.add_argument(
+        "--step-seconds", type=float, help="load studies: each step's length (default: below)"
+    )
+    # The study fixes its operations and payloads; --ops and --payloads are not offered.
+    add_selection(
+        parser,
+        defaults={"backends": None, "repos": None, "fs": None},
+        exclude=("ops", "payloads"),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.backends import REGISTRY
+    from vcsbench.bench.runner import run_suite
+
+    if args.study in LOAD_STUDIES:
+        return _load_study(args)
+    if args.paths or args.step_seconds:
+        raise VcsbenchError(
+            f"--paths and --step-seconds are for load studies ({', '.join(LOAD_STUDIES)}), "
+            f"not {args.study}"
+        )
+
+    study = STUDIES[args.study]
+    backends = args.backends or study.backends
+    if backends == "all":  # the study's: every backend of the VCSs it compares
+        backends = ",".join(n for n, c in REGISTRY.items() if c.vcs in study.vcs)
+    fixed = {
+        "ops": study.ops,
+        "payloads": study.payloads,
+        "backends": backends,
+        "repos": args.repos or str(study.repos),
+        "fs": args.fs or study.fs,
+    }
+    selection = selection_of(args, **fixed)
+    out = out_path(args, study.name)
+    check_out(out, table=True)
+    code, run_id = run_suite(
+        selection, out, [], command=["vcsbench", *sys.argv[1:]], door="vcsbench study"
+    )
+    run = this_run(out, run_id)
+    stopped = interrupted(out, run)
+    if stopped or run is None:
+        return stopped or code or 1
+    from vcsbench.results.io import write_file
+
+    text = study_markdown(study, [run], out)
+    markdown = beside(out, ".md")
+    write_file(markdown, text, "the table")
+    print()
+    print(text)
+    print(f"table: {markdown}")
+    return code
+
+
+def _load_study(args: argparse.Namespace) -> int:
+    import time
+
+    from vcsbench.process import install_signal_handlers
+    from vcsbench.results import read
+    from vcsbench.studies.base import run_load_study
+
+    study = LOAD_STUDIES[args.study]
+    out = out_path(args, study.name)
+    check_out(out, table=True, logs=True)
+    install_signal_handlers()
+    started = time.time()
+    try:
+        text = run_load_study(study, out, args.paths, args.fs, args.step_seconds)
+    except KeyboardInterrupt:  # the closed loop's file, if this run wrote it
+        mine = out.exists() and out.stat().st_mtime >= started
+        return interrupted(out, read(out) if mine else None)
+    print()
+    print(text)
+    print(f"table: {beside(out, '.md')}")
+    return 0
+
+
+def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
+    """The study's tables under a header naming the results and the command."""
+    sizes = sorted({b.repos for r in runs for b in r.benchmarks})
+    n = ", ".join(f"{size:,}" for size in sizes)
+    header = (
+        f"# {study.name}: {n} repositories per benchmark\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}.\n\n"
+        f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
+    )
+    return header + "\n" + "\n".join(study.tables(runs).values())
+
+
+STUDY_PARSER = dict(
+    help="reproduce a published study or compare a VCS's choices "
+    f"({', '.join([*STUDIES, *LOAD_STUDIES])})",
+    description="Run a study: its operations and payloads are fixed; backends, "
+    "filesystems and N default to the study's (below) and may be changed. Prints the "
+    "study's tables, with published figures beside this run's where they exist, and "
+    "writes the result JSON (which report and compare read) and the tables as Markdown.",
+    epilog="studies:\n"
+    + "\n".join(
+        textwrap.fill(
+            f"{s.name}: {s.summary}. Defaults: --backends {s.backends} --fs {s.fs} "
+            f"--repos {s.repos}; operations {s.ops}; payloads {s.payloads}.",
+            width=88,
+            initial_indent="  ",
+            subsequent_indent="      ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        for s in STUDIES.values()
+    )
+    + "\n"
+    + "\n".join(
+        textwrap.fill(
+            f"{s.name} (load): {s.summary}. Defaults: --paths {s.paths} --fs {s.fs}; "
+            f"{s.students} students; closed loop {s.closed_steps} clients, open loop "
+            f"{s.open_steps} arrivals/s; --step-seconds {s.step_seconds:g}.",
+            width=88,
+            initial_indent="  ",
+            subsequent_indent="      ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        for s in LOAD_STUDIES.values()
+    ),
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+COMMAND = Command("study", add_arguments, run, STUDY_PARSER)

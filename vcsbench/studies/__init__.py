@@ -1,0 +1,24 @@
+"""Studies: published comparisons re-run in one command, their figures printed beside ours.
+
+One module per study; a new one is a module here and a line below. A benchmark study
+(:class:`~vcsbench.studies.base.Study`) runs the benchmark suite with a fixed selection;
+a load study (:class:`~vcsbench.studies.base.LoadStudy`) runs ``vcsbench load``.
+"""
+
+from vcsbench.studies import (
+    git_fsync,
+    git_storage,
+    markus2011,
+    markus2013,
+    markus_today,
+    svn_storage,
+)
+from vcsbench.studies.base import LoadStudy, Study
+
+STUDIES: dict[str, Study] = {
+    module.STUDY.name: module.STUDY
+    for module in (markus2013, git_fsync, markus_today, svn_storage, git_storage)
+}
+LOAD_STUDIES: dict[str, LoadStudy] = {markus2011.STUDY.name: markus2011.STUDY}
+
+__all__ = ["LOAD_STUDIES", "STUDIES", "LoadStudy", "Study"]

@@ -1,0 +1,234 @@
+"""What every study shares: the :class:`Study` (a benchmark study) and :class:`LoadStudy`
+records, published figures, and the tables that set a run's variants side by side.
+
+A study is one command: operations and payloads fixed, backends, filesystems and N
+defaulted (a user may change those three), and tables that set this run's figures beside
+the published ones where they exist, with ratios as the comparable part and the sources
+named. A new study is a module in this package and a line in its registry.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcsbench.load.plan import LoadPlan
+from vcsbench.load.run import run_load
+from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.report.load import load_markdown
+from vcsbench.results.io import writable_target, write_file
+from vcsbench.results.model import Benchmark, Run
+
+Tables = Callable[[list[Run]], dict[str, str]]
+KIB = 1024.0
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    summary: str
+    """One line for ``--help``: what is compared."""
+    backends: str
+    ops: str
+    payloads: str
+    fs: str
+    repos: int
+    tables: Tables
+    vcs: tuple[str, ...]
+    """What ``--backends all`` means for this study: every backend of these VCSs."""
+    source: str = ""
+    """Where the published figures come from; empty when none are published."""
+
+
+@dataclass(frozen=True)
+class LoadStudy:
+    name: str
+    summary: str
+    paths: str
+    fs: str
+    students: int
+    closed_steps: str
+    open_steps: str
+    step_seconds: float
+    max_clients: int
+    payload: str
+    source: str
+    tables: Callable[[LoadStudy, Run, Run], str]
+    """The study's own tables, from its closed-loop and its open-loop run."""
+
+
+@dataclass(frozen=True)
+class Published:
+    label: str
+    op: str
+    vcs: str
+    total_ms: float
+    repos: int
+
+    @property
+    def per_repo_ms(self) -> float:
+        return self.total_ms / self.repos
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def cpu_ms(bench: Benchmark) -> float | None:
+    value = bench.per_repo("cpu")
+    return value * 1000 if value is not None else None
+
+
+def groups(runs: list[Run]) -> dict[tuple[str, str, str], list[Benchmark]]:
+    """Benchmarks by (filesystem, operation, payload), in the order the run made them."""
+    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
+    for run in runs:
+        for bench in run.benchmarks:
+            groups.setdefault((bench.fs, bench.op, bench.payload.name), []).append(bench)
+    return groups
+
+
+def fs_note(fs: str) -> str:
+    if fs.startswith("tmpfs"):
+        return (
+            " On tmpfs there is no device and fsync returns at once: durability costs "
+            "nothing here, so differences are CPU only; run on ext4, xfs or btrfs for them."
+        )
+    return ""
+
+
+def variant_table(
+    group: list[Benchmark],
+    baseline: Mapping[str, Benchmark | None],
+    published: Callable[[Benchmark], tuple[str, str]] | None = None,
+    published_headers: tuple[str, str] = ("published", "published ratio"),
+    durability: bool = True,
+) -> str:
+    """A row per variant: time, CPU, device writes, footprint and inodes per repository,
+    each variant's time, device bytes and footprint as a ratio to its baseline (by label)."""
+    headers = ["variant", *(["durability"] if durability else []), "N", "median ms", "time ratio"]
+    if published is not None:
+        headers += list(published_headers)
+    headers += [
+        "CPU ms",
+        "device write requests",
+        "device KiB written",
+        "device bytes ratio",
+        "allocated KiB",
+        "allocated ratio",
+        "inodes",
+        "errors",
+    ]
+    rows = []
+    for bench in group:
+        base = baseline.get(bench.label)
+        row = [
+            bench.label,
+            *([bench.backend.durability or "?"] if durability else []),
+            f"{bench.repos_ok:,}",
+            fmt_ms(bench.median_ms),
+            time_ratio(bench, base),
+        ]
+        if published is not None:
+            row += list(published(bench))
+        requests = bench.per_repo("io_write_requests_device")
+        row += [
+            fmt_num(cpu_ms(bench), digits=2),
+            fmt_num(requests, digits=1),
+            fmt_num(bench.per_repo("io_write_device"), KIB),
+            metric_ratio(bench, base, "io_write_device"),
+            fmt_num(bench.per_repo("footprint_allocated"), KIB),
+            metric_ratio(bench, base, "footprint_allocated"),
+            fmt_num(bench.per_repo("footprint_inodes"), digits=1),
+            f"{bench.errors}",
+        ]
+        rows.append(row)
+    return render_rows(headers, rows, text_columns=2 if durability else 1)
+
+
+def time_ratio(bench: Benchmark, base: Benchmark | None) -> str:
+    return fmt_ratio(ratio(bench.median_ms, base.median_ms)) if base else "—"
+
+
+def metric_ratio(bench: Benchmark, base: Benchmark | None, name: str) -> str:
+    if base is None:
+        return "—"
+    return fmt_ratio(ratio(bench.per_repo(name), base.per_repo(name)))
+
+
+def first(group: list[Benchmark], test: Callable[[Benchmark], bool]) -> Benchmark | None:
+    return next((b for b in group if test(b)), None)
+
+
+PER_REPO_NOTE = (
+    "Figures per repository (per round): median of the verified rounds; CPU, device write "
+    "requests and KiB written are means; allocated KiB and inodes are what the repositories "
+    "hold at the end, divided by N."
+)
+
+
+def storage_tables(title: str, about: str) -> Tables:
+    def tables(runs: list[Run]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for (fs, op, payload), group in groups(runs).items():
+            # Each variant against its backend with every option at its default.
+            labels = {b.label: b for b in group}
+            table = variant_table(group, {b.label: labels.get(b.backend.name) for b in group})
+            notes = (
+                f"`{op}` of `{payload}`. {about} Ratios: each variant against its backend "
+                f"with default options. {PER_REPO_NOTE}{fs_note(fs)} No figures for "
+                "these choices are published to set beside this run's."
+            )
+            heading = f"### {title} on {fs}: {op}, {payload}"
+            out[f"{fs}/{op}/{payload}"] = f"{heading}\n\n{table}\n\n_{notes}_\n"
+        return out
+
+    return tables
+
+
+def _plan(study: LoadStudy, shape: str, paths: str, fs: str, seconds: float) -> LoadPlan:
+    return LoadPlan.parse(
+        scenario="deadline",
+        paths=paths,
+        fs=fs,
+        students=study.students,
+        steps=study.closed_steps if shape == "closed" else study.open_steps,
+        step_seconds=seconds,
+        step_ops=0,
+        payload=study.payload,
+        precreate=False,
+        capacity_factor=2.0,
+        shape=shape,
+        max_clients=study.max_clients,
+    )
+
+
+def run_load_study(
+    study: LoadStudy, out: Path, paths: str | None, fs: str | None, seconds: float | None
+) -> str:
+    """Run the study's closed and open loops; write both result files and the Markdown."""
+    paths = paths or study.paths
+    fs = fs or study.fs
+    seconds = seconds or study.step_seconds
+    command = ["vcsbench", *sys.argv[1:]]
+    stem = out.name.removesuffix(".gz").removesuffix(".json")
+    open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
+    writable_target(open_out, "the open-loop results beside --out,")
+    plans = [_plan(study, shape, paths, fs, seconds) for shape in ("closed", "open")]
+    closed = run_load(plans[0], out, command)
+    open_ = run_load(plans[1], open_out, command)
+    header = (
+        f"# {study.name}: {study.students:,} students at the deadline on {fs}\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}. {seconds:g} s per step; latency is "
+        "each submission's wall time (open loop: from its scheduled arrival); every "
+        "repository read back afterwards.\n\n"
+        f"Results: `{out}` (closed loop), `{open_out}` (open loop); command: "
+        f"`{shlex.join(command)}`\n\n"
+    )
+    text = header + study.tables(study, closed, open_)
+    detail = load_markdown(closed) + "\n" + load_markdown(open_)
+    write_file(out.with_name(f"{stem}.md"), text + "\n" + detail, "the table")
+    return text
