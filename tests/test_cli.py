@@ -70,12 +70,12 @@ def test_bad_input_gives_one_line_and_exit_2(args: list[str], message: str) -> N
     assert "Traceback" not in result.stderr
 
 
-def test_readme_backend_table_is_the_registrys() -> None:
+def test_the_backends_page_table_is_the_registrys() -> None:
     from helpers import REPO
 
     from vcsbench.backends import markdown_table
 
-    assert markdown_table() in (REPO / "README.md").read_text()
+    assert markdown_table() in (REPO / "docs" / "backends.md").read_text()
 
 
 def test_study_refuses_options_it_fixes_itself() -> None:

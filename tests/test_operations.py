@@ -404,9 +404,9 @@ def test_new_operations_reach_the_results_under_their_labels(tmp_path: Path) -> 
     ]
 
 
-def test_readme_operation_table_is_the_registrys() -> None:
+def test_the_running_page_operation_table_is_the_registrys() -> None:
     from helpers import REPO
 
     from vcsbench.workload.operations import markdown_table
 
-    assert markdown_table() in (REPO / "README.md").read_text()
+    assert markdown_table() in (REPO / "docs" / "running.md").read_text()
