@@ -80,3 +80,39 @@ def vcsbench_loops() -> str:
         for line in loops.splitlines()
         if "vcsbench" in line and _ours(line.split(None, 1)[-1].removesuffix(" (deleted)"))
     )
+
+
+RUN_ARGV = [
+    sys.executable,
+    "-m",
+    "vcsbench.cli",
+    "run",
+    "--ops",
+    "create",
+    "--payloads",
+    "hello",
+    "--progress",
+    "lines",
+]
+"""``vcsbench run`` of creates of hello, its progress in plain lines (add the rest)."""
+
+
+def wait_for(proc: subprocess.Popen[str], text: str) -> None:
+    """Read the run's standard output until a line holding ``text``."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if text in line:
+            return
+    raise AssertionError(f"never saw {text!r}")
+
+
+def small_run(
+    tmp_path: Path, *extra: str, repos: str = "2", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A small, quick ``vcsbench run`` of git-pygit2 creates in a dir: sandbox of the
+    test, into ``tmp_path/r.json`` unless ``extra`` names another --out."""
+    out = [] if "--out" in extra else ["--out", str(tmp_path / "r.json")]
+    return vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
+        "--repos", repos, "--fs", f"dir:{tmp_path}", *out, *extra, env=env,
+    )  # fmt: skip

@@ -226,7 +226,8 @@ def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from vcsbench.sandbox import state as state_module
+    from vcsbench.sandbox import cleanup as state_module
+    from vcsbench.sandbox.state import load_state
 
     real_step = state_module._step
 
@@ -247,5 +248,5 @@ def test_a_failed_teardown_step_keeps_the_state_and_says_which_step(
     assert "teardown of tmpfs sandbox failed: unmount" in line and str(state_file) in line
     assert mountpoint in vcsbench_mounts()
     monkeypatch.setattr(state_module, "_step", real_step)
-    assert [] == state_module.teardown(state_module.load_state(state_file))
+    assert [] == state_module.teardown(load_state(state_file))
     assert "" == vcsbench_mounts()

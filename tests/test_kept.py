@@ -8,61 +8,22 @@ import gzip
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import DATA, vcsbench
+from helpers import DATA, RUN_ARGV, vcsbench, wait_for
 
 from vcsbench.results import read
 
 
 def start_run(tmp_path: Path, out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "vcsbench.cli",
-            "run",
-            "--ops",
-            "create",
-            "--payloads",
-            "hello",
-            "--progress",
-            "lines",
-            "--fs",
-            f"dir:{tmp_path}",
-            "--out",
-            str(out),
-            *args,
-        ],
+        [*RUN_ARGV, "--fs", f"dir:{tmp_path}", "--out", str(out), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-
-
-RUN_ARGV = [
-    sys.executable,
-    "-m",
-    "vcsbench.cli",
-    "run",
-    "--ops",
-    "create",
-    "--payloads",
-    "hello",
-    "--progress",
-    "lines",
-]
-
-
-def wait_for(proc: subprocess.Popen[str], text: str) -> None:
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if text in line:
-            return
-    raise AssertionError(f"never saw {text!r}")
 
 
 def test_sigkill_between_benchmarks_keeps_every_finished_one(tmp_path: Path) -> None:
@@ -281,6 +242,17 @@ def sandbox_of(isolated_state: Path) -> str:
     raise AssertionError("no mounted sandbox recorded")
 
 
+def remount_read_only(point: str) -> None:
+    """Remount a sandbox read-only under a running benchmark: the kernel refuses while a
+    file is open for writing there, so try in the gaps between the rounds' writes."""
+    for _ in range(2000):
+        done = subprocess.run(["mount", "-o", "remount,ro", point], capture_output=True)
+        if done.returncode == 0:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"{point} could not be remounted read-only: {done.stderr!r}")
+
+
 def test_a_sandbox_that_turns_read_only_makes_errors_and_keeps_the_verified_rounds(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -301,9 +273,11 @@ def test_a_sandbox_that_turns_read_only_makes_errors_and_keeps_the_verified_roun
         stderr=subprocess.STDOUT,
         text=True,
     )
-    wait_for(proc, "rounds")
-    subprocess.run(["mount", "-o", "remount,ro", sandbox_of(isolated_state)], check=True)
-    output, _ = proc.communicate(timeout=300)
+    try:
+        wait_for(proc, "rounds")
+        remount_read_only(sandbox_of(isolated_state))
+    finally:
+        output, _ = proc.communicate(timeout=300)
     assert 1 == proc.returncode, output[-2000:]
     assert "Traceback" not in output
     (bench,) = read(out).benchmarks

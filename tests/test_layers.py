@@ -33,7 +33,7 @@ NARROWER = {"report": {"results"}, "backends": set(), "sandbox": set(), "results
 ALLOWED: dict[str, set[str]] = {
     layer: NARROWER.get(layer, set(CHAIN[:i])) for i, layer in enumerate(CHAIN)
 }
-ALWAYS = {"errors", "process", "__init__"}
+ALWAYS = {"errors", "process", "owned", "__init__"}
 
 
 def layer_of(path: Path) -> str:

@@ -18,7 +18,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import skip_or_fail, vcsbench, vcsbench_loops, vcsbench_mounts
+from helpers import (
+    skip_or_fail,
+    small_run,
+    vcsbench,
+    vcsbench_loops,
+    vcsbench_mounts,
+    wait_for,
+)
 
 from vcsbench.sandbox.state import boot_id, load_state
 
@@ -208,10 +215,7 @@ def killed_dir_run(tmp_path: Path, signum: int) -> Path:
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if "rounds" in line:
-            break
+    wait_for(proc, "rounds")
     (workdir,) = tmp_path.glob("vcsbench-*")
     inside = workdir / "mounted-here"
     inside.mkdir()
@@ -263,21 +267,7 @@ def test_a_malformed_state_file_is_one_line_and_never_blocks_a_run(
     assert 1 == result.returncode
     assert "Traceback" not in result.stderr
     assert 1 == sum(1 for line in result.stderr.splitlines() if str(planted) in line)
-    run = vcsbench(
-        "run",
-        "--backends",
-        "git-pygit2",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "2",
-        "--fs",
-        f"dir:{tmp_path}",
-        "--out",
-        str(tmp_path / "r.json"),
-    )
+    run = small_run(tmp_path, repos="2")
     assert 0 == run.returncode, run.stdout[-1500:] + run.stderr
     assert planted.exists()
 
@@ -294,22 +284,7 @@ def test_a_state_directory_others_can_write_is_refused(tmp_path: Path) -> None:
 
 def test_a_new_state_directory_is_made_0700(tmp_path: Path) -> None:
     fresh = tmp_path / "new-state"
-    result = vcsbench(
-        "run",
-        "--backends",
-        "git-pygit2",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "1",
-        "--fs",
-        f"dir:{tmp_path}",
-        "--out",
-        str(tmp_path / "r.json"),
-        env={"VCSBENCH_STATE_DIR": str(fresh)},
-    )
+    result = small_run(tmp_path, repos="1", env={"VCSBENCH_STATE_DIR": str(fresh)})
     assert 0 == result.returncode, result.stderr
     assert 0o700 == fresh.stat().st_mode & 0o777
     assert [] == list(fresh.iterdir())
@@ -317,7 +292,7 @@ def test_a_new_state_directory_is_made_0700(tmp_path: Path) -> None:
 
 def test_what_a_run_makes_is_proven_by_its_token(tmp_path: Path) -> None:
     from vcsbench.sandbox import Sandbox, parse_fs_spec
-    from vcsbench.sandbox.state import prove_dir
+    from vcsbench.sandbox.ownership import prove_dir
 
     with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
         assert sandbox._state_path is not None
@@ -448,10 +423,7 @@ def test_an_interrupted_run_exits_128_plus_the_signal_with_one_line(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if "rounds" in line:
-            break
+    wait_for(proc, "rounds")
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert 128 + signum == proc.returncode
@@ -665,10 +637,7 @@ def test_the_workers_of_a_killed_run_die_with_it(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if "rounds" in line:
-            break
+    wait_for(proc, "rounds")
     helpers = psutil.Process(proc.pid).children(recursive=True)
     assert len(helpers) >= 2  # the spawner and a worker (and the sampler)
     proc.kill()

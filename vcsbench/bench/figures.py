@@ -6,7 +6,7 @@ from __future__ import annotations
 from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
 from vcsbench.measure.probes import Delta, Footprint
 from vcsbench.results.metrics import METRICS
-from vcsbench.results.model import Metric
+from vcsbench.results.model import FilesystemInfo, Metric
 from vcsbench.sandbox import SandboxInfo
 
 
@@ -29,6 +29,25 @@ def round_values(delta: Delta) -> dict[str, float | None]:
         "fs_inodes_delta": delta.fs.used_inodes,
     }
     return values
+
+
+def filesystem_info(info: SandboxInfo) -> FilesystemInfo:
+    """What a result records of the sandbox a benchmark ran in (the sandbox's own record,
+    less why it has no device counters, which the metrics say)."""
+    return FilesystemInfo(
+        spec=info.spec,
+        kind=info.kind,
+        fstype=info.fstype,
+        mount_options=info.mount_options,
+        mountpoint=info.mountpoint,
+        device=info.device,
+        device_stat_path=info.device_stat_path,
+        image_path=info.image_path,
+        image_size_bytes=info.image_size_bytes,
+        kernel=info.kernel,
+        device_shared=info.device_shared,
+        disk=info.disk,
+    )
 
 
 def benchmark_metrics(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.bench import floor
-from vcsbench.bench.figures import benchmark_metrics, round_values
+from vcsbench.bench.figures import benchmark_metrics, filesystem_info, round_values
 from vcsbench.bench.log import (
     VERIFY_BATCH,
     RoundLog,
@@ -48,7 +48,6 @@ from vcsbench.process import STOP_SIGNALS
 from vcsbench.results.model import (
     BackendInfo,
     Benchmark,
-    FilesystemInfo,
     PayloadInfo,
 )
 from vcsbench.sandbox import SandboxInfo
@@ -432,7 +431,7 @@ class BenchmarkRun:
             backend=BackendInfo.from_json(describe_backend, "backend"),
             op=self.operation.label,
             payload=PayloadInfo.from_json(self.operation.payload.describe(), "payload"),
-            filesystem=FilesystemInfo.from_json(self.sandbox.as_dict(), "filesystem"),
+            filesystem=filesystem_info(self.sandbox),
             repos=n_rounds,
             rounds_asked=self.rounds,
             age=self.age,

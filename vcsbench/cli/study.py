@@ -119,6 +119,18 @@ def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     return header + "\n" + "\n".join(study.tables(runs).values())
 
 
+def _entry(text: str) -> str:
+    """One study in the epilog of ``--help``: wrapped, its name standing out."""
+    return textwrap.fill(
+        text,
+        width=88,
+        initial_indent="  ",
+        subsequent_indent="      ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+
+
 STUDY_PARSER = dict(
     help="reproduce a published study or compare a VCS's choices "
     f"({', '.join([*STUDIES, *LOAD_STUDIES])})",
@@ -128,28 +140,18 @@ STUDY_PARSER = dict(
     "writes the result JSON (which report and compare read) and the tables as Markdown.",
     epilog="studies:\n"
     + "\n".join(
-        textwrap.fill(
+        _entry(
             f"{s.name}: {s.summary}. Defaults: --backends {s.backends} --fs {s.fs} "
-            f"--repos {s.repos}; operations {s.ops}; payloads {s.payloads}.",
-            width=88,
-            initial_indent="  ",
-            subsequent_indent="      ",
-            break_on_hyphens=False,
-            break_long_words=False,
+            f"--repos {s.repos}; operations {s.ops}; payloads {s.payloads}."
         )
         for s in STUDIES.values()
     )
     + "\n"
     + "\n".join(
-        textwrap.fill(
+        _entry(
             f"{s.name} (load): {s.summary}. Defaults: --paths {s.paths} --fs {s.fs}; "
             f"{s.students} students; closed loop {s.closed_steps} clients, open loop "
-            f"{s.open_steps} arrivals/s; --step-seconds {s.step_seconds:g}.",
-            width=88,
-            initial_indent="  ",
-            subsequent_indent="      ",
-            break_on_hyphens=False,
-            break_long_words=False,
+            f"{s.open_steps} arrivals/s; --step-seconds {s.step_seconds:g}."
         )
         for s in LOAD_STUDIES.values()
     ),

@@ -76,6 +76,24 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
     }
 
 
+def answer(
+    level: float,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    records: dict[str, list[Any]],
+    details: list[str],
+) -> dict[str, Any]:
+    """A step's answer: its level, the counters around it, its sessions' records and the
+    first errors' details (a driver adds what it knows besides)."""
+    return {
+        "level": level,
+        "before": before,
+        "after": after,
+        "records": records,
+        "details": details,
+    }
+
+
 class Driver(Protocol):
     def ready(self) -> dict[str, Any]: ...
 
@@ -129,13 +147,7 @@ class LocalDriver:
         syncfs(Path(config["repos"]))
         after = counters(config, self.server_pids)
         records, details = shared.take_records()
-        step: dict[str, Any] = {
-            "level": level,
-            "before": before,
-            "after": after,
-            "records": records,
-            "details": details,
-        }
+        step = answer(level, before, after, records, details)
         if self.open_loop:
             step["arrivals"] = shared.arrivals
             step["generator_lag_s"] = shared.lags
@@ -239,15 +251,8 @@ class MasterDriver:
                 records[key] += report["records"][key]
             records["worker"] += [node] * len(report["records"]["step"])
             details += report["details"][: max(0, sessions.MAX_DETAILS - len(details))]
-        step: dict[str, Any] = {
-            "level": level,
-            "before": before,
-            "after": after,
-            "records": records,
-            "details": details,
-            "workers": sorted(reports),
-            "workers_lost": list(self.lost),
-        }
+        step = answer(level, before, after, records, details)
+        step.update(workers=sorted(reports), workers_lost=list(self.lost))
         if self.open_loop:
             step["arrivals"] = sum(r["arrivals"] for r in reports.values())
             step["generator_lag_s"] = [x for r in reports.values() for x in r["lags"]]

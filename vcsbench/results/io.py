@@ -22,13 +22,13 @@ import math
 import os
 import re
 import secrets
-import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.owned import not_mine_alone
 from vcsbench.results.load import is_load_document, parse_load
 from vcsbench.results.model import Benchmark, Machine, Run
 from vcsbench.results.schema import SchemaError
@@ -102,16 +102,7 @@ def own_directory(path: Path, option: str = "") -> Path:
             f"{what} {path}: cannot be written (the directory cannot be made: "
             f"{exc.strerror or exc}); give a directory you can write"
         ) from None
-    st = os.lstat(path)
-    why = ""
-    if stat.S_ISLNK(st.st_mode):
-        why = "is a symlink"
-    elif not stat.S_ISDIR(st.st_mode):
-        why = "is not a directory"
-    elif st.st_uid != os.geteuid():
-        why = f"belongs to uid {st.st_uid}, not to you"
-    elif st.st_mode & 0o022:
-        why = f"can be written by others (mode {stat.S_IMODE(st.st_mode):o})"
+    why = not_mine_alone(path)
     if why:
         raise VcsbenchError(
             f"{what} {path}: {why}; vcsbench writes files there (as root, perhaps), so it "

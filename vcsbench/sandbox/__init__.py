@@ -1,5 +1,6 @@
 """Sandboxes: the filesystems benchmarks run in. Knows the OS, nothing about VCS."""
 
+from vcsbench.sandbox.cleanup import clean_stale, report_problems
 from vcsbench.sandbox.sandbox import Sandbox, SandboxInfo, open_sandbox
 from vcsbench.sandbox.spec import (
     KINDS,
@@ -8,7 +9,7 @@ from vcsbench.sandbox.spec import (
     parse_fs_spec,
     require_root,
 )
-from vcsbench.sandbox.state import clean_stale, report_problems, state_dir
+from vcsbench.sandbox.state import state_dir
 
 __all__ = [
     "KINDS",

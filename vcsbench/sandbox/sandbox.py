@@ -26,7 +26,9 @@ from typing import Any
 from vcsbench import process
 from vcsbench.errors import VcsbenchError
 from vcsbench.process import signals_held
+from vcsbench.sandbox.cleanup import clean_stale, report_problems, teardown
 from vcsbench.sandbox.mounts import block_device_stat, disk_model, mount_containing, mount_entry
+from vcsbench.sandbox.ownership import tmpfs_source
 from vcsbench.sandbox.spec import (
     BASE_MKFS_ARGS,
     DEFAULT_IMAGE_SIZE,
@@ -43,13 +45,9 @@ from vcsbench.sandbox.state import (
     State,
     boot_id,
     checked_state_dir,
-    clean_stale,
     make_dir,
     process_starttime,
-    report_problems,
     run_token,
-    teardown,
-    tmpfs_source,
 )
 
 
