@@ -82,10 +82,12 @@ def vcsbench_loops() -> str:
     )
 
 
+CLI = [sys.executable, "-m", "vcsbench.cli"]
+"""The command line, run as a child process (add the command and its arguments)."""
+
+
 RUN_ARGV = [
-    sys.executable,
-    "-m",
-    "vcsbench.cli",
+    *CLI,
     "run",
     "--ops",
     "create",
@@ -106,13 +108,16 @@ def wait_for(proc: subprocess.Popen[str], text: str) -> None:
     raise AssertionError(f"never saw {text!r}")
 
 
+def hello_creates(repos: str, backends: str = "git-pygit2", ops: str = "create") -> list[str]:
+    """``run`` of ``ops`` of the hello payload in ``repos`` repositories of ``backends``
+    (the test adds --fs, --out and the rest)."""
+    return ["run", "--backends", backends, "--ops", ops, "--payloads", "hello", "--repos", repos]
+
+
 def small_run(
     tmp_path: Path, *extra: str, repos: str = "2", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """A small, quick ``vcsbench run`` of git-pygit2 creates in a dir: sandbox of the
     test, into ``tmp_path/r.json`` unless ``extra`` names another --out."""
     out = [] if "--out" in extra else ["--out", str(tmp_path / "r.json")]
-    return vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
-        "--repos", repos, "--fs", f"dir:{tmp_path}", *out, *extra, env=env,
-    )  # fmt: skip
+    return vcsbench(*hello_creates(repos), "--fs", f"dir:{tmp_path}", *out, *extra, env=env)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import hello_creates, require_backend, vcsbench
 
 from vcsbench.backends import make_backend
 from vcsbench.bench.age import fill
@@ -53,17 +53,9 @@ def test_age_fills_n_valid_repositories_where_the_layout_puts_them(
 def run(tmp_path: Path, name: str, *extra: str) -> object:
     out = tmp_path / f"{name}.json"
     result = vcsbench(
-        "run",
-        "--backends",
-        "git-pygit2",
         # create: its footprint is the same in every round (a commit's object ids, and so
         # its fan-out directories, vary with the time in it).
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "4",
+        *hello_creates("4"),
         "--fs",
         f"dir:{tmp_path}",
         "--progress",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import vcsbench, vcsbench_loops, vcsbench_mounts
+from helpers import hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import Sandbox, parse_fs_list, parse_fs_spec
@@ -195,17 +195,9 @@ def test_cleanup_leaves_a_live_runs_sandbox_alone(
 
 def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(root: None, tmp_path: Path) -> None:
     result = vcsbench(
-        "run",
+        *hello_creates("200", "svn-fs"),
         "--fs",
         "ext4:size=4M",
-        "--backends",
-        "svn-fs",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "200",
         "--image-dir",
         str(tmp_path),
         "--out",

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, vcsbench
+from helpers import CLI, REPO, hello_creates, vcsbench
 
 from vcsbench.backends import REGISTRY
 
@@ -204,18 +203,8 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     out = tmp_path / "interrupted.json"
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "vcsbench.cli",
-            "run",
-            "--backends",
-            "git-pygit2,svn-cli",
-            "--ops",
-            "create",
-            "--payloads",
-            "hello",
-            "--repos",
-            "3000",
+            *CLI,
+            *hello_creates("3000", "git-pygit2,svn-cli"),
             "--progress",
             "lines",
             "--fs",
@@ -302,15 +291,7 @@ def test_a_benchmark_whose_every_round_failed_is_kept_without_samples(
 def test_variants_of_one_backend_run_side_by_side_with_their_own_rows(tmp_path: Path) -> None:
     out = tmp_path / "variants.json"
     result = vcsbench(
-        "run",
-        "--backends",
-        "svn-fs,svn-fs[compatible-version=1.8]",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "3",
+        *hello_creates("3", "svn-fs,svn-fs[compatible-version=1.8]"),
         "--fs",
         f"dir:{tmp_path}",
         "--out",
@@ -428,15 +409,7 @@ def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
 def test_a_benchmark_compare_fail_regression_is_one_line_and_exit_1(tmp_path: Path) -> None:
     storage = f"--benchmark-storage=file://{tmp_path / 'storage'}"
     common = [
-        "run",
-        "--backends",
-        "svn-cli",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "8",
+        *hello_creates("8", "svn-cli"),
         "--fs",
         f"dir:{tmp_path}",
         "--progress",
@@ -471,15 +444,7 @@ def test_a_benchmark_compare_fail_regression_is_one_line_and_exit_1(tmp_path: Pa
 
 def test_benchmark_histogram_draws_the_runners_samples(tmp_path: Path) -> None:
     result = vcsbench(
-        "run",
-        "--backends",
-        "git-pygit2",
-        "--ops",
-        "create",
-        "--payloads",
-        "hello",
-        "--repos",
-        "10",
+        *hello_creates("10"),
         "--fs",
         f"dir:{tmp_path}",
         "--progress",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from helpers import (
+    CLI,
+    hello_creates,
     skip_or_fail,
     small_run,
     vcsbench,
@@ -188,22 +190,7 @@ def test_a_state_file_of_the_earlier_format_is_reported_and_left(
     assert f"state file {planted} is of state format 1, not 2" in result.stderr
 
 
-KILLED_RUN = [
-    sys.executable,
-    "-m",
-    "vcsbench.cli",
-    "run",
-    "--backends",
-    "git-pygit2",
-    "--ops",
-    "create",
-    "--payloads",
-    "hello",
-    "--repos",
-    "1000000",
-    "--progress",
-    "lines",
-]
+KILLED_RUN = [*CLI, *hello_creates("1000000"), "--progress", "lines"]
 
 
 def killed_dir_run(tmp_path: Path, signum: int) -> Path:
@@ -395,22 +382,7 @@ def test_compare_gate_fails_when_the_new_run_has_errors_the_base_did_not(tmp_pat
     assert "2 of 12 operations failed in other, none in base" in result.stdout
 
 
-RUN_LONG = [
-    sys.executable,
-    "-m",
-    "vcsbench.cli",
-    "run",
-    "--backends",
-    "svn-fs",
-    "--ops",
-    "create",
-    "--payloads",
-    "hello",
-    "--repos",
-    "100000",
-    "--progress",
-    "lines",
-]
+RUN_LONG = [*CLI, *hello_creates("100000", "svn-fs"), "--progress", "lines"]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -439,12 +411,12 @@ def test_a_failed_run_never_prints_an_earlier_runs_results_as_its_own(
     root: None, tmp_path: Path
 ) -> None:
     out = tmp_path / "s.json"
-    common = ["--backends", "git-pygit2", "--ops", "create", "--payloads", "hello", "--repos", "3"]
-    first = vcsbench("run", *common, "--fs", "tmpfs", "--out", str(out))
+    common = hello_creates("3")
+    first = vcsbench(*common, "--fs", "tmpfs", "--out", str(out))
     assert 0 == first.returncode and "results: " in first.stdout
     before = out.read_bytes()
     second = vcsbench(
-        "run", *common, "--fs", "ext4:size=64K", "--image-dir", str(tmp_path), "--out", str(out)
+        *common, "--fs", "ext4:size=64K", "--image-dir", str(tmp_path), "--out", str(out)
     )
     assert 0 != second.returncode
     assert "results: " not in second.stdout and "tmpfs" not in second.stdout.split("===")[-1]

@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import FrameType
 from typing import Protocol
 
@@ -162,3 +163,12 @@ def die_with_parent(parent: int | None = None) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent ended before the request took
         os._exit(1)
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command's name (the state first, then
+    the parent, ...; proc(5) numbers from 3), or None for a process that is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None

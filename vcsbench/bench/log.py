@@ -67,7 +67,6 @@ class RoundLog:
         self.values = {name: array("d") for name in KEPT_PER_ROUND}
         self.totals: dict[str, float] = dict.fromkeys(SUMMED, 0.0)
         self.errors: list[RoundError] = []
-        self.error_count = 0
         self.error_kinds: dict[str, int] = {}
         self.verified = 0
         self.ops_wall_ns = 0
@@ -75,6 +74,10 @@ class RoundLog:
 
     def __len__(self) -> int:
         return len(self.wall_ns)
+
+    @property
+    def error_count(self) -> int:
+        return len(self) - self.ok_count
 
     def add(
         self, t_start_s: float, wall_ns: int, values: dict[str, float | None], error: str | None
@@ -95,7 +98,6 @@ class RoundLog:
                 if value is not None:
                     self.totals[name] += value
         else:
-            self.error_count += 1
             kind = error_kind(error or "")
             self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
             if len(self.errors) < MAX_ERROR_SAMPLES:

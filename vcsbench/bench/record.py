@@ -47,13 +47,6 @@ class Preset:
         } | {e["name"] for e in self.carry["failed_benchmarks"]}
 
 
-def _preset(config: pytest.Config) -> Preset | None:
-    for plugin in config.pluginmanager.get_plugins():
-        if isinstance(plugin, Preset):
-            return plugin
-    return None
-
-
 def preset_of(config: pytest.Config) -> Preset | None:
     """The selection ``vcsbench run`` handed to this pytest session, if it did."""
     for plugin in config.pluginmanager.get_plugins():

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import signal
 import statistics
 import time
 import traceback
@@ -44,7 +43,7 @@ from vcsbench.measure.probes import (
     peak_rss_reset,
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
-from vcsbench.process import STOP_SIGNALS
+from vcsbench.process import signals_held
 from vcsbench.results.model import (
     BackendInfo,
     Benchmark,
@@ -299,12 +298,9 @@ class BenchmarkRun:
         """Keep a finished round's record (from this process or a worker). The stop
         signals wait while it is written down: a round is in the log whole or not at all
         (an interrupted run keeps its log, and every per-round array the same length)."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-        try:
+        with signals_held():
             self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
             self.log.verified += record.verified
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         if record.diagnosis and not self.diagnosis:
             self.diagnosis = record.diagnosis
         if record.floor_tree is not None:

@@ -56,24 +56,17 @@ def this_run(out: Path, run_id: str) -> Run | None:
     return run if run.run_id == run_id else None
 
 
-def beside(out: Path, suffix: str) -> Path:
-    """A file or directory written beside the result ``out`` (``.md``, ``-logs``)."""
-    return out.with_name(out.name.removesuffix(".gz").removesuffix(".json") + suffix)
-
-
 def check_out(out: Path, table: bool = False, logs: bool = False) -> None:
     """Refuse, before any sandbox is made, a result path that cannot be written (a
     directory, a symlink, a place nothing can be written), and with ``table`` and
     ``logs`` the ``.md`` and ``-logs/`` beside it likewise. Directories missing above it
     are made, and said."""
-    from vcsbench.results.io import writable_target
+    from vcsbench.results.io import beside, own_directory, writable_target
 
     writable_target(out, "--out")
     if table:
         writable_target(beside(out, ".md"), "the table beside --out,")
     if logs and os.path.lexists(beside(out, "-logs")):
-        from vcsbench.results.io import own_directory
-
         own_directory(beside(out, "-logs"), "the server log directory beside --out,")
     missing = [p for p in [out.parent, *out.parent.parents] if not p.exists()]
     try:

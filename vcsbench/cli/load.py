@@ -8,7 +8,8 @@ import uuid
 from pathlib import Path
 
 from vcsbench.cli.command import Command
-from vcsbench.cli.common import beside, check_out, interrupted, out_path, this_run
+from vcsbench.cli.common import check_out, interrupted, out_path, this_run
+from vcsbench.results.io import beside
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import (
     add_selection,
-    beside,
     check_out,
     interrupted,
     out_path,
@@ -20,6 +19,7 @@ from vcsbench.cli.common import (
 )
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import Run
+from vcsbench.results.io import beside
 from vcsbench.studies import LOAD_STUDIES, STUDIES
 from vcsbench.studies.base import Study
 

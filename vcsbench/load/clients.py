@@ -37,7 +37,7 @@ from vcsbench.load.repositories import (
     shared_content,
     shared_file,
 )
-from vcsbench.sandbox import removal
+from vcsbench.sandbox.removal import remove_tree  # what is left goes with the run's clients
 
 MAX_RETRIES = 50
 
@@ -50,12 +50,6 @@ def _rejected(exc: SessionError) -> bool:
         mark in text
         for mark in ("rejected", "fetch first", "non-fast-forward", "out of date", "out-of-date")
     )
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a client's own directory (never across a mount point); what cannot be
-    removed goes with the run's directory of clients."""
-    removal.remove_tree(path)
 
 
 class SessionError(Exception):

@@ -40,7 +40,6 @@ from gevent.fileobject import FileObjectPosix  # type: ignore[import-untyped]
 from locust.env import Environment
 
 from vcsbench.load import sessions
-from vcsbench.load.clients import remove_tree
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
 from vcsbench.measure.probes import read_device, syncfs
 from vcsbench.measure.processes import (
@@ -50,6 +49,7 @@ from vcsbench.measure.processes import (
     own_cpu_s,
     written_by_pid,
 )
+from vcsbench.sandbox.removal import remove_tree
 
 DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""

@@ -85,12 +85,10 @@ def build_history(
             files[HISTORY_FILE] = f"history {i}\n".encode()
             backend.commit(repo, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch)
     if path.served_as_apache and os.geteuid() == 0:  # its user serves it
-        import pwd
-
-        user = pwd.getpwnam(servers.APACHE_USER)
+        uid, gid = servers.apache_ids()
         for directory, dirs, names in os.walk(repo):
             for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
-                os.lchown(entry, user.pw_uid, user.pw_gid)
+                os.lchown(entry, uid, gid)
     return files
 
 

@@ -36,7 +36,7 @@ from vcsbench.measure.machine import machine_info
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.process import die_with_parent
 from vcsbench.results import Run, parse
-from vcsbench.results.io import own_directory, write_document
+from vcsbench.results.io import beside, own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox
 from vcsbench.workload.payloads import load_payload
@@ -154,23 +154,19 @@ def _stop_workers(workers: list[subprocess.Popen[bytes]], sandbox: Sandbox) -> N
         sandbox.forget_process(worker.pid)
 
 
+SERVERS = {"svnserve": servers.svnserve, "git-daemon": servers.git_daemon, "apache": servers.apache}
+"""How each server a path names is made (a local path names none)."""
+
+
 def _server(path: AccessPath, repos: Path, logs: Path, plan: LoadPlan) -> servers.Server | None:
-    if path.server == "svnserve":
-        return servers.svnserve(repos, logs, plan.port, plan.listen)
-    if path.server == "git-daemon":
-        return servers.git_daemon(repos, logs, plan.port, plan.listen)
-    if path.server == "apache":
-        return servers.apache(repos, logs, plan.port, plan.listen)
-    return None
+    make = SERVERS.get(path.server)
+    return None if make is None else make(repos, logs, plan.port, plan.listen)
 
 
 def _serve_as_apache(workdir: Path, repos: Path, path: AccessPath) -> None:
     """Apache writes as its own user: it must own the repositories and reach them."""
-    import pwd
-
-    user = pwd.getpwnam(servers.APACHE_USER)
     os.chmod(workdir, 0o711)
-    os.chown(repos, user.pw_uid, user.pw_gid)
+    os.chown(repos, *servers.apache_ids())
     closed = [d for d in workdir.parents if not os.stat(d).st_mode & 0o001]
     if closed:
         raise VcsbenchError(
@@ -418,7 +414,7 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str], run_id: str = ""
     such and the run goes on; an interrupt keeps what finished and is raised again."""
     # Absolute: servers resolve relative paths against their own roots (Apache's
     # ServerRoot), not against this directory.
-    logs = out.resolve().with_name(out.name.removesuffix(".gz").removesuffix(".json") + "-logs")
+    logs = beside(out.resolve(), "-logs")
     own_directory(logs, "the server log directory")
     record = LoadDocument(plan, out, command, run_id or uuid.uuid4().hex)
     for path in plan.paths:

@@ -185,7 +185,7 @@ class Deadline(Scenario):
         return Verified({repo_name(s) for s in served}, problems)
 
 
-class Shared(Scenario):
+class SharedRepository(Scenario):
     name = "shared"
     summary = "every client commits its own file into one shared repository, retrying refusals"
 
@@ -284,4 +284,6 @@ class CloneStorm(Scenario):
         return Verified(clones, [])
 
 
-SCENARIOS: Mapping[str, Scenario] = {s.name: s for s in (Deadline(), Shared(), CloneStorm())}
+SCENARIOS: Mapping[str, Scenario] = {
+    s.name: s for s in (Deadline(), SharedRepository(), CloneStorm())
+}

@@ -314,6 +314,14 @@ def apache(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
     return Server("apache", argv, port, f"http://{host}:{port}", logs / "apache.log", host)
 
 
+def apache_ids() -> tuple[int, int]:
+    """The uid and gid of Apache's user (:data:`APACHE_USER`)."""
+    import pwd
+
+    user = pwd.getpwnam(APACHE_USER)
+    return user.pw_uid, user.pw_gid
+
+
 def as_server_user(argv: list[str]) -> list[str]:
     """``argv`` run as Apache's user when vcsbench is root (its repositories are that
     user's), else as it is."""

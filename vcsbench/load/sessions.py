@@ -125,16 +125,19 @@ def serve(client: Client, intended: float | None) -> None:
             shared.detail(f"prepare: {exc}")
             return
         shared.started += 1
+        failure: Exception | None = None
         t_start = time.perf_counter()
         try:
             retries = scenario.timed(client, session)
-        except SessionError as exc:
-            error = exc.kind
-            shared.detail(str(exc))
         except Exception as exc:  # a client bug is an error in the results too
+            failure = exc
+        end = time.perf_counter()  # the failure is written down after the clock stops
+        if isinstance(failure, SessionError):
+            error = failure.kind
+            shared.detail(str(failure))
+        elif failure is not None:
             error = "client"
-            shared.detail(f"client: {type(exc).__name__}: {exc}")
-        end = time.perf_counter()
+            shared.detail(f"client: {type(failure).__name__}: {failure}")
         problems = scenario.check(client, session)
         if problems and error is None:
             error = "verify"

@@ -14,12 +14,7 @@ import os
 import resource
 from pathlib import Path
 
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
+from vcsbench.process import proc_stat
 
 
 def members(pids: list[int], session: int | None, group: str | None = None) -> list[int]:
@@ -41,7 +36,7 @@ def members(pids: list[int], session: int | None, group: str | None = None) -> l
             continue
         if session is None:
             continue
-        fields = _stat_fields(pid)
+        fields = proc_stat(pid)
         if fields is not None and int(fields[3]) == session:
             found.append(pid)
     return found
@@ -53,7 +48,7 @@ def cpu_by_pid(pids: list[int]) -> dict[str, float]:
     seconds: dict[str, float] = {}
     ticks = os.sysconf("SC_CLK_TCK")
     for pid in pids:
-        fields = _stat_fields(pid)
+        fields = proc_stat(pid)
         if fields is not None:  # utime stime cutime cstime
             seconds[str(pid)] = sum(int(f) for f in fields[11:15]) / ticks
     return seconds

@@ -27,6 +27,7 @@ from vcsbench.report.format import (
 )
 from vcsbench.report.headline import headline
 from vcsbench.report.stability import warnings as stability_warnings
+from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
 
@@ -77,7 +78,7 @@ def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
     if all(len(sources) < 2 for sources in seen.values()):
         return {}
     sources = list(dict.fromkeys(b.source for b in benches))
-    stems = [Path(src).name.removesuffix(".gz").removesuffix(".json") for src in sources]
+    stems = [result_stem(src) for src in sources]
     if len(set(stems)) < len(stems):
         stems = [str(src) for src in sources]
     return dict(zip(sources, stems, strict=True))

@@ -16,6 +16,7 @@ passed to a shell or to pytest, or used as a path to delete.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import math
@@ -23,9 +24,9 @@ import os
 import re
 import secrets
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.owned import not_mine_alone
@@ -49,18 +50,36 @@ def _gzip(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=6, mtime=0)
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """``path`` holds ``data``, written whole beside it and renamed over it: a reader never
-    sees half a file, and a symlink at ``path`` is replaced, never followed."""
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A new file for ``path``: written beside it and renamed over it when the block ends
+    (removed if it raises), so a reader never sees half a file, and a symlink at ``path``
+    is replaced, never followed."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """``path`` holds ``data``, replaced whole (:func:`_replacing`)."""
+    with _replacing(path) as handle:
+        handle.write(data)
+
+
+def result_stem(path: Path | str) -> str:
+    """A result file's name without ``.json`` or ``.json.gz``."""
+    return Path(path).name.removesuffix(".gz").removesuffix(".json")
+
+
+def beside(out: Path, suffix: str) -> Path:
+    """A file or directory written beside the result ``out`` (``.md``, ``-logs``)."""
+    return out.with_name(result_stem(out) + suffix)
 
 
 def writable_target(path: Path, option: str) -> None:
@@ -145,33 +164,26 @@ class ResultWriter:
         something about it was known)."""
         keep = self._last[0] if amend and self._written else self._last[1]
         count = self._written - (1 if amend and self._written else 0)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                if count:
-                    with open(self.path, "rb") as old:
-                        left = keep
-                        while left > 0:
-                            chunk = old.read(min(CHUNK, left))
-                            if not chunk:
-                                raise OSError(f"{self.path} was cut short under vcsbench")
-                            out.write(chunk)
-                            left -= len(chunk)
-                else:
-                    out.write(self._chunk(b'{"benchmarks":['))
-                last = (out.tell(), out.tell())
-                for value in benchmarks:
-                    start = out.tell()
-                    out.write(self._chunk((b"," if count else b"") + _dumps(value)))
-                    last = (start, out.tell())
-                    count += 1
-                tail = _dumps(facts)
-                out.write(self._chunk(b"]" + (b"," + tail[1:] if facts else b"}")))
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with _replacing(self.path) as out:
+            if count:
+                with open(self.path, "rb") as old:
+                    left = keep
+                    while left > 0:
+                        chunk = old.read(min(CHUNK, left))
+                        if not chunk:
+                            raise OSError(f"{self.path} was cut short under vcsbench")
+                        out.write(chunk)
+                        left -= len(chunk)
+            else:
+                out.write(self._chunk(b'{"benchmarks":['))
+            last = (out.tell(), out.tell())
+            for value in benchmarks:
+                start = out.tell()
+                out.write(self._chunk((b"," if count else b"") + _dumps(value)))
+                last = (start, out.tell())
+                count += 1
+            tail = _dumps(facts)
+            out.write(self._chunk(b"]" + (b"," + tail[1:] if facts else b"}")))
         if benchmarks:
             self._last = last
         self._written = count

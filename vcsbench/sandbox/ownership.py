@@ -28,6 +28,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from vcsbench.process import proc_stat
 from vcsbench.sandbox.mounts import loop_backings
 from vcsbench.sandbox.spec import NAME_PREFIX
 from vcsbench.sandbox.state import (
@@ -110,11 +111,8 @@ def tmpfs_source(token: str) -> str:
 
 def process_ended(pid: int) -> bool:
     """A process that has ended and waits to be reaped (a zombie): nothing to end."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
+    fields = proc_stat(pid)
+    return fields is None or fields[0] in ("Z", "X")
 
 
 def prove_process(entry: Process, token: str) -> str | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from vcsbench.sandbox.mounts import mounts_below
@@ -45,15 +46,19 @@ def remove_tree(path: Path | str, last: str = "") -> list[str]:
         if stat.S_ISDIR(st.st_mode):
             _remove_dir(parent, path.name, path, st.st_dev, mounts, left, last)
         else:
-            _unlink(parent, path.name, path, left)
+            _remove(parent, path.name, path, left)
     finally:
         os.close(parent)
     return left
 
 
-def _unlink(directory: int, name: str, path: Path, left: list[str]) -> bool:
+def _remove(
+    directory: int, name: str, path: Path, left: list[str], remove: Callable[..., None] = os.unlink
+) -> bool:
+    """``remove`` (unlink, or rmdir) ``name`` of ``directory`` (``path``); whether it went
+    (a name already gone did); why not, in ``left``."""
     try:
-        os.unlink(name, dir_fd=directory)
+        remove(name, dir_fd=directory)
     except FileNotFoundError:
         pass
     except OSError as exc:
@@ -79,7 +84,7 @@ def _remove_dir(
         return True
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # no longer a directory: a link now
-            return _unlink(parent, name, path, left)
+            return _remove(parent, name, path, left)
         left.append(f"{path}: {exc.strerror}")
         return False
     empty = True
@@ -96,16 +101,7 @@ def _remove_dir(
             if is_dir:
                 empty &= _remove_dir(fd, child, path / child, device, mounts, left)
             else:
-                empty &= _unlink(fd, child, path / child, left)
+                empty &= _remove(fd, child, path / child, left)
     finally:
         os.close(fd)
-    if not empty:
-        return False
-    try:
-        os.rmdir(name, dir_fd=parent)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        left.append(f"{path}: {exc.strerror}")
-        return False
-    return True
+    return empty and _remove(parent, name, path, left, os.rmdir)

@@ -13,12 +13,14 @@ remove exactly what that run made, once it has proved it is that run's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +156,14 @@ class Sandbox:
             handle.write(self._state.to_json())
         tmp.replace(self._state_path)
 
+    @contextlib.contextmanager
+    def _recorded(self, step: str) -> Iterator[None]:
+        """Make something with the stop signals held, then record it as ``step``: a
+        signal lands after the state file says it exists."""
+        with signals_held():
+            yield
+            self._save(step)
+
     # -- set-up: every kernel object is made and recorded with termination held -------
 
     def _setup(self) -> None:
@@ -162,7 +172,7 @@ class Sandbox:
         directory = checked_state_dir(create=True)
         assert directory is not None
         token = run_token()
-        with signals_held():
+        with self._recorded("state"):
             self._state = State(
                 token=token,
                 pid=pid,
@@ -176,18 +186,15 @@ class Sandbox:
             os.close(fd)
             self._state_path = Path(name)
             process.register(self)
-            self._save("state")
         if spec.kind == "dir":
             assert spec.path is not None
-            with signals_held():
+            with self._recorded("workdir"):
                 self._state.workdir = make_dir(spec.path, NAME_PREFIX, token)
-                self._save("workdir")
             self.root = Path(self._state.workdir.path)
             self._describe(mount_containing(self.root), None, None)
             return
-        with signals_held():
+        with self._recorded("mountpoint"):
             self._state.mountpoint = make_dir(None, f"{NAME_PREFIX}{spec.kind}-", token)
-            self._save("mountpoint")
         mountpoint = self._state.mountpoint.path
         if spec.kind == "tmpfs":
             options = ",".join(
@@ -196,9 +203,8 @@ class Sandbox:
                 if o
             )
             argv = ["mount", "-t", "tmpfs", *(["-o", options] if options else [])]
-            with signals_held():
+            with self._recorded("mounted"):
                 _run([*argv, tmpfs_source(token), mountpoint], f"--fs {spec.text}")
-                self._save("mounted")
             self._describe(mount_entry(mountpoint), None, None)
         else:
             self._setup_loop(mountpoint)
@@ -212,9 +218,8 @@ class Sandbox:
         if shutil.which(mkfs) is None:
             raise VcsbenchError(f"{where}: {mkfs} not found; apt install {MKFS_PACKAGE[spec.kind]}")
         if self.image_dir is None:
-            with signals_held():
+            with self._recorded("image_dir"):
                 self._state.image_dir = make_dir(None, f"{NAME_PREFIX}images-", self._state.token)
-                self._save("image_dir")
             image_dir = Path(self._state.image_dir.path)
         else:
             if not self.image_dir.is_dir():
@@ -223,25 +228,22 @@ class Sandbox:
             image_dir = Path(self._state.user_image_dir)
         image = image_dir / f"{NAME_PREFIX}{spec.kind}-{os.getpid()}-{Path(mountpoint).name}.img"
         size = spec.size_bytes or DEFAULT_IMAGE_SIZE
-        with signals_held():
+        with self._recorded("image"):
             fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.ftruncate(fd, size)
             finally:
                 os.close(fd)
             self._state.image = Made.of(image)
-            self._save("image")
         _run([mkfs, *BASE_MKFS_ARGS[spec.kind], *spec.mkfs_args, str(image)], where)
-        with signals_held():
+        with self._recorded("loop"):
             device = _run(["losetup", "--find", "--show", str(image)], where).strip()
             self._state.loop_device = device
-            self._save("loop")
         mount_argv = ["mount", "-t", spec.kind]
         if spec.mount_options:
             mount_argv += ["-o", spec.mount_options]
-        with signals_held():
+        with self._recorded("mounted"):
             _run([*mount_argv, device, mountpoint], where)
-            self._save("mounted")
         self._describe(mount_entry(mountpoint), str(image), size)
 
     def _describe(self, entry: dict[str, str] | None, image: str | None, size: int | None) -> None:

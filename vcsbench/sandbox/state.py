@@ -19,6 +19,7 @@ from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.owned import not_mine_alone
+from vcsbench.process import proc_stat
 
 STATE_DIR_ENV = "VCSBENCH_STATE_DIR"
 OWNER_ENV = "VCSBENCH_OWNER"
@@ -233,11 +234,8 @@ def checked_state_dir(create: bool) -> Path | None:
 
 
 def process_starttime(pid: int) -> str | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()[19]
+    fields = proc_stat(pid)
+    return None if fields is None else fields[19]
 
 
 def boot_id() -> str:

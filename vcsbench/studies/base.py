@@ -19,7 +19,7 @@ from vcsbench.load.plan import LoadPlan
 from vcsbench.load.run import run_load
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.load import load_markdown
-from vcsbench.results.io import writable_target, write_file
+from vcsbench.results.io import beside, writable_target, write_file
 from vcsbench.results.model import Benchmark, Run
 
 Tables = Callable[[list[Run]], dict[str, str]]
@@ -214,8 +214,7 @@ def run_load_study(
     fs = fs or study.fs
     seconds = seconds or study.step_seconds
     command = ["vcsbench", *sys.argv[1:]]
-    stem = out.name.removesuffix(".gz").removesuffix(".json")
-    open_out = out.with_name(f"{stem}-open.json" + (".gz" if out.name.endswith(".gz") else ""))
+    open_out = beside(out, "-open.json" + (".gz" if out.name.endswith(".gz") else ""))
     writable_target(open_out, "the open-loop results beside --out,")
     plans = [_plan(study, shape, paths, fs, seconds) for shape in ("closed", "open")]
     closed = run_load(plans[0], out, command)
@@ -230,5 +229,5 @@ def run_load_study(
     )
     text = header + study.tables(study, closed, open_)
     detail = load_markdown(closed) + "\n" + load_markdown(open_)
-    write_file(out.with_name(f"{stem}.md"), text + "\n" + detail, "the table")
+    write_file(beside(out, ".md"), text + "\n" + detail, "the table")
     return text
