@@ -392,3 +392,31 @@ def test_a_per_round_series_shorter_than_the_rounds_is_one_line(tmp_path: Path) 
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"vcsbench: error: {path}: ")
     assert f".values.{key}: {len(rounds['wall_ns']) - 1} values but" in line
+
+
+@pytest.mark.parametrize("fmt", ["md", "github", "rst", "latex", "html"])
+def test_a_load_result_reports_its_step_figures_in_every_format(fmt: str) -> None:
+    from vcsbench.report.load import number
+
+    path = REPO / "results" / "reference" / "markus2011.json.gz"
+    load = read(path).load
+    assert load is not None
+    result = vcsbench("report", str(path), "--format", fmt)
+    assert 0 == result.returncode, result.stderr
+    for entry in load.paths:
+        assert entry.path in result.stdout
+        for step in entry.steps:
+            assert number(step.p95_ms) in result.stdout
+            assert number(step.ops_per_s) in result.stdout
+
+
+def test_names_from_a_file_are_inert_in_latex(tmp_path: Path) -> None:
+    from vcsbench.report.formats.markup import latex_escape
+
+    assert r"50\% \& \$x\_y \{\} \textbackslash{}input" == latex_escape("50% & $x_y {} \\input")
+    document = json.loads((DATA / "tiny-ext4.json").read_text())
+    for entry in document["benchmarks"]:
+        entry["extra_info"]["vcsbench"]["backend"]["variant"] = r"\input{/etc/passwd}%"
+    (tmp_path / "x.json").write_text(json.dumps(document))
+    text = vcsbench("report", str(tmp_path / "x.json"), "--format", "latex").stdout
+    assert r"\input{" not in text and r"\textbackslash{}input\{/etc/passwd\}\%" in text

@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.load.plan import LoadPlan
     from vcsbench.load.run import run_load
     from vcsbench.process import install_signal_handlers
-    from vcsbench.report.load import load_markdown
+    from vcsbench.report.formats import write
+    from vcsbench.report.load import load_document
     from vcsbench.results.io import write_file
 
     plan = LoadPlan.from_getter(lambda dest: getattr(args, dest))
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         run = run_load(plan, out, ["vcsbench", *sys.argv[1:]], run_id)
     except KeyboardInterrupt:
         return interrupted(out, this_run(out, run_id))
-    text = load_markdown(run)
+    text = write([load_document(run)], "md")
     table = beside(out, ".md")
     write_file(table, text, "the table")
     print()

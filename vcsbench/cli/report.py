@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
-from vcsbench.results import Run
+from vcsbench.report.formats import FORMATS
 
 
 def _block_size(text: str) -> int:
@@ -21,7 +21,11 @@ def _block_size(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", help="result JSON files")
     parser.add_argument(
-        "--format", default="md", choices=["md", "github", "rst", "html", "latex", "csv"]
+        "--format",
+        default="md",
+        choices=FORMATS,
+        help="md (default), github, rst, latex, html (one page: contents, sortable tables, "
+        "plots embedded), or csv (the figures, a row per benchmark or load step)",
     )
     parser.add_argument(
         "--out", type=Path, help="directory to write report.<ext> into (html: with plots embedded)"
@@ -64,53 +68,75 @@ def _plot_kinds(text: str) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from vcsbench.report.tables import render
+    from vcsbench.report.document import Document, Figure
+    from vcsbench.report.formats import write
+    from vcsbench.report.formats.csv import loads
+    from vcsbench.report.load import load_document
+    from vcsbench.report.tables import document, render
     from vcsbench.results import read_many
 
     runs = read_many(args.results)
     load_runs = [run for run in runs if run.load is not None]
     bench_runs = [run for run in runs if run.load is None]
     plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
-    parts: list[str] = []
-    if load_runs:
-        parts.append(_report_loads(args, load_runs, plot_dir))
-    plots: list[tuple[str, str]] = []
-    if bench_runs and plot_dir is not None:
-        from vcsbench.report.plots import write_plots
+    if args.format == "csv":
+        text = "\n".join(
+            [
+                *([loads(load_runs)] if load_runs else []),
+                *([render(bench_runs, "csv")] if bench_runs else []),
+            ]
+        )
+        return _emit(args, text, 0, plot_dir)
+    documents: list[Document] = []
+    plotted = 0
+    for run in load_runs:
+        doc = load_document(run)
+        if plot_dir is not None:
+            from vcsbench.report.loadplots import write_load_plots
 
-        try:
-            written = write_plots(
-                bench_runs, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds),
-                args.block_size,
-            )  # fmt: skip
-        except OSError as exc:
-            raise _unwritable("--plots", plot_dir, exc) from None
-        for title, png in written:
-            if args.format == "html":
-                data = base64.b64encode(png.read_bytes()).decode()
-                plots.append((title, f"data:image/png;base64,{data}"))
-            else:
-                plots.append((title, os.path.relpath(png, args.out or Path.cwd())))
+            try:
+                written = write_load_plots(run, Path(plot_dir), args.plot_format)
+            except OSError as exc:
+                raise _unwritable("--plots", Path(plot_dir), exc) from None
+            doc.add(*(Figure(title, _src(args, png)) for title, png in written))
+            plotted += len(written)
+        documents.append(doc)
     if bench_runs:
-        parts.append(render(bench_runs, args.format, args.baseline, plots, args.block_size))
-    text = "\n".join(parts)
+        plots: list[tuple[str, str]] = []
+        if plot_dir is not None:
+            from vcsbench.report.plots import write_plots
+
+            try:
+                written = write_plots(
+                    bench_runs, plot_dir, args.plot_format, _plot_kinds(args.plot_kinds),
+                    args.block_size,
+                )  # fmt: skip
+            except OSError as exc:
+                raise _unwritable("--plots", plot_dir, exc) from None
+            plots = [(title, _src(args, png)) for title, png in written]
+            plotted += len(plots)
+        documents.append(document(bench_runs, args.baseline, plots, args.block_size))
+    return _emit(args, write(documents, args.format), plotted, plot_dir)
+
+
+def _src(args: argparse.Namespace, png: Path) -> str:
+    """A plot as the report refers to it: embedded in html, else a path relative to it."""
+    if args.format == "html":
+        return f"data:image/png;base64,{base64.b64encode(png.read_bytes()).decode()}"
+    return os.path.relpath(png, args.out or Path.cwd())
+
+
+def _emit(args: argparse.Namespace, text: str, plotted: int, plot_dir: Path | None) -> int:
+    """The report on stdout, or as report.<ext> in --out."""
+    from vcsbench.report.formats import SUFFIX
+    from vcsbench.results.io import own_directory, write_file
+
     if args.out is None:
         print(text, end="")
         return 0
-    suffix = {
-        "md": "md",
-        "github": "md",
-        "rst": "rst",
-        "html": "html",
-        "latex": "tex",
-        "csv": "csv",
-    }[args.format]
-    from vcsbench.results.io import own_directory, write_file
-
-    path = own_directory(args.out, "--out") / f"report.{suffix}"
+    path = own_directory(args.out, "--out") / f"report.{SUFFIX[args.format]}"
     write_file(path, text, "--out")
-    print(f"wrote {path}" + (f" and {len(plots)} plots in {plot_dir}" if plots else ""))
+    print(f"wrote {path}" + (f" and {plotted} plots in {plot_dir}" if plotted else ""))
     return 0
 
 
@@ -119,27 +145,6 @@ def _unwritable(option: str, where: Path, exc: OSError) -> VcsbenchError:
         f"{option} {where}: cannot be written ({exc.strerror or exc}); give a directory "
         "you can write"
     )
-
-
-def _report_loads(args: argparse.Namespace, runs: list[Run], plot_dir: Path | None) -> str:
-    """Load results: each one's tables (and with --plots, its plots beneath them)."""
-    from vcsbench.report.load import load_csv, load_markdown
-    from vcsbench.report.loadplots import write_load_plots
-
-    if args.format == "csv":
-        return load_csv(runs)
-    parts = []
-    for run in runs:
-        parts.append(load_markdown(run, args.format))
-        if plot_dir is None:
-            continue
-        try:
-            written = write_load_plots(run, Path(plot_dir), args.plot_format)
-        except OSError as exc:
-            raise _unwritable("--plots", Path(plot_dir), exc) from None
-        for title, png in written:
-            parts.append(f"![{title}]({os.path.relpath(png, args.out or Path.cwd())})\n")
-    return "\n".join(parts)
 
 
 COMMAND = Command(

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.report.document import Block, paragraph, table
+from vcsbench.report.format import fmt_metric, fmt_ms
 from vcsbench.results.model import Benchmark
 
 Z95 = 1.959964
@@ -59,9 +60,8 @@ def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) 
 
 def headline(
     grouped: dict[tuple[str, str, str], list[Benchmark]],
-    fmt: str = "md",
     origin: Callable[[Benchmark], str] | None = None,
-) -> list[str]:
+) -> list[Block]:
     """Three tables (time, device KiB written, allocated KiB), a column per backend.
 
     ``origin`` names where a benchmark came from (machine, run) when the inputs differ
@@ -94,15 +94,12 @@ def headline(
         device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
     return [
-        "Time per operation: median, and its ratio to the group's fastest with a 95% interval.",
-        "",
-        render_rows(header, time_rows, fmt, text_columns=text_columns),
-        "",
-        "Device KiB written per repository (journal, metadata and writeback included).",
-        "",
-        render_rows(header, device_rows, fmt, text_columns=text_columns),
-        "",
-        "Allocated KiB per repository.",
-        "",
-        render_rows(header, allocated_rows, fmt, text_columns=text_columns),
+        paragraph(
+            "Time per operation: median, and its ratio to the group's fastest with a 95% interval."
+        ),
+        table(header, time_rows, text_columns),
+        paragraph("Device KiB written per repository (journal, metadata and writeback included)."),
+        table(header, device_rows, text_columns),
+        paragraph("Allocated KiB per repository."),
+        table(header, allocated_rows, text_columns),
     ]

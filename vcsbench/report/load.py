@@ -6,15 +6,21 @@ Reads :class:`~vcsbench.results.load.Load` from the result model only.
 
 from __future__ import annotations
 
-import csv
-import io
-
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.format import code, inline, render_rows
+from vcsbench.report.document import (
+    Document,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    code,
+    paragraph,
+    strong,
+    table,
+)
+from vcsbench.report.format import render_rows
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
-
-LOAD_FORMATS = ("md", "github", "csv")
 
 
 def number(value: float | None) -> str:
@@ -34,7 +40,7 @@ def level_text(load: Load, value: float | None) -> str:
     return f"{value:g} arrivals/s"
 
 
-def _load_of(run: Run) -> Load:
+def load_of(run: Run) -> Load:
     if run.load is None:
         raise VcsbenchError(f"{run.path}: not a load result (written by 'vcsbench load')")
     return run.load
@@ -104,60 +110,80 @@ def _step_header(load: Load) -> list[str]:
     ]
 
 
-def _path_notes(load: Load, entry: LoadPath) -> list[str]:
+def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
     cap = entry.capacity
+    lines: list[Line] = []
     if cap.level is None:
-        lines = ["", f"Capacity: none ({cap.reason})."]
+        lines.append((f"Capacity: none ({cap.reason}).",))
     else:
-        lines = [
-            "",
-            f"Capacity: **{level_text(load, cap.level)}** ({number(cap.ops_per_s)} ok/s, "
-            f"p95 {number(cap.p95_ms)} ms): {cap.rule}.",
-        ]
+        lines.append(
+            (
+                "Capacity: ",
+                strong(level_text(load, cap.level)),
+                f" ({number(cap.ops_per_s)} ok/s, p95 {number(cap.p95_ms)} ms): {cap.rule}.",
+            )
+        )
     for row in entry.steps:
         if row.generator is not None and row.generator.behind:
             lines.append(
-                f"**Warning**: at {row.level:g} arrivals/s the load generator fell behind its "
-                f"schedule (p99 lag {row.generator.lag_ms_p99:,.1f} ms, over "
-                f"{row.generator.limit_ms:,.1f} ms): that step measures the generator "
-                "as much as the server; run fewer arrivals, or workers on more machines."
+                (
+                    strong("Warning"),
+                    f": at {row.level:g} arrivals/s the load generator fell behind its "
+                    f"schedule (p99 lag {row.generator.lag_ms_p99:,.1f} ms, over "
+                    f"{row.generator.limit_ms:,.1f} ms): that step measures the generator "
+                    "as much as the server; run fewer arrivals, or workers on more machines.",
+                )
             )
     if entry.locust_workers:
         lost = entry.workers_lost
         lines.append(
-            f"Locust: a master and {entry.locust_workers} worker processes"
-            + (
-                f"; {len(lost)} worker(s) lost during the run ({', '.join(lost)}): the "
-                "steps after it ran on the rest."
-                if lost
-                else "."
+            (
+                f"Locust: a master and {entry.locust_workers} worker processes"
+                + (
+                    f"; {len(lost)} worker(s) lost during the run ({', '.join(lost)}): the "
+                    "steps after it ran on the rest."
+                    if lost
+                    else "."
+                ),
             )
         )
     failures = entry.verify_failure_count
     if load.scenario == "shared":
         lines.append(
-            "Read the shared repository back afterwards: "
-            + (
-                "; ".join(entry.verify_failures[:3]) + " (counted as errors)."
-                if failures
-                else "one revision per successful commit, every committer's file as its "
-                "last commit left it."
+            (
+                "Read the shared repository back afterwards: "
+                + (
+                    "; ".join(entry.verify_failures[:3]) + " (counted as errors)."
+                    if failures
+                    else "one revision per successful commit, every committer's file as its "
+                    "last commit left it."
+                ),
             )
         )
     elif load.scenario == "clone-storm":
         lines.append(
-            f"Checked {entry.verified_repositories:,} clones file by file; a wrong one "
-            "counts as a `verify` error."
+            (
+                f"Checked {entry.verified_repositories:,} clones file by file; a wrong one "
+                "counts as a ",
+                code("verify"),
+                " error.",
+            )
         )
     else:
         lines.append(
-            f"Verified {entry.verified_repositories:,} repositories, each after the step "
-            "that wrote it"
-            + (f"; {failures} failed (counted as errors)." if failures else ", all as committed.")
+            (
+                f"Verified {entry.verified_repositories:,} repositories, each after the step "
+                "that wrote it"
+                + (
+                    f"; {failures} failed (counted as errors)."
+                    if failures
+                    else ", all as committed."
+                ),
+            )
         )
     if load.shape == "closed":
-        lines.append(CLOSED_LOOP_NOTE)
-    return lines
+        lines.append((CLOSED_LOOP_NOTE,))
+    return Paragraph(tuple(lines))
 
 
 CLOSED_LOOP_NOTE = (
@@ -168,14 +194,10 @@ CLOSED_LOOP_NOTE = (
 )
 
 
-def load_markdown(run: Run, fmt: str = "md") -> str:
-    """Per access path, a row per step, and the capacity; for pasting into an RFC
-    (``md`` or ``github``; :func:`load_csv` gives the figures as CSV)."""
-    if fmt not in LOAD_FORMATS:
-        raise VcsbenchError(
-            f"{run.path} is a load result; report it as {', '.join(LOAD_FORMATS)}, not {fmt!r}"
-        )
-    load = _load_of(run)
+def load_document(run: Run) -> Document:
+    """Per access path, a row per step, and the capacity; for pasting into an RFC (any
+    report format; ``formats.csv.loads`` gives the figures as CSV)."""
+    load = load_of(run)
     if load.shape == "closed":
         loop = "closed loop: each step's clients submit back to back"
     else:
@@ -183,67 +205,36 @@ def load_markdown(run: Run, fmt: str = "md") -> str:
             f"open loop: sessions arrive on a fixed schedule, up to {load.max_clients} "
             "clients busy at once"
         )
-    lines = [
-        f"# Load: {load.scenario}, {load.shape} loop"
-        + (f", {load.students:,} students" if load.scenario == "deadline" else ""),
-        "",
-        f"Each session: {inline(_session_text(load), fmt)}; {loop}; {load.step_seconds:g} s "
-        f"per step. Latency: {load.latency}; percentiles over the step's successful "
-        f"sessions. Results: {code(run.path)}; command: {code(run.command)}",
-    ]
+    doc = Document(
+        f"Load: {load.scenario}, {load.shape} loop"
+        + (f", {load.students:,} students" if load.scenario == "deadline" else "")
+    )
+    doc.add(
+        paragraph(
+            f"Each session: {_session_text(load)}; {loop}; {load.step_seconds:g} s per step. "
+            f"Latency: {load.latency}; percentiles over the step's successful sessions."
+        ),
+        Items((("results", run.path), ("command", run.command)), frozenset({"results", "command"})),
+    )
     if load.interrupted:
-        lines += ["", f"**Interrupted**: {inline(load.interrupted, fmt)}."]
+        doc.add(paragraph(strong("Interrupted"), f": {load.interrupted}."))
     for entry in load.paths:
-        lines += ["", f"## {inline(entry.path, fmt)} ({entry.vcs}) on {inline(entry.fs, fmt)}", ""]
+        doc.add(Heading(f"{entry.path} ({entry.vcs}) on {entry.fs}"))
         if entry.steps:
             rows = [_step_cells(load, row) for row in entry.steps]
-            lines.append(render_rows(_step_header(load), rows, fmt, text_columns=0))
+            doc.add(table(_step_header(load), rows, text_columns=0))
         if entry.failure:
-            lines += ["", f"**Could not be run**: {inline(entry.failure, fmt)}."]
+            doc.add(paragraph(strong("Could not be run"), f": {entry.failure}."))
             if not entry.steps:
                 continue
-        lines += _path_notes(load, entry)
-    return "\n".join(lines) + "\n"
-
-
-def load_csv(runs: list[Run]) -> str:
-    """Every step of every access path as a row of plain numbers, for spreadsheets."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(
-        [
-            "file", "scenario", "shape", "path", "fs", "level", "sessions", "ok", "ok_per_s",
-            "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "errors", "retries",
-            "device_write_bytes_per_session", "server_cpu_ms_per_session", "iowait_pct",
-            "offered_per_s", "generator_lag_p99_ms", "capacity",
-        ]
-    )  # fmt: skip
-    for run in runs:
-        load = _load_of(run)
-        for entry in load.paths:
-            for row in entry.steps:
-                lat = row.latency_ms
-                device = row.device
-                writer.writerow(
-                    [
-                        run.name, load.scenario, load.shape, entry.path, entry.fs,
-                        f"{row.level:g}", row.sessions, row.ok, row.ops_per_s,
-                        *(lat[k] for k in ("p50", "p90", "p95", "p99", "max")),
-                        row.error_count, row.retries,
-                        device.write_bytes_per_session if device else None,
-                        row.server_cpu_s * 1000 / (row.ok or 1),
-                        row.system.get("iowait_pct_mean"), row.offered_per_s,
-                        row.generator.lag_ms_p99 if row.generator else None,
-                        "yes" if row.level == entry.capacity.level else "",
-                    ]
-                )  # fmt: skip
-    return buffer.getvalue()
+        doc.add(_path_notes(load, entry))
+    return doc
 
 
 def compare_loads(base: Run, other: Run) -> str:
     """Which run saturates later, per access path both ran (or the one each ran): the
     capacities, and p95 and ok/s at every step level both have."""
-    a, b = _load_of(base), _load_of(other)
+    a, b = load_of(base), load_of(other)
     if a.shape != b.shape or a.scenario != b.scenario:
         raise VcsbenchError(
             f"{other.path} is a {b.scenario} {b.shape}-loop run and {base.path} a "

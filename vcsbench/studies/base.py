@@ -18,7 +18,8 @@ from pathlib import Path
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.run import run_load
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
-from vcsbench.report.load import load_markdown
+from vcsbench.report.formats import write
+from vcsbench.report.load import load_document
 from vcsbench.results.io import beside, writable_target, write_file
 from vcsbench.results.model import Benchmark, Run
 
@@ -228,6 +229,6 @@ def run_load_study(
         f"`{shlex.join(command)}`\n\n"
     )
     text = header + study.tables(study, closed, open_)
-    detail = load_markdown(closed) + "\n" + load_markdown(open_)
+    detail = write([load_document(closed), load_document(open_)], "md")
     write_file(beside(out, ".md"), text + "\n" + detail, "the table")
     return text
