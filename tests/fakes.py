@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import Availability, Backend, Files
-from vcsbench.workload.operations import Operation, RoundPaths
+from vcsbench.workload.operation import Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 
 DIRS = 3

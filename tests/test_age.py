@@ -13,7 +13,7 @@ from helpers import hello_creates, require_backend, vcsbench
 from vcsbench.backends import make_backend
 from vcsbench.bench.age import fill
 from vcsbench.results import read
-from vcsbench.workload.operations import RoundPaths
+from vcsbench.workload.operation import RoundPaths
 
 
 @pytest.mark.parametrize("backend_name", ["git-pygit2", "git-markus", "svn-fs", "hg-cli"])

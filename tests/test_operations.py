@@ -16,18 +16,15 @@ from vcsbench.backends._svn import unpacked_shards
 from vcsbench.bench.options import Selection
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.io import read
+from vcsbench.workload.operation import HISTORY_FILE, RoundPaths
 from vcsbench.workload.operations import (
     DEFAULT_OPS,
-    HISTORY_FILE,
     OPS,
-    RoundPaths,
-    apply_hunks,
     make_operation,
     operation_label,
-    parse_unified,
-    patch_problems,
     supports,
 )
+from vcsbench.workload.patches import apply_hunks, parse_unified, patch_problems
 from vcsbench.workload.payloads import load_payload
 
 NEW_OPS = (

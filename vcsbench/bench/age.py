@@ -19,7 +19,7 @@ from vcsbench.backends import Backend
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.probes import footprint
 from vcsbench.process import as_helper
-from vcsbench.workload.operations import RoundPaths
+from vcsbench.workload.operation import RoundPaths
 from vcsbench.workload.seeds import Seed
 
 CHUNK = 2000

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 from vcsbench.backends import REGISTRY, Backend, split_variant
 from vcsbench.backends.base import Files, run_tool
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.operations import Operation, RoundPaths, make_operation
+from vcsbench.workload.operation import Operation, RoundPaths
+from vcsbench.workload.operations import make_operation
 from vcsbench.workload.payloads import Payload, load_payload
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from vcsbench.results.model import (
     PayloadInfo,
 )
 from vcsbench.sandbox import SandboxInfo
-from vcsbench.workload.operations import Operation, RoundPaths
+from vcsbench.workload.operation import Operation, RoundPaths
 
 CACHE_STATES = ("warm", "cold")
 

@@ -26,7 +26,7 @@ from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec
-from vcsbench.workload.operations import Operation
+from vcsbench.workload.operation import Operation
 
 COUNT = pytest.StashKey[int]()
 

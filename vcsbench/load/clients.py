@@ -132,7 +132,7 @@ class Client:
     def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
         """Untimed: how clone ``n`` differs from ``expected`` (VCS metadata aside); then
         the clone is removed."""
-        from vcsbench.workload.operations import tree_problems
+        from vcsbench.workload.operation import tree_problems
 
         target = self.clone_dir(n)
         try:

@@ -16,7 +16,7 @@ from vcsbench.backends.base import Files, compare_files
 from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.load import servers
 from vcsbench.load.paths import AccessPath
-from vcsbench.workload.operations import COMMIT_MESSAGE, HISTORY_FILE
+from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
 
 SESSION_FILE = "vcsbench-session.txt"
 STORM = "storm"

@@ -1,0 +1,147 @@
+"""What an operation is: a round's paths, and the base class every operation is built on
+(an untimed ``prepare``, the timed ``run``, an untimed ``verify``); the operations
+themselves are in ``operations.py`` (on a fresh repository) and ``seeded.py`` (on a copy
+of a repository built once per benchmark)."""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from vcsbench.backends import Backend
+from vcsbench.backends.base import (
+    Files,
+    compare_files,
+    variant_label,
+)
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.payloads import Payload
+
+COMMIT_MESSAGE = "vcsbench commit"
+HISTORY_FILE = "vcsbench-history.txt"
+UNTRACKED_FILE = "vcsbench-untracked.txt"
+
+
+@dataclass(frozen=True)
+class RoundPaths:
+    """Where one round works: its repository, checkout target and scratch space."""
+
+    repo: Path
+    checkout: Path
+    scratch: Path
+
+    @classmethod
+    def of(cls, workdir: Path, index: int, layout: str = "flat") -> RoundPaths:
+        """Round ``index``'s paths. ``flat``: every repository in one directory;
+        ``hashed``: ``repos/@hashed/ab/cd/<sha256 of the name>``, as large hosts spread
+        them (checkouts and scratch stay flat: they are the round's, not the server's)."""
+        name = f"r{index:07d}"
+        base = str(workdir)  # one Path each, not a join per part: this runs every round
+        if layout == "hashed":
+            digest = hashlib.sha256(name.encode()).hexdigest()
+            repo = Path(f"{base}/repos/@hashed/{digest[:2]}/{digest[2:4]}/{digest}")
+        else:
+            repo = Path(f"{base}/repos/{name}")
+        return cls(repo, Path(f"{base}/checkouts/{name}"), Path(f"{base}/scratch/{name}"))
+
+    @property
+    def seeds(self) -> Path:
+        """Where an operation keeps what it builds once per benchmark (not measured)."""
+        return self.scratch.parent.parent / "seeds"
+
+
+def read_tree(root: Path, ignore: frozenset[str] = frozenset()) -> dict[str, bytes]:
+    """Every file below ``root`` as relative path -> content, skipping top-level ``ignore``."""
+    files: dict[str, bytes] = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ignore or not path.is_file():
+            continue
+        files[rel.as_posix()] = path.read_bytes()
+    return files
+
+
+def parse_history(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise VcsbenchError(f"operation option history={value!r} is not a whole number >= 1")
+    return int(value)
+
+
+class Operation(abc.ABC):
+    """One kind of round, for one backend and payload."""
+
+    name: ClassVar[str]
+    needs: ClassVar[frozenset[str]]
+    containers: ClassVar[tuple[str, ...]] = ("repos",)
+    """Subdirectories of the benchmark's workdir whose entries are its result."""
+    option_defaults: ClassVar[Mapping[str, str]] = {}
+    """Every option the operation accepts, with its default."""
+    summary: ClassVar[str] = ""
+    """One line for ``--help`` and the README: what the timed part does."""
+    checks: ClassVar[str] = "the newest revision read back by the backend's verifier"
+    """One line for the README: how a round is verified."""
+
+    def __init__(
+        self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
+    ) -> None:
+        self.backend = backend
+        self.payload = payload
+        self.change = payload.change()
+        self.options = self.check_options(options or {})
+
+    @classmethod
+    def check_options(cls, given: Mapping[str, str]) -> dict[str, str]:
+        """The options with defaults filled in; one line naming a bad key or value."""
+        unknown = sorted(set(given) - set(cls.option_defaults))
+        if unknown:
+            accepted = ", ".join(sorted(cls.option_defaults)) or "none"
+            raise VcsbenchError(
+                f"unknown option {unknown[0]!r} for operation {cls.name}; accepted: {accepted}"
+            )
+        options = {**cls.option_defaults, **given}
+        if "history" in options:
+            parse_history(options["history"])
+        return options
+
+    @property
+    def label(self) -> str:
+        """``log[history=1000]``; the plain name with default options."""
+        return variant_label(self.name, self.options, self.option_defaults)
+
+    def prepare(self, paths: RoundPaths) -> None:
+        """Untimed: what must exist before the timed part."""
+
+    @abc.abstractmethod
+    def run(self, paths: RoundPaths) -> None:
+        """Timed: the VCS work only."""
+
+    @abc.abstractmethod
+    def expected(self) -> Files:
+        """The newest revision's files after ``run``."""
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        """Untimed: differences between what ``run`` should have made and what it made."""
+        return self.backend.verify(paths.repo, self.expected())
+
+    def verify_many(self, batch: list[RoundPaths]) -> list[list[str]]:
+        """:meth:`verify` of several rounds, in order: where it is the backend's own
+        reader, the backend takes them together (several reader processes at once)."""
+        if type(self).verify is Operation.verify:
+            return self.backend.verify_many([(paths.repo, self.expected()) for paths in batch])
+        return [self.verify(paths) for paths in batch]
+
+    def measured(self, paths: RoundPaths) -> list[Path]:
+        """The paths that are this operation's result (the repository, a checkout)."""
+        return [paths.repo]
+
+
+def tree_problems(root: Path, expected: Files, ignore: frozenset[str]) -> list[str]:
+    """Differences between the files below ``root`` (VCS metadata ignored) and ``expected``."""
+    actual = read_tree(root, ignore)
+    problems = compare_files(expected, dict(actual))
+    extra = sorted(set(actual) - set(expected))
+    return problems + [f"{rel}: not in the revision" for rel in extra]

@@ -1,0 +1,281 @@
+"""Operations on an existing repository: each round starts from a copy of a repository the
+backend under test built once per benchmark (a seed), made untimed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from vcsbench.backends.base import (
+    Files,
+)
+from vcsbench.workload.operation import (
+    COMMIT_MESSAGE,
+    HISTORY_FILE,
+    UNTRACKED_FILE,
+    Operation,
+    RoundPaths,
+    tree_problems,
+)
+from vcsbench.workload.patches import patch_problems
+from vcsbench.workload.seeds import Seed
+
+
+class _FromSeed(Operation):
+    """Prepared with a copy of a repository (by default the payload in its first
+    revision) the backend under test built once per benchmark (in ``seeds/``, not
+    measured): each round's repository is written by mkdir/write
+    (:mod:`vcsbench.workload.seeds`) and the backend told where it is, so that preparing a
+    round costs a few system calls per file, not the VCS calls that built it."""
+
+    _seed: Seed | None = None
+
+    def seed_name(self) -> str:
+        return "history-1"
+
+    def build(self, repo: Path, scratch: Path) -> None:
+        """Through the backend under test: the repository every round starts from."""
+        self.backend.create(repo)
+        self.backend.commit(repo, self.payload.files, COMMIT_MESSAGE, scratch)
+
+    def prepare(self, paths: RoundPaths) -> None:
+        if self._seed is None:  # once per process: built by the first, read by later ones
+            seed = paths.seeds / self.seed_name()
+            if not (seed / "repo").exists():
+                shutil.rmtree(seed, ignore_errors=True)
+                (seed / "scratch").mkdir(parents=True)
+                # Built aside and renamed: a build cut short is never taken for a seed.
+                self.build(seed / "building", seed / "scratch")
+                os.rename(seed / "building", seed / "repo")
+            self._seed = Seed.read(seed / "repo")
+        self._seed.copy_to(paths.repo)
+        self.backend.moved(paths.repo)
+
+
+class _IntoCheckout(_FromSeed):
+    """Works on a directory beside the repository (a checkout, clone or working copy),
+    which counts in the footprint; by default verified by its files."""
+
+    containers = ("repos", "checkouts")
+
+    def in_checkout(self) -> Files:
+        """What the directory must hold: the revision's files, the backend's own
+        (``created_files``) among them."""
+        return {**self.backend.created_files, **self.expected()}
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        return tree_problems(paths.checkout, self.in_checkout(), self.backend.checkout_ignores())
+
+    def measured(self, paths: RoundPaths) -> list[Path]:
+        return [paths.repo, paths.checkout]
+
+
+class _WithHistory(_FromSeed):
+    """Prepared with a repository of ``history`` revisions: the payload first, then
+    ``history - 1`` commits that each rewrite one small file (the seed, copied into each
+    round's repository)."""
+
+    option_defaults: ClassVar[Mapping[str, str]] = {"history": "100"}
+
+    @property
+    def history(self) -> int:
+        return int(self.options["history"])
+
+    def messages(self) -> list[str]:
+        """The log the prepared repository has, newest first."""
+        later = [f"vcsbench history {i}" for i in range(self.history - 1, 0, -1)]
+        return [*later, COMMIT_MESSAGE]
+
+    def history_files(self) -> Files:
+        """The newest revision's files in the prepared repository."""
+        files = dict(self.payload.files)
+        if self.history > 1:
+            files[HISTORY_FILE] = f"history {self.history - 1}\n".encode()
+        return files
+
+    def seed_name(self) -> str:
+        return f"history-{self.history}"
+
+    def build(self, repo: Path, scratch: Path) -> None:
+        super().build(repo, scratch)
+        for i in range(1, self.history):
+            self.backend.commit(
+                repo, {HISTORY_FILE: f"history {i}\n".encode()}, f"vcsbench history {i}", scratch
+            )
+
+
+class Commit(_WithHistory):
+    """One more revision (one file replaced, one added) on top of ``history`` revisions."""
+
+    name = "commit"
+    needs = frozenset({"create", "commit"})
+    option_defaults: ClassVar[Mapping[str, str]] = {"history": "1"}
+    summary = "one more revision, a file replaced and one added, on top of `history` revisions"
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+
+    def expected(self) -> Files:
+        return {**self.history_files(), **self.change}
+
+
+class Checkout(_IntoCheckout):
+    name = "checkout"
+    checks = "the directory's files against the revision's, nothing more or less"
+    needs = frozenset({"create", "commit", "checkout"})
+    summary = "the newest revision into a new directory (git-cli: a work tree; svn-fs: an export)"
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.checkout(paths.repo, paths.checkout, paths.scratch)
+
+    def expected(self) -> Files:
+        return dict(self.payload.files)
+
+
+class Clone(_IntoCheckout):
+    name = "clone"
+    checks = "the work tree's files, and the clone's newest revision by the verifier"
+    needs = frozenset({"create", "commit", "clone"})
+    summary = "a full clone with a work tree, from a local path"
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.clone(paths.repo, paths.checkout, paths.scratch)
+
+    def expected(self) -> Files:
+        return dict(self.payload.files)
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        # The work tree, read as files; the clone's own newest revision, by the verifier.
+        work_tree = tree_problems(
+            paths.checkout, self.in_checkout(), self.backend.checkout_ignores()
+        )
+        history = [f"clone: {p}" for p in self.backend.verify(paths.checkout, self.expected())]
+        return work_tree + history
+
+
+class Update(_IntoCheckout):
+    name = "update"
+    checks = "the working copy's files against the new revision's"
+    needs = frozenset({"create", "commit", "update"})
+    summary = "a working copy brought up to a new revision (`git pull --ff-only`; `svn update`)"
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
+        self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.update(paths.checkout, paths.scratch)
+
+    def expected(self) -> Files:
+        return {**self.payload.files, **self.change}
+
+
+class Status(_IntoCheckout):
+    name = "status"
+    checks = "the answer against the one file changed and the one added"
+    needs = frozenset({"create", "commit", "status"})
+    summary = "status of a working copy with one file modified and one not under version control"
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
+        self.modified = sorted(self.payload.files)[0]
+        (paths.checkout / self.modified).write_bytes(self.change[self.modified])
+        (paths.checkout / UNTRACKED_FILE).write_bytes(b"not under version control\n")
+        self.answer: dict[str, str] | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.status(paths.checkout)
+
+    def expected(self) -> Files:
+        return dict(self.payload.files)
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        want = {self.modified: "M", UNTRACKED_FILE: "?"}
+        if self.answer != want:
+            return [f"status said {self.answer!r}, the working copy has {want!r}"]
+        return []
+
+
+class Log(_WithHistory):
+    name = "log"
+    checks = "the messages against those the history was written with, in order"
+    needs = frozenset({"create", "commit", "log"})
+    summary = "every revision's message, newest first, from a repository of `history` revisions"
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.answer: list[str] | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.log(paths.repo)
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        want = self.messages()
+        if self.answer != want:
+            got = self.answer or []
+            first = next(
+                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+                min(len(got), len(want)),
+            )
+            return [
+                f"log gave {len(got)} messages, the repository has {len(want)}; "
+                f"first difference at entry {first}"
+            ]
+        return []
+
+
+class Diff(_FromSeed):
+    name = "diff"
+    checks = "the diff, applied to the parent's files, gives the new revision's"
+    needs = frozenset({"create", "commit", "diff"})
+    summary = "unified diff of the newest revision (a file replaced, one added) against its parent"
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+        self.answer: bytes | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.diff(paths.repo, paths.scratch)
+
+    def expected(self) -> Files:
+        return {**self.payload.files, **self.change}
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        """The diff, applied to the parent's files, must give the newest revision's."""
+        return patch_problems(self.answer or b"", self.payload.files, self.change)
+
+
+class Gc(_WithHistory):
+    name = "gc"
+    checks = (
+        "the newest revision by the verifier; no loose object left (git), every full shard "
+        "packed (svn)"
+    )
+    needs = frozenset({"create", "commit", "gc"})
+    option_defaults: ClassVar[Mapping[str, str]] = {"history": "1000"}
+    summary = (
+        "repack a repository of `history` revisions (`git gc`; `svnadmin pack`, which packs "
+        "only full shards of 1,000 revisions)"
+    )
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.gc(paths.repo)
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        content = self.backend.verify(paths.repo, self.expected())
+        return content + self.backend.storage_problems(paths.repo)
+
+
+# --- unified diffs, read without any VCS ---------------------------------------------
