@@ -74,7 +74,8 @@ def test_slope_is_the_least_squares_line_per_1000_repositories() -> None:
 
 def test_the_growth_plot_is_drawn_only_where_a_benchmark_has_two_blocks(tmp_path: Path) -> None:
     from vcsbench.report.plots import write_plots
-    from vcsbench.results.model import Machine, Run
+    from vcsbench.results.environment import Machine
+    from vcsbench.results.model import Run
 
     bench = bench_of([float(i) for i in range(1, 11)], age=1000)
     run = Run("x.json", [bench], Machine.from_json({}, "machine"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
 from vcsbench.measure.probes import Delta, Footprint
+from vcsbench.results.environment import FilesystemInfo
 from vcsbench.results.metrics import METRICS
-from vcsbench.results.model import FilesystemInfo, Metric
+from vcsbench.results.model import Metric
 from vcsbench.sandbox import SandboxInfo
 
 

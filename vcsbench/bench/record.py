@@ -18,7 +18,8 @@ import pytest
 
 from vcsbench.bench.options import Selection
 from vcsbench.results.io import ResultWriter
-from vcsbench.results.model import SCHEMA_VERSION, Benchmark
+from vcsbench.results.migrate import SCHEMA_VERSION
+from vcsbench.results.model import Benchmark
 
 SELECTION = pytest.StashKey[Selection]()
 FAILED = pytest.StashKey[list[Benchmark]]()

@@ -44,10 +44,9 @@ from vcsbench.measure.probes import (
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
 from vcsbench.process import signals_held
+from vcsbench.results.environment import BackendInfo, PayloadInfo
 from vcsbench.results.model import (
-    BackendInfo,
     Benchmark,
-    PayloadInfo,
 )
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.workload.operation import Operation, RoundPaths

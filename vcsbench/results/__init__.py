@@ -3,20 +3,11 @@
 Knows nothing about how numbers were taken; report and compare read only this.
 """
 
+from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
 from vcsbench.results.io import parse, read, read_many
 from vcsbench.results.metrics import METRICS, MetricDef, metric
-from vcsbench.results.model import (
-    SCHEMA_VERSION,
-    BackendInfo,
-    Benchmark,
-    FilesystemInfo,
-    Machine,
-    Metric,
-    PayloadInfo,
-    RoundError,
-    Rounds,
-    Run,
-)
+from vcsbench.results.migrate import SCHEMA_VERSION
+from vcsbench.results.model import Benchmark, Metric, RoundError, Rounds, Run
 from vcsbench.results.schema import SchemaError
 
 __all__ = [

@@ -30,8 +30,9 @@ from typing import Any, BinaryIO
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.owned import not_mine_alone
+from vcsbench.results.environment import Machine
 from vcsbench.results.load import is_load_document, parse_load
-from vcsbench.results.model import Benchmark, Machine, Run
+from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.schema import SchemaError
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from vcsbench.results.model import FilesystemInfo
+from vcsbench.results.environment import FilesystemInfo
 from vcsbench.results.schema import (
     SchemaError,
     count,

@@ -26,11 +26,12 @@ Format history (``SCHEMA_VERSION``):
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
 from vcsbench.results.metrics import METRICS, metric
+from vcsbench.results.migrate import READABLE_SCHEMAS, SCHEMA_VERSION, migrate_benchmark
 from vcsbench.results.schema import (
     SchemaError,
     count,
@@ -38,108 +39,18 @@ from vcsbench.results.schema import (
     not_negative,
     numbers,
     optional,
-    optional_count,
     optional_number,
     required,
-    str_map,
 )
 from vcsbench.results.stats import quantile
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
 
-SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
 CLOCK = (
     "perf_counter_ns around the operation alone; pytest-benchmark's stats hold the same "
     "successful rounds' wall times"
 )
-
-
-@dataclass(frozen=True)
-class BackendInfo:
-    name: str
-    vcs: str
-    options: dict[str, str]
-    versions: dict[str, str]
-    variant: str = ""
-    """The label rows carry: the name, with the options that differ from the defaults."""
-    durability: str = ""
-    """What the variant does to make a commit survive a crash (fsync or not)."""
-
-    @property
-    def label(self) -> str:
-        return self.variant or self.name
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> BackendInfo:
-        d = expect(data, dict, where)
-        return cls(
-            name=required(d, "name", str, where),
-            vcs=optional(d, "vcs", str, where, ""),
-            options=str_map(d.get("options") or {}, f"{where}.options"),
-            versions=str_map(d.get("versions") or {}, f"{where}.versions"),
-            variant=optional(d, "variant", str, where, ""),
-            durability=optional(d, "durability", str, where, ""),
-        )
-
-
-@dataclass(frozen=True)
-class PayloadInfo:
-    name: str
-    description: str
-    files: int
-    bytes: int
-    sha256: str
-    seed: int | None = None
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> PayloadInfo:
-        d = expect(data, dict, where)
-        return cls(
-            name=required(d, "name", str, where),
-            description=optional(d, "description", str, where, ""),
-            files=count(d, "files", where, 0),
-            bytes=count(d, "bytes", where, 0),
-            sha256=optional(d, "sha256", str, where, ""),
-            seed=optional(d, "seed", int, where, None),
-        )
-
-
-@dataclass(frozen=True)
-class FilesystemInfo:
-    spec: str
-    kind: str
-    fstype: str
-    mount_options: str = ""
-    mountpoint: str = ""
-    device: str | None = None
-    device_stat_path: str | None = None
-    image_path: str | None = None
-    image_size_bytes: int | None = None
-    kernel: str = ""
-    device_shared: bool = False
-    """dir: sandboxes only: device counters were taken from a device others also use."""
-    disk: str = ""
-    """The disk under the image or directory ("memory" for tmpfs)."""
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> FilesystemInfo:
-        d = expect(data, dict, where)
-        return cls(
-            spec=required(d, "spec", str, where),
-            kind=optional(d, "kind", str, where, ""),
-            fstype=optional(d, "fstype", str, where, ""),
-            mount_options=optional(d, "mount_options", str, where, ""),
-            mountpoint=optional(d, "mountpoint", str, where, ""),
-            device=optional(d, "device", str, where, None),
-            device_stat_path=optional(d, "device_stat_path", str, where, None),
-            image_path=optional(d, "image_path", str, where, None),
-            image_size_bytes=optional_count(d, "image_size_bytes", where),
-            kernel=optional(d, "kernel", str, where, ""),
-            device_shared=optional(d, "device_shared", bool, where, False),
-            disk=optional(d, "disk", str, where, ""),
-        )
 
 
 @dataclass(frozen=True)
@@ -437,72 +348,6 @@ class Benchmark:
             schema_version=SCHEMA_VERSION,
             source=source,
         )
-
-
-def migrate_benchmark(old: Mapping[str, Any]) -> dict[str, Any]:
-    """A schema-1 benchmark in schema 2's shape; what 1 did not record is marked missing."""
-    new = dict(old)
-    rounds = dict(old.get("rounds") or {})
-    values: dict[str, Any] = {}
-    for old_key, new_key in (
-        ("cpu_s", "cpu"),
-        ("io_write_logical", "io_write_logical"),
-        ("io_write_device", "io_write_device"),
-    ):
-        if old_key in rounds:
-            values[new_key] = rounds.pop(old_key)
-    rounds["values"] = values
-    new["rounds"] = rounds
-    metrics = dict(old.get("metrics") or {})
-    user, sys_ = metrics.get("cpu_user") or {}, metrics.get("cpu_sys") or {}
-    if user.get("total") is not None and sys_.get("total") is not None:
-        repos = int(old.get("repos") or 0)
-        total = float(user["total"]) + float(sys_["total"])
-        metrics["cpu"] = {"unit": "s", "total": total, "per_repo": total / repos if repos else None}
-    not_in_1 = "not recorded by schema 1 (apparent bytes then mixed content and directories)"
-    for name in ("footprint_content", "footprint_dirs", "scratch_allocated", "scratch_inodes"):
-        metrics[name] = {"unit": metric(name).unit, "total": None, "per_repo": None}
-        metrics[name]["reason"] = not_in_1
-    new["metrics"] = metrics
-    new["schema_version"] = SCHEMA_VERSION
-    return new
-
-
-@dataclass(frozen=True)
-class Machine:
-    cpu_model: str = ""
-    cpu_count: int = 0
-    memory_bytes: int = 0
-    kernel: str = ""
-    distribution: str = ""
-    python: str = ""
-    is_root: bool = False
-    backend_versions: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    @property
-    def description(self) -> str:
-        gib = self.memory_bytes / (1 << 30)
-        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory"
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> Machine:
-        d = expect(data if data is not None else {}, dict, where)
-        versions = optional(d, "backend_versions", dict, where, {})
-        return cls(
-            cpu_model=optional(d, "cpu_model", str, where, ""),
-            cpu_count=count(d, "cpu_count", where, 0),
-            memory_bytes=count(d, "memory_bytes", where, 0),
-            kernel=optional(d, "kernel", str, where, ""),
-            distribution=optional(d, "distribution", str, where, ""),
-            python=optional(d, "python", str, where, ""),
-            is_root=optional(d, "is_root", bool, where, False),
-            backend_versions={
-                str(k): str_map(v, f"{where}.backend_versions") for k, v in versions.items()
-            },
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -1,0 +1,139 @@
+"""Where a benchmark was taken, as results record it: the backend (versions, options), the
+payload, the filesystem, the machine. Part of the result model (``model.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vcsbench.results.schema import (
+    count,
+    expect,
+    optional,
+    optional_count,
+    required,
+    str_map,
+)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    name: str
+    vcs: str
+    options: dict[str, str]
+    versions: dict[str, str]
+    variant: str = ""
+    """The label rows carry: the name, with the options that differ from the defaults."""
+    durability: str = ""
+    """What the variant does to make a commit survive a crash (fsync or not)."""
+
+    @property
+    def label(self) -> str:
+        return self.variant or self.name
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> BackendInfo:
+        d = expect(data, dict, where)
+        return cls(
+            name=required(d, "name", str, where),
+            vcs=optional(d, "vcs", str, where, ""),
+            options=str_map(d.get("options") or {}, f"{where}.options"),
+            versions=str_map(d.get("versions") or {}, f"{where}.versions"),
+            variant=optional(d, "variant", str, where, ""),
+            durability=optional(d, "durability", str, where, ""),
+        )
+
+
+@dataclass(frozen=True)
+class PayloadInfo:
+    name: str
+    description: str
+    files: int
+    bytes: int
+    sha256: str
+    seed: int | None = None
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> PayloadInfo:
+        d = expect(data, dict, where)
+        return cls(
+            name=required(d, "name", str, where),
+            description=optional(d, "description", str, where, ""),
+            files=count(d, "files", where, 0),
+            bytes=count(d, "bytes", where, 0),
+            sha256=optional(d, "sha256", str, where, ""),
+            seed=optional(d, "seed", int, where, None),
+        )
+
+
+@dataclass(frozen=True)
+class FilesystemInfo:
+    spec: str
+    kind: str
+    fstype: str
+    mount_options: str = ""
+    mountpoint: str = ""
+    device: str | None = None
+    device_stat_path: str | None = None
+    image_path: str | None = None
+    image_size_bytes: int | None = None
+    kernel: str = ""
+    device_shared: bool = False
+    """dir: sandboxes only: device counters were taken from a device others also use."""
+    disk: str = ""
+    """The disk under the image or directory ("memory" for tmpfs)."""
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> FilesystemInfo:
+        d = expect(data, dict, where)
+        return cls(
+            spec=required(d, "spec", str, where),
+            kind=optional(d, "kind", str, where, ""),
+            fstype=optional(d, "fstype", str, where, ""),
+            mount_options=optional(d, "mount_options", str, where, ""),
+            mountpoint=optional(d, "mountpoint", str, where, ""),
+            device=optional(d, "device", str, where, None),
+            device_stat_path=optional(d, "device_stat_path", str, where, None),
+            image_path=optional(d, "image_path", str, where, None),
+            image_size_bytes=optional_count(d, "image_size_bytes", where),
+            kernel=optional(d, "kernel", str, where, ""),
+            device_shared=optional(d, "device_shared", bool, where, False),
+            disk=optional(d, "disk", str, where, ""),
+        )
+
+
+@dataclass(frozen=True)
+class Machine:
+    cpu_model: str = ""
+    cpu_count: int = 0
+    memory_bytes: int = 0
+    kernel: str = ""
+    distribution: str = ""
+    python: str = ""
+    is_root: bool = False
+    backend_versions: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def description(self) -> str:
+        gib = self.memory_bytes / (1 << 30)
+        return f"{self.cpu_model or '?'}, {self.cpu_count} CPUs, {gib:,.1f} GiB memory"
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Machine:
+        d = expect(data if data is not None else {}, dict, where)
+        versions = optional(d, "backend_versions", dict, where, {})
+        return cls(
+            cpu_model=optional(d, "cpu_model", str, where, ""),
+            cpu_count=count(d, "cpu_count", where, 0),
+            memory_bytes=count(d, "memory_bytes", where, 0),
+            kernel=optional(d, "kernel", str, where, ""),
+            distribution=optional(d, "distribution", str, where, ""),
+            python=optional(d, "python", str, where, ""),
+            is_root=optional(d, "is_root", bool, where, False),
+            backend_versions={
+                str(k): str_map(v, f"{where}.backend_versions") for k, v in versions.items()
+            },
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
