@@ -98,7 +98,7 @@ def test_bad_age_or_layout_is_one_line(args: tuple[str, str], message: str) -> N
 def test_an_age_the_sandbox_cannot_hold_is_refused_before_filling(tmp_path: Path) -> None:
     from vcsbench.bench.age import check_room
     from vcsbench.errors import VcsbenchError
-    from vcsbench.measure.probes import footprint
+    from vcsbench.measure.footprint import footprint
 
     seed = tmp_path / "seed"
     seed.mkdir()

@@ -12,7 +12,8 @@ import pytest
 from helpers import vcsbench
 
 from vcsbench.measure import calibrate
-from vcsbench.measure.probes import Probe, footprint, read_process
+from vcsbench.measure.footprint import footprint
+from vcsbench.measure.probes import Probe, read_process
 
 
 def du(args: str, path: Path) -> int:

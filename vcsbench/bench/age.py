@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vcsbench.backends import Backend
 from vcsbench.errors import VcsbenchError
-from vcsbench.measure.probes import footprint
+from vcsbench.measure.footprint import footprint
 from vcsbench.process import as_helper
 from vcsbench.workload.operation import RoundPaths
 from vcsbench.workload.seeds import Seed

@@ -4,7 +4,8 @@ metric of the benchmark from its rounds and its scans (:func:`benchmark_metrics`
 from __future__ import annotations
 
 from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
-from vcsbench.measure.probes import Delta, Footprint
+from vcsbench.measure.footprint import Footprint
+from vcsbench.measure.probes import Delta
 from vcsbench.results.environment import FilesystemInfo
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Metric

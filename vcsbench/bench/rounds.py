@@ -32,13 +32,12 @@ from vcsbench.bench.log import (
 )
 from vcsbench.bench.workers import Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import VcsbenchError
+from vcsbench.measure.footprint import Footprint, footprint
 from vcsbench.measure.probes import (
-    Footprint,
     Probe,
     Snapshot,
     current_rss_bytes,
     drop_caches,
-    footprint,
     peak_rss_bytes,
     peak_rss_reset,
 )

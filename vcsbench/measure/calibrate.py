@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vcsbench.measure.probes import Probe, footprint
+from vcsbench.measure.footprint import footprint
+from vcsbench.measure.probes import Probe
 from vcsbench.sandbox import FsSpec, Sandbox
 
 CALIBRATION_BYTES = 16 << 20
