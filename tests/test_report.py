@@ -197,7 +197,7 @@ def test_plots_of_a_real_run_are_valid_non_trivial_images(tmp_path: Path) -> Non
 
 
 def test_a_backend_has_the_same_colour_in_every_plot_and_its_variants_other_markers() -> None:
-    from vcsbench.report.plots import style
+    from vcsbench.report.plotkit import style
 
     assert style("svn-fs")[0] == style("svn-fs[fs-type=fsx]")[0]
     assert style("svn-fs")[1] != style("svn-fs[fs-type=fsx]")[1]
@@ -211,7 +211,8 @@ def test_a_backend_has_the_same_colour_in_every_plot_and_its_variants_other_mark
 def test_plot_colours_follow_the_backend_not_the_speed_rank(tmp_path: Path) -> None:
     import matplotlib.colors
 
-    from vcsbench.report.plots import latency_cdf, style
+    from vcsbench.report.plotkit import style
+    from vcsbench.report.plots import latency_cdf
 
     run = read(DATA / "tiny-ext4.json")
     rows = run.benchmarks
@@ -362,13 +363,13 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
 def test_log_axis_labels_never_collide_and_a_narrow_range_gets_two() -> None:
     import matplotlib.pyplot as plt
 
-    from vcsbench.report.plots import _plain_log_ticks
+    from vcsbench.report.plotkit import plain_log_ticks
 
     for values in ([0.9, 1.1], [8.0, 10.0], [13.0, 14.5], [0.2, 300.0]):
         fig, ax = plt.subplots()
         ax.plot(values, [1, 2])
         ax.set_xscale("log")
-        _plain_log_ticks(ax.xaxis, values)
+        plain_log_ticks(ax.xaxis, values)
         low, high = ax.get_xlim()
         fig.canvas.draw()
         shown = [t for t in ax.xaxis.get_majorticklocs() if low <= t <= high]
@@ -420,3 +421,21 @@ def test_names_from_a_file_are_inert_in_latex(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text(json.dumps(document))
     text = vcsbench("report", str(tmp_path / "x.json"), "--format", "latex").stdout
     assert r"\input{" not in text and r"\textbackslash{}input\{/etc/passwd\}\%" in text
+
+
+def test_load_plots_say_1_client_and_write_latency_ticks_as_plain_numbers() -> None:
+    from vcsbench.report.loadplots import PLOTTERS
+
+    load = read(REPO / "results" / "reference" / "markus2011.json.gz").load
+    assert load is not None
+    entry = load.paths[0]
+    for kind, plot in PLOTTERS.items():
+        fig = plot(load, entry)
+        fig.canvas.draw()
+        latency_axis = fig.axes[0]
+        ticks = [t.get_text() for t in latency_axis.get_yticklabels() if t.get_text()]
+        assert ticks and all("10^" not in t and "times" not in t for t in ticks), (kind, ticks)
+        assert all(float(t.replace(",", "")) > 0 for t in ticks), (kind, ticks)
+        if kind == "percentiles":
+            labels = [t.get_text() for t in latency_axis.get_legend().get_texts()]
+            assert "1 client" == labels[0] and "2 clients" == labels[1]

@@ -10,36 +10,24 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 from typing import Any
 
-from vcsbench.results.io import own_directory, write_file
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from vcsbench.report.load import level_text
+from vcsbench.report.plotkit import PLOT_FORMATS, plain_log_ticks, save
+from vcsbench.results.io import own_directory
 from vcsbench.results.load import Load, LoadPath
 from vcsbench.results.model import Run
 
 LOAD_PLOT_KINDS = ("steps", "percentiles", "timeline")
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(plt: Any, fig: Any, path: Path) -> None:
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=path.suffix.lstrip("."))
-    plt.close(fig)
-    write_file(path, buffer.getvalue(), "plot")
-
-
 def _slug(text: str) -> str:
+    """As the plots of reference runs are named: ``local:svn-fs`` → ``local-svn-fs``."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
 
 
@@ -55,8 +43,7 @@ def _by_step(raw: dict[str, list[Any]], n: int) -> tuple[list[list[float]], list
     return ok, failed
 
 
-def plot_steps(load: Load, entry: LoadPath, path: Path) -> None:
-    plt = _pyplot()
+def plot_steps(load: Load, entry: LoadPath) -> Figure:
     steps = entry.steps
     ok, failed = _by_step(entry.raw, len(steps))
     fig, ax = plt.subplots(figsize=(9, 5))
@@ -67,6 +54,7 @@ def plot_steps(load: Load, entry: LoadPath, path: Path) -> None:
         if values:
             ax.scatter([position] * len(values), values, marker="x", color="red", zorder=3)
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis, [v for values in [*ok, *failed] for v in values])
     ax.set_xticks(positions, [f"{row.level:g}" for row in steps])
     ax.set_xlabel(_unit(load.shape))
     ax.set_ylabel("session latency, ms (log; box: quartiles, whiskers: p1-p99)")
@@ -79,11 +67,11 @@ def plot_steps(load: Load, entry: LoadPath, path: Path) -> None:
         f"{load.scenario} over {entry.path} on {entry.fs}: "
         f"latency and throughput per step ({errors:,} failed sessions, red x)"
     )
-    _save(plt, fig, path)
+    fig.tight_layout()
+    return fig
 
 
-def plot_percentiles(load: Load, entry: LoadPath, path: Path) -> None:
-    plt = _pyplot()
+def plot_percentiles(load: Load, entry: LoadPath) -> Figure:
     steps = entry.steps
     ok, _ = _by_step(entry.raw, len(steps))
     fig, ax = plt.subplots(figsize=(9, 5))
@@ -93,18 +81,19 @@ def plot_percentiles(load: Load, entry: LoadPath, path: Path) -> None:
         values.sort()
         n = len(values)
         percent = [100 * (i + 0.5) / n for i in range(n)]
-        ax.plot(percent, values, label=f"{row.level:g} {_unit(load.shape)}")
+        ax.plot(percent, values, label=level_text(load, row.level))
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis, [v for values in ok for v in values])
     ax.set_xlabel("percentile of the step's successful sessions")
     ax.set_ylabel("latency, ms (log)")
     ax.set_xlim(0, 100)
     ax.legend(fontsize="small")
     ax.set_title(f"{load.scenario} over {entry.path}: latency by percentile, per step")
-    _save(plt, fig, path)
+    fig.tight_layout()
+    return fig
 
 
-def plot_timeline(load: Load, entry: LoadPath, path: Path) -> None:
-    plt = _pyplot()
+def plot_timeline(load: Load, entry: LoadPath) -> Figure:
     raw = entry.raw
     samples = entry.sampler
     starts = raw["t_intended"] or raw["t_start"]
@@ -118,6 +107,7 @@ def plot_timeline(load: Load, entry: LoadPath, path: Path) -> None:
     if bad:
         lat.scatter(*zip(*bad, strict=True), s=16, marker="x", color="red", label="failed")
     lat.set_yscale("log")
+    plain_log_ticks(lat.yaxis, [x for _, x in good + bad])
     lat.set_ylabel("latency, ms (log)")
     lat.legend(fontsize="small", loc="upper left")
     for i, row in enumerate(entry.steps):  # each step shaded, its level named
@@ -143,7 +133,8 @@ def plot_timeline(load: Load, entry: LoadPath, path: Path) -> None:
     lat.set_title(
         f"{load.scenario} over {entry.path} on {entry.fs}: sessions and the system over time"
     )
-    _save(plt, fig, path)
+    fig.tight_layout()
+    return fig
 
 
 PLOTTERS = {"steps": plot_steps, "percentiles": plot_percentiles, "timeline": plot_timeline}
@@ -160,8 +151,8 @@ def write_load_plots(
     written = []
     for entry in load.paths:
         for kind in kinds or LOAD_PLOT_KINDS:
-            name = f"load-{_slug(load.scenario)}-{_slug(entry.path)}-{kind}.{fmt}"
-            target = out_dir / name
-            PLOTTERS[kind](load, entry, target)
-            written.append((f"{load.scenario} over {entry.path}: {kind}", target))
+            stem = f"load-{_slug(load.scenario)}-{_slug(entry.path)}-{kind}"
+            fig = PLOTTERS[kind](load, entry)
+            first, *_ = save(fig, out_dir, stem, PLOT_FORMATS[fmt])
+            written.append((f"{load.scenario} over {entry.path}: {kind}", first))
     return written

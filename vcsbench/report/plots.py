@@ -9,9 +9,6 @@
 
 from __future__ import annotations
 
-import io
-import re
-import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -19,140 +16,32 @@ from typing import Any
 import matplotlib
 import matplotlib.axis
 import matplotlib.ticker
-import PIL.Image
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks
+from vcsbench.report.plotkit import (
+    PLOT_FORMATS,
+    SAMPLER_SERIES,
+    footer,
+    has_samples,
+    legend_outside,
+    no_samples,
+    plain_log_ticks,
+    save,
+    slug,
+    style,
+)
 from vcsbench.report.tables import groups
-from vcsbench.results.io import own_directory, write_file
+from vcsbench.results.io import own_directory
 from vcsbench.results.model import Benchmark, Run
-
-DPI = 110
-SAMPLER_SERIES = (
-    # (memory axis?, sample key, legend, colour, divisor)
-    (False, "cpu_iowait_pct", "iowait %", "tab:red", 1),
-    (False, "device_busy_pct", "device busy %", "tab:purple", 1),
-    (True, "dirty_bytes", "Dirty", "tab:orange", 2**20),
-    (True, "writeback_bytes", "Writeback", "tab:green", 2**20),
-)
-
-
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
-KNOWN = ("git-pygit2", "git-cli", "svn-fs", "svn-pysvn", "svn-cli")
-"""Backends with a colour of their own; any other name gets one by a stable hash."""
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def style(label: str) -> tuple[str, str]:
-    """(colour, marker) of a backend variant: the same in every plot and every report.
-
-    A backend keeps its colour; its variants are told apart by the marker.
-    """
-    name, _, options = label.partition("[")
-    if name in KNOWN:
-        colour = PALETTE[KNOWN.index(name)]
-    else:
-        colour = PALETTE[len(KNOWN) + zlib.crc32(name.encode()) % (len(PALETTE) - len(KNOWN))]
-    marker = MARKERS[zlib.crc32(options.encode()) % len(MARKERS)] if options else MARKERS[0]
-    return colour, marker
-
-
-def _plain_log_ticks(axis: matplotlib.axis.Axis, values: list[float] | None = None) -> None:
-    """Log-scale ticks written as 2, 5, 10 rather than 2x10^0, labelled on a few values
-    only (1, 2, 5 per decade; every integer where the data span less than a decade), so
-    that labels never collide and a narrow range still gets two."""
-    positive = [v for v in values or [] if v > 0]
-    narrow = bool(positive) and max(positive) / min(positive) < 10
-    subs = tuple(range(1, 10)) if narrow else (1.0, 2.0, 5.0)
-    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-    axis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=tuple(range(1, 10))))
-    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-
-
-def _footer(fig: Figure, rows: list[Benchmark]) -> None:
-    """What every plot states: rounds, machine and sandbox."""
-    rounds = sorted({b.repos for b in rows})
-    machines = sorted({b.machine.split(",")[0] for b in rows if b.machine})
-    sandboxes = sorted({_sandbox_text(b) for b in rows})
-    text = (
-        f"rounds: {', '.join(f'{n:,}' for n in rounds)} · machine: {'; '.join(machines) or '?'}"
-        f" · sandbox: {'; '.join(sandboxes)}"
-    )
-    # Below everything the axes drew, x labels included: a fixed offset in points.
-    fig.canvas.draw()
-    boxes = [box for box in (ax.get_tightbbox() for ax in fig.axes) if box is not None]
-    lowest = min((box.y0 for box in boxes), default=0.0) / fig.dpi / fig.get_figheight()
-    fig.text(0.01, min(0.0, lowest) - 0.01, text, fontsize=7, color="#555", va="top")
-
-
-def _sandbox_text(bench: Benchmark) -> str:
-    fs = bench.filesystem
-    size = f", {fs.image_size_bytes / 2**30:g} GiB image" if fs.image_size_bytes else ""
-    return f"{fs.spec} ({fs.fstype}{size})"
-
-
-def _legend_outside(ax: Any, **kwargs: Any) -> None:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, **kwargs)
-
-
-def _slug(*parts: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(parts)).strip("_")
-
-
-PLOT_FORMATS = {"png": (".png",), "svg": (".png", ".svg")}
-"""``png`` alone keeps a set of plots small enough to check in; ``svg`` adds vectors."""
-
-
-def _save(fig: Figure, directory: Path, stem: str, suffixes: tuple[str, ...]) -> list[Path]:
-    written = []
-    for suffix in suffixes:
-        path = directory / f"{stem}{suffix}"
-        buffer = io.BytesIO()
-        fig.savefig(buffer, dpi=DPI, bbox_inches="tight", format=suffix.lstrip("."))
-        if suffix == ".png":
-            # An adaptive 256-colour palette: the same picture in about a third of the bytes.
-            image = PIL.Image.open(buffer).convert("RGB")
-            buffer = io.BytesIO()
-            image.quantize(colors=256).save(buffer, format="png", optimize=True)
-        write_file(path, buffer.getvalue(), "plot")
-        written.append(path)
-    plt.close(fig)
-    return written
-
-
-def _no_samples(rows: list[Benchmark], title: str) -> Figure:
-    """What a plot of latencies shows when no round succeeded: the errors, said plainly."""
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.4 * len(rows)))
-    ax.set_axis_off()
-    ax.set_title(title)
-    text = "\n".join(f"{b.label}: every round failed ({b.errors} of {b.repos})" for b in rows)
-    ax.text(0.5, 0.5, text, ha="center", va="center", color="red", transform=ax.transAxes)
-    return fig
-
-
-def _has_samples(rows: list[Benchmark]) -> bool:
-    return any(b.samples_s for b in rows)
 
 
 def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
-    if not _has_samples(rows):
-        return _no_samples(rows, title)
+    if not has_samples(rows):
+        return no_samples(rows, title)
     fig, ax = plt.subplots(figsize=(9, 0.6 * len(rows) + 1.6))
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
     boxes = ax.boxplot(
@@ -168,7 +57,7 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
         box.set_alpha(0.6)
     ax.set_yticks(range(1, len(rows) + 1), [b.label for b in rows])
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis, [v for d in data for v in d if v == v])
+    plain_log_ticks(ax.xaxis, [v for d in data for v in d if v == v])
     ax.set_xlabel("latency per operation (ms, log scale); whiskers p1-p99")
     ax.set_title(title)
     ax.invert_yaxis()
@@ -186,13 +75,13 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
             fontsize=9,
         )
     ax.grid(axis="x", which="both", alpha=0.3)
-    _footer(fig, rows)
+    footer(fig, rows)
     return fig
 
 
 def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
-    if not _has_samples(rows):
-        return _no_samples(rows, title)
+    if not has_samples(rows):
+        return no_samples(rows, title)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for bench in rows:
         if bench.failed or not bench.samples_s:
@@ -202,14 +91,14 @@ def latency_cdf(rows: list[Benchmark], title: str) -> Figure:
         colour, _ = style(bench.label)
         ax.step(ordered, shares, where="post", label=bench.label, color=colour)
     ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis, [s * 1000 for b in rows for s in b.samples_s])
+    plain_log_ticks(ax.xaxis, [s * 1000 for b in rows for s in b.samples_s])
     ax.set_xlabel("latency per operation (ms, log scale)")
     ax.set_ylabel("operations finished within t (%)")
     ax.set_ylim(0, 100)
     ax.set_title(title)
     ax.grid(which="both", alpha=0.3)
-    _legend_outside(ax)
-    _footer(fig, rows)
+    legend_outside(ax)
+    footer(fig, rows)
     return fig
 
 
@@ -218,8 +107,8 @@ def _varies(values: list[float]) -> bool:
 
 
 def timeline(rows: list[Benchmark], title: str) -> Figure:
-    if not _has_samples(rows):
-        return _no_samples(rows, title)
+    if not has_samples(rows):
+        return no_samples(rows, title)
     starts = [t for b in rows for t in b.rounds.t_start_s if t]
     origin = min(starts) if starts else 0.0
     # The sampler's series that move at all; a panel without one is not drawn.
@@ -269,10 +158,10 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
                 marker=marker,
             )
     lat.set_yscale("log")
-    _plain_log_ticks(lat.yaxis, latencies)
+    plain_log_ticks(lat.yaxis, latencies)
     lat.set_ylabel("latency (ms, log)")
     lat.set_title(title)
-    _legend_outside(lat, markerscale=3)
+    legend_outside(lat, markerscale=3)
     index = 1
     for on_memory, unit in ((False, "%"), (True, "MiB")):
         if not series[on_memory]:
@@ -284,11 +173,11 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
         ax.set_ylabel(unit)
         if unit == "%":
             ax.set_ylim(0, 100)
-        _legend_outside(ax)
+        legend_outside(ax)
     axes[-1][0].set_xlabel("time since the first operation (s)")
     for row in axes:
         row[0].grid(alpha=0.3)
-    _footer(fig, rows)
+    footer(fig, rows)
     return fig
 
 
@@ -318,7 +207,7 @@ def footprint(benches: list[Benchmark], title: str) -> Figure:
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("KiB per repository (light: content, dark: allocated)")
     fig.suptitle(title)
-    _footer(fig, benches)
+    footer(fig, benches)
     return fig
 
 
@@ -366,7 +255,7 @@ def summary(benches: list[Benchmark]) -> Figure:
     time_ax.invert_yaxis()
     if times:
         time_ax.set_xscale("log")
-        _plain_log_ticks(time_ax.xaxis, times)
+        plain_log_ticks(time_ax.xaxis, times)
     time_ax.set_xlabel("median ms per operation (95% interval), log")
     io_ax.set_xlabel("device KiB written per repository")
     for ax in (time_ax, io_ax):
@@ -375,7 +264,7 @@ def summary(benches: list[Benchmark]) -> Figure:
     if handles:
         io_ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     fig.suptitle("summary: every backend per benchmark group")
-    _footer(fig, benches)
+    footer(fig, benches)
     return fig
 
 
@@ -408,14 +297,14 @@ def growth_plot(rows: list[Benchmark], title: str, size: int = DEFAULT_BLOCK) ->
             values: list[float] = [getattr(b, q) for b in found]
             ax.plot(mids, values, color=colour, linestyle=style_, label=f"{name} {q[:3]}")
     ax.set_yscale("log")
-    _plain_log_ticks(ax.yaxis, every or None)
+    plain_log_ticks(ax.yaxis, every or None)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))
     ax.set_xlabel("repositories already in the sandbox")
     ax.set_ylabel("latency per operation (ms, log scale)")
     ax.set_title(title)
     ax.grid(which="both", alpha=0.3)
-    _legend_outside(ax)
-    _footer(fig, rows)
+    legend_outside(ax)
+    footer(fig, rows)
     return fig
 
 
@@ -440,7 +329,7 @@ def write_plots(
     benches = [b for f in files for b in f.benchmarks]
     title = "summary: every backend per benchmark group"
     if "summary" in kinds:
-        made.append((title, _save(summary(benches), directory, "summary", suffixes)[0]))
+        made.append((title, save(summary(benches), directory, "summary", suffixes)[0]))
     for (op, payload, fs), rows in groups(benches).items():
         what = f"{op}, payload {payload}, fs {fs}"
         for kind, draw in (
@@ -451,18 +340,18 @@ def write_plots(
             if kind not in kinds:
                 continue
             title = f"{kind}: {what}"
-            paths = _save(draw(rows, title), directory, _slug(kind, op, payload, fs), suffixes)
+            paths = save(draw(rows, title), directory, slug(kind, op, payload, fs), suffixes)
             made.append((title, paths[0]))
         if "growth" in kinds and _grows(rows, block):
             title = f"growth as repositories accumulate: {what}, blocks of {block:,}"
             figure = growth_plot(rows, title, block)
-            paths = _save(figure, directory, _slug("growth", op, payload, fs), suffixes)
+            paths = save(figure, directory, slug("growth", op, payload, fs), suffixes)
             made.append((title, paths[0]))
     by_op: dict[tuple[str, str], list[Benchmark]] = defaultdict(list)
     for bench in benches:
         by_op[(bench.op, bench.payload.name)].append(bench)
     for (op, payload), rows in by_op.items() if "footprint" in kinds else ():
         title = f"footprint per repository after {op}, payload {payload}"
-        paths = _save(footprint(rows, title), directory, _slug("footprint", op, payload), suffixes)
+        paths = save(footprint(rows, title), directory, slug("footprint", op, payload), suffixes)
         made.append((title, paths[0]))
     return made
