@@ -13,7 +13,7 @@ from helpers import require_backend, vcsbench
 
 from vcsbench.backends import REGISTRY, Backend, make_backend
 from vcsbench.backends._svn import unpacked_shards
-from vcsbench.bench.options import Selection
+from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.io import read
 from vcsbench.workload.operation import HISTORY_FILE, RoundPaths

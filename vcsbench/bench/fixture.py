@@ -43,7 +43,7 @@ from vcsbench.workload.operations import make_operation
 from vcsbench.workload.payloads import Payload, load_payload
 
 if TYPE_CHECKING:
-    from vcsbench.bench.options import Selection
+    from vcsbench.bench.selection import Selection
     from vcsbench.bench.session import VcsSession
     from vcsbench.results.model import Benchmark
 

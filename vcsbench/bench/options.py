@@ -12,17 +12,15 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Container
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, make_backend, split_variant
-from vcsbench.backends.base import parse_options
-from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
+from vcsbench.backends import REGISTRY, split_variant
 from vcsbench.errors import VcsbenchError
-from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
+from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
-from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OPS, operation_label, supports
+from vcsbench.workload.operations import DEFAULT_OPS, OPS, operation_label
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
     load_payload,
@@ -227,7 +225,7 @@ def split_list(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def _operations(text: str) -> list[str]:
+def parse_operations(text: str) -> list[str]:
     """Operation labels, options checked (``log[history=10]``); ``all``: every operation."""
     names = split_list(text)
     if names == ["all"]:
@@ -240,7 +238,7 @@ def _operations(text: str) -> list[str]:
     return labels
 
 
-def _payloads(text: str) -> list[str]:
+def parse_payloads(text: str) -> list[str]:
     names = split_list(text)
     if names == ["all"]:
         return payload_names()
@@ -251,7 +249,7 @@ def _payloads(text: str) -> list[str]:
     return names
 
 
-def _variants(text: str) -> list[str]:
+def parse_variants(text: str) -> list[str]:
     names = split_list(text)
     if names == ["all"]:
         return list(REGISTRY)
@@ -267,209 +265,3 @@ def _variants(text: str) -> list[str]:
     if len(set(names)) != len(names):
         raise VcsbenchError(f"backends {text!r} name a variant twice")
     return names
-
-
-@dataclass
-class Selection:
-    """What to run, parsed and checked once, for both doors (pytest and ``vcsbench run``)."""
-
-    backends: list[str]
-    """Backends and variants as given: ``svn-fs``, ``svn-fs[fs-type=fsx]``."""
-    ops: list[str]
-    payloads: list[str]
-    fs: list[FsSpec]
-    repos: int
-    cache: str = "warm"
-    image_dir: Path | None = None
-    verify: VerifyPolicy = field(default_factory=VerifyPolicy)
-    fs_scope: str = "benchmark"
-    backend_options: dict[str, dict[str, str]] = field(default_factory=dict)
-    progress: str = "auto"
-    age: int = 0
-    layout: str = "flat"
-    recycle: int = 0
-    given: dict[str, str | list[str]] = field(default_factory=dict)
-    """The option values it was parsed from, by ``dest`` (as text): what a result file
-    records, and all that ``--resume`` takes from one (:meth:`from_recorded`)."""
-
-    @classmethod
-    def parse(
-        cls,
-        *,
-        backends: str = "all",
-        ops: str = ",".join(DEFAULT_OPS),
-        payloads: str = ",".join(DEFAULT_PAYLOADS),
-        fs: str | None = None,
-        repos: str | int = DEFAULT_REPOS,
-        cache: str = "warm",
-        image_dir: str | Path | None = None,
-        verify: str = "all",
-        fs_scope: str = "benchmark",
-        backend_option: list[str] | None = None,
-        progress: str = "auto",
-        age: str | int = 0,
-        layout: str = "flat",
-        recycle: str | int = "auto",
-    ) -> Selection:
-        raw = {
-            "backends": backends,
-            "ops": ops,
-            "payloads": payloads,
-            "fs": fs,
-            "repos": repos,
-            "cache": cache,
-            "image_dir": image_dir,
-            "verify": verify,
-            "fs_scope": fs_scope,
-            "backend_option": backend_option or [],
-            "progress": progress,
-            "age": age,
-            "layout": layout,
-            "recycle": recycle,
-        }
-        given: dict[str, str | list[str]] = {
-            dest: [str(v) for v in value] if isinstance(value, list) else str(value)
-            for dest, value in raw.items()
-            if value is not None
-        }
-        try:
-            repo_count = int(repos)
-        except ValueError:
-            raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1") from None
-        if repo_count < 1:
-            raise VcsbenchError(f"repos {repos!r} is not a whole number >= 1")
-        check_memory(repo_count)
-        if cache not in CACHE_STATES:
-            raise VcsbenchError(f"cache {cache!r} is not one of {', '.join(CACHE_STATES)}")
-        if cache == "cold" and os.geteuid() != 0:
-            raise VcsbenchError("cache cold drops the page cache, which needs root; use warm")
-        if fs_scope not in FS_SCOPES:
-            raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
-        if not str(age).isdigit():
-            raise VcsbenchError(f"age {age!r} is not a whole number >= 0")
-        if recycle == "auto":  # benchmarks of fewer rounds run in one process anyway
-            recycle = AUTO_RECYCLE
-        if not str(recycle).isdigit():
-            raise VcsbenchError(f"recycle {recycle!r} is not auto or a whole number >= 0")
-        if layout not in LAYOUTS:
-            raise VcsbenchError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
-        if progress not in PROGRESS_MODES:
-            raise VcsbenchError(f"progress {progress!r} is not one of {', '.join(PROGRESS_MODES)}")
-        image = Path(image_dir) if image_dir else None
-        if image is not None and not image.is_dir():
-            raise VcsbenchError(f"image dir {str(image_dir)!r} is not an existing directory")
-        specs = parse_fs_list(fs or default_fs())
-        given["fs"] = ",".join(spec.text for spec in specs)
-        for spec in specs:
-            require_root(spec)
-        check_image_room(specs, image, fs_scope)
-        selection = cls(
-            backends=_variants(backends),
-            ops=_operations(ops),
-            payloads=_payloads(payloads),
-            fs=specs,
-            repos=repo_count,
-            cache=cache,
-            image_dir=image,
-            verify=VerifyPolicy.parse(verify),
-            fs_scope=fs_scope,
-            progress=progress,
-            age=int(age),
-            layout=layout,
-            recycle=int(recycle),
-        )
-        for item in backend_option or []:
-            name, sep, pair = item.partition(":")
-            if not sep or name not in REGISTRY:
-                raise VcsbenchError(
-                    f"backend option {item!r} is not BACKEND:key=value with BACKEND one of "
-                    + ", ".join(REGISTRY)
-                )
-            selection.backend_options.setdefault(name, {}).update(parse_options([pair]))
-        selection.given = given
-        labels: dict[str, str] = {}
-        explicit = split_list(backends) != ["all"]
-        for variant in selection.backends:
-            # Every option of every variant is checked here, before anything runs. A
-            # backend named and unavailable is refused with what to install; with "all"
-            # it is skipped when its benchmarks come, with the reason.
-            backend_cls = REGISTRY[split_variant(variant)[0]]
-            availability = backend_cls.available()
-            if not availability.ok:
-                if explicit:
-                    packages = " ".join(backend_cls.apt_packages)
-                    raise VcsbenchError(
-                        f"backend {backend_cls.name} is not available here: "
-                        f"{availability.reason}; as root: apt-get install -y {packages}"
-                    )
-                continue
-            with selection.make_backend(variant) as backend:
-                if backend.label in labels:
-                    raise VcsbenchError(
-                        f"backends {labels[backend.label]!r} and {variant!r} are the same "
-                        f"variant ({backend.label})"
-                    )
-                labels[backend.label] = variant
-        return selection
-
-    @classmethod
-    def from_getter(cls, get: Callable[[str], Any]) -> Selection:
-        """Parse from ``get(dest)`` (pytest's ``getoption`` or an argparse namespace)."""
-        return cls.parse(**{o.dest: get(o.dest) for o in OPTIONS})
-
-    @classmethod
-    def from_recorded(cls, recorded: object, where: str) -> Selection:
-        """The selection a result file recorded (:attr:`given`), every value checked as
-        on the command line. Only vcsbench's own options are taken, each as text: nothing
-        recorded reaches pytest, a shell or a path that is removed."""
-        if not isinstance(recorded, dict) or not recorded:
-            raise VcsbenchError(
-                f"{where}: records no selection (written by another vcsbench or by pytest "
-                "directly); start a new run"
-            )
-        options = {o.dest: o for o in OPTIONS}
-        values: dict[str, Any] = {}
-        for dest, value in recorded.items():
-            option = options.get(dest)
-            if option is None:
-                raise VcsbenchError(
-                    f"{where}: its recorded selection has {str(dest)[:40]!r}, which is not a "
-                    f"vcsbench option ({', '.join(options)})"
-                )
-            if option.repeat:
-                ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-            else:
-                ok = isinstance(value, str)
-            if not ok:
-                raise VcsbenchError(
-                    f"{where}: its recorded {dest} is not "
-                    + ("a list of text values" if option.repeat else "a text value")
-                )
-            values[dest] = value
-        return cls.parse(**values)
-
-    def command_line(self) -> list[str]:
-        """The ``vcsbench run`` options that give this selection, for a person to read."""
-        argv: list[str] = []
-        for option in OPTIONS:
-            value = self.given.get(option.dest)
-            if value is None or value == option.default:
-                continue
-            for item in value if isinstance(value, list) else [value]:
-                argv += [f"--{option.name}", item]
-        return argv
-
-    def make_backend(self, variant: str) -> Any:
-        base, _ = split_variant(variant)
-        return make_backend(variant, self.backend_options.get(base))
-
-    def cases(self) -> list[tuple[str, str, str, str]]:
-        """(backend variant, op, payload, fs) for every benchmark the backend can run."""
-        return [
-            (backend, op, payload, spec.text)
-            for spec in self.fs
-            for payload in self.payloads
-            for op in self.ops
-            for backend in self.backends
-            if supports(REGISTRY[split_variant(backend)[0]], op)
-        ]

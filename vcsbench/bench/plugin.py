@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from vcsbench.backends import REGISTRY, split_variant
-from vcsbench.bench.options import OPTIONS, Selection, add_options
+from vcsbench.bench.options import OPTIONS, add_options
 from vcsbench.bench.record import (
     FAILED,
     RUN_ID,
@@ -28,6 +28,7 @@ from vcsbench.bench.record import (
     run_facts,
     write_results,
 )
+from vcsbench.bench.selection import Selection
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from vcsbench.bench.options import Selection
+from vcsbench.bench.selection import Selection
 from vcsbench.results.io import ResultWriter
 from vcsbench.results.migrate import SCHEMA_VERSION
 from vcsbench.results.model import Benchmark

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from vcsbench.bench import suite
-from vcsbench.bench.options import Selection
 from vcsbench.bench.record import Preset
+from vcsbench.bench.selection import Selection
 
 COMPACT_COLUMNS = "min,median,iqr,ops,rounds"
 

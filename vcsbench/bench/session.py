@@ -19,10 +19,10 @@ import pytest
 
 from vcsbench import process
 from vcsbench.backends import REGISTRY, Backend, split_variant
-from vcsbench.bench.options import Selection
 from vcsbench.bench.progress import ProgressDisplay, duration
 from vcsbench.bench.record import FAILED, write_results
 from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from vcsbench.errors import VcsbenchError
 
 if TYPE_CHECKING:
-    from vcsbench.bench.options import Selection
+    from vcsbench.bench.selection import Selection
     from vcsbench.results import Run
 
 
@@ -33,7 +33,7 @@ def add_selection(
 
 
 def selection_of(args: argparse.Namespace, **fixed: str) -> Selection:
-    from vcsbench.bench.options import Selection
+    from vcsbench.bench.selection import Selection
 
     values = vars(args)
     return Selection.from_getter(lambda dest: fixed.get(dest, values.get(dest)))
