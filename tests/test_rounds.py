@@ -11,7 +11,8 @@ import pytest
 from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrite
 
 from vcsbench.bench import rounds as rounds_module
-from vcsbench.bench.rounds import BenchmarkRun, VerifyPolicy
+from vcsbench.bench.policy import VerifyPolicy
+from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.measure import sampler as sampler_module
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec

@@ -30,6 +30,8 @@ from vcsbench.bench.log import (
     RoundLog,
     RoundRecord,
 )
+from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
 from vcsbench.bench.workers import Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.footprint import Footprint, footprint
@@ -50,40 +52,9 @@ from vcsbench.results.model import (
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.workload.operation import Operation, RoundPaths
 
-CACHE_STATES = ("warm", "cold")
-
 Progress = Callable[..., None]
 """Called after each round with (rounds done, rounds in all, seconds since start), and
 while an aged sandbox is filled with the same and ``unit="repositories filled in"``."""
-
-
-@dataclass(frozen=True)
-class VerifyPolicy:
-    """Which rounds are verified: all, or ``sample`` evenly spaced ones."""
-
-    sample: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> VerifyPolicy:
-        if text == "all":
-            return cls()
-        kind, _, count = text.partition(":")
-        if kind == "sample" and count.isdigit() and int(count) > 0:
-            return cls(int(count))
-        raise VcsbenchError(f"verify {text!r} is not 'all' or 'sample:K' with K > 0")
-
-    def verifies(self, index: int, total: int) -> bool:
-        """Whether round ``index`` of ``total`` is verified; no set of rounds is built."""
-        k = self.sample
-        if k is None or k >= total:
-            return True
-        if k == 1:
-            return index == total - 1
-        nearest = round(index * (k - 1) / (total - 1))
-        return round(nearest * (total - 1) / (k - 1)) == index
-
-    def __str__(self) -> str:
-        return "all" if self.sample is None else f"sample:{self.sample}"
 
 
 def _describe(exc: BaseException) -> str:
@@ -91,48 +62,6 @@ def _describe(exc: BaseException) -> str:
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     origin = f" [{Path(where.filename).name}:{where.lineno}]" if where else ""
     return f"{type(exc).__name__}: {text}{origin}"
-
-
-FULL_FREE_BYTES = 1 << 20
-
-
-def sandbox_trouble(path: Path, spec: str, index: int, error: str = "") -> str:
-    """What is wrong with the sandbox holding ``path`` when round ``index`` failed there
-    with ``error`` (it turned read-only, it ran out of inodes or of space), in words; ""
-    when nothing is. A round that failed for want of space (ENOSPC) may have freed what
-    it took, so a sandbox that is nearly out counts as out then."""
-    try:
-        st = os.statvfs(path)
-    except OSError as exc:
-        return f"the sandbox {spec} cannot be read at round {index} ({exc.strerror})"
-    if st.f_flag & os.ST_RDONLY:
-        return (
-            f"the sandbox {spec} turned read-only at round {index} (the kernel does that "
-            "after an I/O error, or when its journal fails); the rounds before are kept"
-        )
-    free, inodes = st.f_bfree * st.f_frsize, st.f_ffree
-    no_space = "No space left on device" in error
-    if st.f_files and (inodes == 0 or (no_space and inodes < max(64, st.f_files // 100))):
-        return (
-            f"the sandbox {spec} ran out of inodes at round {index} ({free:,} bytes still "
-            "free); give it more inodes with mkfs=-N ..., or run fewer repositories"
-        )
-    if free < max(FULL_FREE_BYTES, st.f_blocks * st.f_frsize // (50 if no_space else 200)):
-        return (
-            f"the sandbox {spec} filled up at round {index} ({free:,} bytes, {inodes:,} "
-            "inodes free); give it more room with size=..., or run fewer repositories"
-        )
-    if no_space:
-        return (
-            f"the sandbox {spec} had no space left at round {index} ({free:,} bytes, "
-            f"{inodes:,} inodes free); give it more room with size=... or mkfs=-N ..."
-        )
-    return ""
-
-
-class SandboxFailed(Exception):
-    """Every round of a batch failed, and the sandbox says why (read-only, full): the
-    rounds to come would fail the same way, so the benchmark stops, its rounds kept."""
 
 
 @dataclass

@@ -26,7 +26,7 @@ from vcsbench.bench.options import (
     parse_variants,
     split_list,
 )
-from vcsbench.bench.rounds import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, supports
