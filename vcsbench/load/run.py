@@ -14,11 +14,8 @@ counted with their cause, and the run goes on to the next access path.
 
 from __future__ import annotations
 
-import json
 import os
-import select
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -29,130 +26,17 @@ from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
+from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
 from vcsbench.load.figures import LATENCY, capacity, step_figures
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
 from vcsbench.measure.machine import machine_info
 from vcsbench.measure.sampler import SystemSampler
-from vcsbench.process import die_with_parent
 from vcsbench.results import Run, parse
 from vcsbench.results.io import beside, own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox
 from vcsbench.workload.payloads import load_payload
-
-ENGINE_NICE = -10
-"""The load engine's CPU priority where it may be raised (root): above the clients and
-servers it starts, which run at the ordinary 0, so that arrivals leave on schedule when
-they fill the CPU (on two cores they do)."""
-ANSWER_S = 300.0
-"""The longest the engine may take beyond a step's own time (its drain) to answer."""
-
-
-def engine_nice() -> int:
-    return ENGINE_NICE if os.geteuid() == 0 else 0
-
-
-def _engine_child() -> None:
-    """In the engine's process before it runs: its priority, and death with the run."""
-    os.setpriority(os.PRIO_PROCESS, 0, engine_nice())
-    die_with_parent()
-
-
-class Engine:
-    """The load engine's process, driven one request at a time (a JSON line each way).
-    It is recorded in the sandbox's state (cleanup ends it after a SIGKILL of the run)
-    and dies with the run's process."""
-
-    def __init__(self, argv: list[str], sandbox: Sandbox) -> None:
-        self.sandbox = sandbox
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=_engine_child,
-        )
-        sandbox.record_process(self.proc.pid)
-
-    def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send ``request``; the engine's answer, or its failure as one line."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(json.dumps(request).encode() + b"\n")
-            self.proc.stdin.flush()
-        except OSError:
-            pass  # it is gone: said below, with its exit status
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else b""
-        if not line:
-            if not ready:
-                raise VcsbenchError(f"the load engine did not answer within {timeout:.0f} s")
-            code = self.proc.wait()
-            raise VcsbenchError(f"the load engine (Locust) exited {code}; its output is above")
-        answer: dict[str, Any] = json.loads(line)
-        if "error" in answer:
-            raise VcsbenchError(f"the load engine failed: {answer['error']}")
-        return answer
-
-    def close(self) -> None:
-        """Ask it to quit (it closes its clients); end it if it does not."""
-        if self.proc.poll() is None:
-            try:
-                self.ask({"quit": True}, 60)
-                self.proc.wait(timeout=30)
-            except (VcsbenchError, subprocess.TimeoutExpired, OSError):
-                pass
-        self.kill()
-
-    def kill(self) -> None:
-        """End it and its session (its clients) now, if it still runs."""
-        if self.proc.poll() is None:
-            for signum, wait_s in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 30.0)):
-                try:
-                    os.killpg(self.proc.pid, signum)
-                    self.proc.wait(timeout=wait_s)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                pipe.close()
-        self.sandbox.forget_process(self.proc.pid)
-
-
-def _workers(plan: LoadPlan, sandbox: Sandbox, port: int) -> list[subprocess.Popen[bytes]]:
-    """The Locust worker processes this machine runs for the master (--workers)."""
-    started = []
-    for _ in range(plan.workers):
-        home = str(sandbox.make_dir("vcsbench-clients-"))
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vcsbench.load.engine",
-                "--worker",
-                servers.HOST,
-                str(port),
-                home,
-            ],
-            start_new_session=True,
-            preexec_fn=_engine_child,
-        )
-        sandbox.record_process(worker.pid)
-        started.append(worker)
-    return started
-
-
-def _stop_workers(workers: list[subprocess.Popen[bytes]], sandbox: Sandbox) -> None:
-    for worker in workers:  # the master's quit ends them
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        sandbox.forget_process(worker.pid)
-
 
 SERVERS = {"svnserve": servers.svnserve, "git-daemon": servers.git_daemon, "apache": servers.apache}
 """How each server a path names is made (a local path names none)."""
@@ -322,7 +206,7 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
                     )
             sampler.start()
             engine = Engine(argv, sandbox)
-            workers = _workers(plan, sandbox, int(config.get("master_port") or 0))
+            workers = start_workers(plan, sandbox, int(config.get("master_port") or 0))
             ready = engine.ask({"config": config}, 600 if plan.expect_workers else ANSWER_S)
             entry["engine"] = ready["ready"]["engine"]
             _steps(plan, path, repos, engine, sampler, entry, record, start, payload)
@@ -330,7 +214,7 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
         finally:
             if engine is not None:
                 engine.kill()
-            _stop_workers(workers, sandbox)
+            stop_workers(workers, sandbox)
             entry["sampler"] = sampler.stop()
             if server is not None and server.pid is not None:
                 pid = server.pid
