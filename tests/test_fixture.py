@@ -102,3 +102,22 @@ def test_the_examples_run_at_small_n() -> None:
 def test_every_example_is_short() -> None:
     for path in (REPO / "examples").glob("test_*.py"):
         assert len(path.read_text().splitlines()) <= 30, path
+
+
+def test_a_typo_in_the_marker_is_one_line_naming_the_known_backends(
+    pytester: pytest.Pytester,
+) -> None:
+    result, _ = run_user(pytester, KNOWN_WORK.replace('"git-cli"', '"git-clii"'))
+    assert 0 != result.ret
+    text = result.stdout.str()
+    (line,) = [line for line in text.splitlines() if "git-clii" in line]
+    assert line.startswith("@pytest.mark.vcs: unknown backend 'git-clii'; known: git-pygit2")
+    assert "Traceback" not in text and "raise " not in text
+
+
+def test_the_result_file_names_each_case_as_it_was_given(pytester: pytest.Pytester) -> None:
+    _, document = run_user(pytester, KNOWN_WORK)
+    params = [b["params"] for b in document["benchmarks"]]
+    assert {("svn-fs", f"dir:{pytester.path}"), ("git-cli", f"dir:{pytester.path}")} == {
+        (p["vcs_backend"], p["vcs_fs"]) for p in params
+    }

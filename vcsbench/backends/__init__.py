@@ -8,6 +8,7 @@ A *variant* is a backend with options, named ``NAME[key=value,...]``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
 from vcsbench.backends.git_cli import GitCli
@@ -42,6 +43,51 @@ def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend
     return cls({**variant_options, **(options or {})})
 
 
+@dataclass(frozen=True)
+class Variant:
+    """A backend variant, named once (``svn-fs[fs-type=fsx]``) and carried as this object
+    from the selection to the benchmark: its class and options are parsed here, and its
+    availability is asked once (a backend's check may run a command)."""
+
+    text: str
+    cls: type[Backend]
+    options: tuple[tuple[str, str], ...] = ()
+    _availability: list[Availability] = field(
+        default_factory=list, compare=False, hash=False, repr=False
+    )
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        """One line naming the known backends if ``text`` names none."""
+        base, options = split_variant(text)
+        if base not in REGISTRY:
+            raise VcsbenchError(
+                f"unknown backend {base!r}; known: {', '.join(REGISTRY)} (or all); a "
+                "variant is NAME[key=value,...]"
+            )
+        return cls(text.strip(), REGISTRY[base], tuple(options.items()))
+
+    @property
+    def name(self) -> str:
+        """The backend's name, without options."""
+        return self.cls.name
+
+    def availability(self) -> Availability:
+        if not self._availability:
+            self._availability.append(self.cls.available())
+        return self._availability[0]
+
+    def make(self, options: Mapping[str, str] | None = None) -> Backend:
+        """An instance, with ``options`` (``--backend-option``) over the variant's own."""
+        availability = self.availability()
+        if not availability.ok:
+            raise VcsbenchError(f"backend {self.name} is not available here: {availability.reason}")
+        return self.cls({**dict(self.options), **(options or {})})
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def apt_packages() -> list[str]:
     """Every Debian package a registered backend needs, once each."""
     return sorted({pkg for cls in REGISTRY.values() for pkg in cls.apt_packages})
@@ -61,6 +107,7 @@ __all__ = [
     "Backend",
     "Files",
     "ToolError",
+    "Variant",
     "apt_packages",
     "backend_class",
     "make_backend",

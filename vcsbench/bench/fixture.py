@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vcsbench.backends import REGISTRY, Backend, split_variant
+from vcsbench.backends import Backend, Variant
 from vcsbench.backends.base import Files, run_tool
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import FsSpec, parse_fs_spec
 from vcsbench.workload.operation import Operation, RoundPaths
 from vcsbench.workload.operations import make_operation
 from vcsbench.workload.payloads import Payload, load_payload
@@ -125,11 +126,11 @@ class VcsBench:
     """The ``vcsbench`` fixture of one case (backend variant, filesystem)."""
 
     def __init__(
-        self, benchmark: Any, session: VcsSession, backend: str, fs: str, request: Any
+        self, benchmark: Any, session: VcsSession, backend: Variant, fs: FsSpec, request: Any
     ) -> None:
         self.benchmark = benchmark
         self.session = session
-        self.backend_name = backend
+        self.backend = backend
         self.fs = fs
         marker = request.node.get_closest_marker("vcs")
         self.payload_name: str = (marker.kwargs.get("payload") if marker else None) or "hello"
@@ -156,7 +157,7 @@ class VcsBench:
         payload = load_payload(self.payload_name)
         self.result = self.session.run_operation(
             self.benchmark,
-            self.backend_name,
+            self.backend,
             self.fs,
             op_name,
             self.payload_name,
@@ -169,7 +170,7 @@ class VcsBench:
         """One of the built-in operations (``create``, ``commit``, ...), as the suite runs it."""
         self.result = self.session.run_operation(
             self.benchmark,
-            self.backend_name,
+            self.backend,
             self.fs,
             op,
             payload,
@@ -178,13 +179,14 @@ class VcsBench:
         return self.result
 
 
-def cases_for(marker: Any, selection: Selection) -> list[tuple[str, str]]:
-    """(backend variant, fs spec) pairs of a user's benchmark."""
-    backends = list(marker.kwargs.get("backends", [])) if marker else []
+def cases_for(marker: Any, selection: Selection) -> list[tuple[Variant, FsSpec]]:
+    """(backend variant, fs spec) pairs of a user's benchmark: its marker's, parsed here
+    once, or else the selection's."""
+    names = list(marker.kwargs.get("backends", [])) if marker else []
     specs = list(marker.kwargs.get("fs", [])) if marker else []
-    backends = backends or list(selection.backends)
-    fs = specs or [spec.text for spec in selection.fs]
-    for name in backends:
-        if split_variant(name)[0] not in REGISTRY:
-            raise VcsbenchError(f"@pytest.mark.vcs: unknown backend {name!r}")
+    try:
+        backends = [Variant.parse(name) for name in names] or list(selection.backends)
+        fs = [parse_fs_spec(spec) for spec in specs] or list(selection.fs)
+    except VcsbenchError as exc:
+        raise VcsbenchError(f"@pytest.mark.vcs: {exc}") from None
     return [(b, f) for f in fs for b in backends]

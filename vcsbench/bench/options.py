@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, split_variant
+from vcsbench.backends import REGISTRY, Variant
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
@@ -249,19 +249,14 @@ def parse_payloads(text: str) -> list[str]:
     return names
 
 
-def parse_variants(text: str) -> list[str]:
+def parse_variants(text: str) -> list[Variant]:
+    """The backends of ``--backends``, each parsed once; ``all``: every registered one."""
     names = split_list(text)
     if names == ["all"]:
-        return list(REGISTRY)
+        return [Variant.parse(name) for name in REGISTRY]
     if not names:
         raise VcsbenchError(f"no backend given; known: {', '.join(REGISTRY)}")
-    for name in names:
-        base, _ = split_variant(name)
-        if base not in REGISTRY:
-            raise VcsbenchError(
-                f"unknown backend {base!r}; known: {', '.join(REGISTRY)} (or all); "
-                "a variant is NAME[key=value,...]"
-            )
-    if len(set(names)) != len(names):
+    variants = [Variant.parse(name) for name in names]
+    if len({v.text for v in variants}) != len(variants):
         raise VcsbenchError(f"backends {text!r} name a variant twice")
-    return names
+    return variants

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from vcsbench.backends import REGISTRY, split_variant
+from vcsbench.backends import Variant
 from vcsbench.bench.options import OPTIONS, add_options
 from vcsbench.bench.record import (
     FAILED,
@@ -31,6 +31,7 @@ from vcsbench.bench.record import (
 from vcsbench.bench.selection import Selection
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import FsSpec
 
 PREFIX = "vcs-"
 
@@ -98,16 +99,25 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # @pytest.mark.vcs(backends=..., fs=...) or else from the --vcs-* options.
         from vcsbench.bench.fixture import cases_for
 
-        pairs = cases_for(metafunc.definition.get_closest_marker("vcs"), selection)
-        metafunc.parametrize("vcs_backend,vcs_fs", pairs, ids=["-".join(pair) for pair in pairs])
+        try:
+            pairs = cases_for(metafunc.definition.get_closest_marker("vcs"), selection)
+        except VcsbenchError as exc:  # one line naming what is known, not a traceback
+            raise pytest.Collector.CollectError(str(exc)) from None
+        metafunc.parametrize(
+            "vcs_backend,vcs_fs", pairs, ids=[f"{b.text}-{f.text}" for b, f in pairs]
+        )
         return
     cases = selection.cases()
-    metafunc.parametrize("backend,op,payload,fs", cases, ids=["-".join(case) for case in cases])
+    metafunc.parametrize(
+        "backend,op,payload,fs",
+        cases,
+        ids=[f"{b.text}-{op}-{payload}-{f.text}" for b, op, payload, f in cases],
+    )
 
 
 @pytest.fixture
 def vcsbench(
-    benchmark: Any, vcs_session: VcsSession, vcs_backend: str, vcs_fs: str, request: Any
+    benchmark: Any, vcs_session: VcsSession, vcs_backend: Variant, vcs_fs: FsSpec, request: Any
 ) -> Any:
     """Time your own VCS operation with vcsbench's sandboxes, verification and metrics.
 
@@ -145,16 +155,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any
     return result
 
 
-def backend_versions(backends: list[str]) -> dict[str, dict[str, str]]:
+def backend_versions(backends: list[Variant]) -> dict[str, dict[str, str]]:
     """The library and tool versions (default options) of each backend the run selected
     (importing every registered library would cost seconds a run: Mercurial's alone ~1 s)."""
     versions: dict[str, dict[str, str]] = {}
-    names = dict.fromkeys(split_variant(spec)[0] for spec in backends)
-    for name in names:
-        cls = REGISTRY[name]
-        if cls.available().ok:
-            with cls() as backend:
-                versions[name] = backend.versions()
+    for variant in {v.name: v for v in backends}.values():
+        if variant.availability().ok:
+            with variant.cls() as backend:
+                versions[variant.name] = backend.versions()
     return versions
 
 

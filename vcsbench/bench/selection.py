@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, make_backend, split_variant
+from vcsbench.backends import REGISTRY, Backend, Variant
 from vcsbench.backends.base import parse_options
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -39,8 +39,8 @@ from vcsbench.workload.payloads import (
 class Selection:
     """What to run, parsed and checked once, for both doors (pytest and ``vcsbench run``)."""
 
-    backends: list[str]
-    """Backends and variants as given: ``svn-fs``, ``svn-fs[fs-type=fsx]``."""
+    backends: list[Variant]
+    """Backends and variants, each parsed once: ``svn-fs``, ``svn-fs[fs-type=fsx]``."""
     ops: list[str]
     payloads: list[str]
     fs: list[FsSpec]
@@ -159,8 +159,8 @@ class Selection:
             # Every option of every variant is checked here, before anything runs. A
             # backend named and unavailable is refused with what to install; with "all"
             # it is skipped when its benchmarks come, with the reason.
-            backend_cls = REGISTRY[split_variant(variant)[0]]
-            availability = backend_cls.available()
+            backend_cls = variant.cls
+            availability = variant.availability()
             if not availability.ok:
                 if explicit:
                     packages = " ".join(backend_cls.apt_packages)
@@ -172,10 +172,10 @@ class Selection:
             with selection.make_backend(variant) as backend:
                 if backend.label in labels:
                     raise VcsbenchError(
-                        f"backends {labels[backend.label]!r} and {variant!r} are the same "
+                        f"backends {labels[backend.label]!r} and {variant.text!r} are the same "
                         f"variant ({backend.label})"
                     )
-                labels[backend.label] = variant
+                labels[backend.label] = variant.text
         return selection
 
     @classmethod
@@ -225,17 +225,17 @@ class Selection:
                 argv += [f"--{option.name}", item]
         return argv
 
-    def make_backend(self, variant: str) -> Any:
-        base, _ = split_variant(variant)
-        return make_backend(variant, self.backend_options.get(base))
+    def make_backend(self, variant: Variant) -> Backend:
+        """An instance of ``variant`` with this run's ``--backend-option`` values for it."""
+        return variant.make(self.backend_options.get(variant.name))
 
-    def cases(self) -> list[tuple[str, str, str, str]]:
+    def cases(self) -> list[tuple[Variant, str, str, FsSpec]]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""
         return [
-            (backend, op, payload, spec.text)
+            (backend, op, payload, spec)
             for spec in self.fs
             for payload in self.payloads
             for op in self.ops
             for backend in self.backends
-            if supports(REGISTRY[split_variant(backend)[0]], op)
+            if supports(backend.cls, op)
         ]

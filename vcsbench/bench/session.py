@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from vcsbench import process
-from vcsbench.backends import REGISTRY, Backend, split_variant
+from vcsbench.backends import Backend, Variant
 from vcsbench.bench.progress import ProgressDisplay, duration
 from vcsbench.bench.record import FAILED, write_results
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Benchmark
-from vcsbench.sandbox import Sandbox, parse_fs_spec
+from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
 
 COUNT = pytest.StashKey[int]()
@@ -60,15 +60,13 @@ class VcsSession:
         self._stack.close()
 
     @contextmanager
-    def sandbox(self, spec_text: str) -> Iterator[Sandbox]:
-        known = [s for s in self.selection.fs if s.text == spec_text]
-        spec = known[0] if known else parse_fs_spec(spec_text)
+    def sandbox(self, spec: FsSpec) -> Iterator[Sandbox]:
         if self.selection.fs_scope == "session":
-            if spec_text not in self._session_sandboxes:
-                self._session_sandboxes[spec_text] = self._stack.enter_context(
+            if spec.text not in self._session_sandboxes:
+                self._session_sandboxes[spec.text] = self._stack.enter_context(
                     Sandbox(spec, self.selection.image_dir)
                 )
-            yield self._session_sandboxes[spec_text]
+            yield self._session_sandboxes[spec.text]
             return
         with Sandbox(spec, self.selection.image_dir) as sandbox:
             yield sandbox
@@ -76,8 +74,8 @@ class VcsSession:
     def run_operation(
         self,
         benchmark: Any,
-        backend: str,
-        fs: str,
+        backend: Variant,
+        fs: FsSpec,
         op: str,
         payload: str,
         make: Callable[[Backend], Operation],
@@ -86,13 +84,17 @@ class VcsSession:
         """Run, record and keep one benchmark of ``make(backend)``'s operation; the
         result (None with --benchmark-disable)."""
         selection = self.selection
-        base, _ = split_variant(backend)
-        availability = REGISTRY[base].available()
+        availability = backend.availability()
         if not availability.ok:
-            pytest.skip(f"backend {base} unavailable: {availability.reason}")
+            pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
         self._serial += 1
-        label = f"{backend} {op} {payload} {fs}"
-        benchmark.group = f"{op} {payload} {fs}"
+        label = f"{backend.text} {op} {payload} {fs.text}"
+        benchmark.group = f"{op} {payload} {fs.text}"
+        # The case's objects (a Variant, an FsSpec) as the text they were named by, for
+        # pytest-benchmark's JSON.
+        benchmark.params = {
+            key: getattr(value, "text", value) for key, value in (benchmark.params or {}).items()
+        }
         # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
         rounds = 1 if benchmark.disabled else (repos or selection.repos)
         process.doing(label)

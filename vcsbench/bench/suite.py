@@ -8,17 +8,19 @@ operation goes through the same ``vcsbench`` fixture API a user's benchmark does
 
 from typing import Any
 
+from vcsbench.backends import Variant
 from vcsbench.bench.fixture import VcsBench
 from vcsbench.bench.session import VcsSession
+from vcsbench.sandbox import FsSpec
 
 
 def test_vcs(
     benchmark: Any,
     vcs_session: VcsSession,
-    backend: str,
+    backend: Variant,
     op: str,
     payload: str,
-    fs: str,
+    fs: FsSpec,
     request: Any,
 ) -> None:
     VcsBench(benchmark, vcs_session, backend, fs, request).operation(op, payload)
