@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
@@ -19,8 +18,9 @@ def run(args: argparse.Namespace) -> int:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise VcsbenchError(f"master {args.master!r} is not HOST:PORT, like 10.0.0.5:5557")
     # The engine in a process of its own: Locust patches the standard library for gevent.
-    argv = [sys.executable, "-m", "vcsbench.load.engine", "--worker", host, port]
-    return subprocess.call(argv)
+    from vcsbench.load.engine_args import EngineArgs
+
+    return subprocess.call(EngineArgs(host=host, port=int(port), worker=True).argv())
 
 
 COMMAND = Command(

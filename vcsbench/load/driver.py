@@ -10,11 +10,11 @@ import os
 import select
 import signal
 import subprocess
-import sys
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
+from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.plan import LoadPlan
 from vcsbench.process import die_with_parent
 from vcsbench.sandbox import Sandbox
@@ -105,15 +105,7 @@ def start_workers(plan: LoadPlan, sandbox: Sandbox, port: int) -> list[subproces
     for _ in range(plan.workers):
         home = str(sandbox.make_dir("vcsbench-clients-"))
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vcsbench.load.engine",
-                "--worker",
-                servers.HOST,
-                str(port),
-                home,
-            ],
+            EngineArgs(host=servers.HOST, port=port, worker=True, home=home).argv(),
             start_new_session=True,
             preexec_fn=_engine_child,
         )

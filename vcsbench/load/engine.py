@@ -40,6 +40,7 @@ from gevent.fileobject import FileObjectPosix  # type: ignore[import-untyped]
 from locust.env import Environment
 
 from vcsbench.load import sessions
+from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
 from vcsbench.measure.probes import read_device, syncfs
 from vcsbench.measure.processes import (
@@ -374,16 +375,15 @@ def main() -> None:
     os.dup2(2, 1)
     code = 0
     try:
-        if sys.argv[1:2] == ["--worker"]:  # --worker HOST PORT [HOME]
-            home = Path(sys.argv[4]) if sys.argv[4:] else None
-            run_worker(sys.argv[2], int(sys.argv[3]), home)
+        args = EngineArgs.parse(sys.argv[1:])
+        if args.worker:
+            run_worker(args.host, args.port, Path(args.home) if args.home else None)
         else:
             requests = FileObjectPosix(sys.stdin.fileno(), "rb")  # read without blocking gevent
-            mode = sys.argv[3:]  # after --run OUT
-            if mode[:1] == ["--master"]:  # --master N HOST PORT
+            if args.workers:
 
                 def make(config: dict[str, Any]) -> Driver:
-                    return MasterDriver(config, int(mode[1]), mode[2], int(mode[3]))
+                    return MasterDriver(config, args.workers, args.host, args.port)
 
             else:
                 make = LocalDriver

@@ -27,6 +27,7 @@ from typing import Any
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
+from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.figures import LATENCY, capacity, step_figures
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
@@ -191,11 +192,13 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
                     "cpu": server.cpu_method,
                 }
             config = engine_config(plan, path, repos, server, sandbox, start)
-            argv = [sys.executable, "-m", "vcsbench.load.engine", "--run", str(record.out)]
+            args = EngineArgs(out=str(record.out))
             if plan.locust_workers:
                 bind = plan.master_bind
                 config["master_port"] = plan.master_port or servers.free_port(bind)
-                argv += ["--master", str(plan.locust_workers), bind, str(config["master_port"])]
+                args = EngineArgs(
+                    str(record.out), plan.locust_workers, bind, int(config["master_port"])
+                )
                 if plan.expect_workers:
                     print(
                         f"vcsbench load: Locust master on {bind}:{config['master_port']} waits "
@@ -205,7 +208,7 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
                         flush=True,
                     )
             sampler.start()
-            engine = Engine(argv, sandbox)
+            engine = Engine(args.argv(), sandbox)
             workers = start_workers(plan, sandbox, int(config.get("master_port") or 0))
             ready = engine.ask({"config": config}, 600 if plan.expect_workers else ANSWER_S)
             entry["engine"] = ready["ready"]["engine"]
