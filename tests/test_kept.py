@@ -71,6 +71,10 @@ def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
     after = {b.label: b for b in read(out).benchmarks}
     assert before["git-pygit2"].rounds.wall_ns == after["git-pygit2"].rounds.wall_ns
     assert not after["svn-fs"].partial and 3000 == after["svn-fs"].repos
+    again = vcsbench("run", "--resume", str(out))
+    assert 0 == again.returncode, again.stdout[-2000:] + again.stderr
+    assert f"nothing to resume: all 2 benchmark(s) of {out} finished" == again.stdout.strip()
+    assert read(out).benchmarks[1].rounds.wall_ns == after["svn-fs"].rounds.wall_ns
 
 
 def test_resume_refuses_results_of_another_version(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from vcsbench.bench.record import (
     run_facts,
     write_results,
 )
-from vcsbench.bench.selection import Selection
+from vcsbench.bench.selection import Selection, case_id
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
@@ -111,7 +111,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(
         "backend,op,payload,fs",
         cases,
-        ids=[f"{b.text}-{op}-{payload}-{f.text}" for b, op, payload, f in cases],
+        ids=[case_id(*case) for case in cases],
     )
 
 

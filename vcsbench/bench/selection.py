@@ -229,6 +229,10 @@ class Selection:
         """An instance of ``variant`` with this run's ``--backend-option`` values for it."""
         return variant.make(self.backend_options.get(variant.name))
 
+    def case_ids(self) -> list[str]:
+        """The pytest id of each case of :meth:`cases` whose backend can run here."""
+        return [case_id(*case) for case in self.cases() if case[0].availability().ok]
+
     def cases(self) -> list[tuple[Variant, str, str, FsSpec]]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""
         return [
@@ -239,3 +243,8 @@ class Selection:
             for backend in self.backends
             if supports(backend.cls, op)
         ]
+
+
+def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:
+    """How a case of the suite is named: its test's id in pytest and its result's name."""
+    return f"{backend.text}-{op}-{payload}-{fs.text}"

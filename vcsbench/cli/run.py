@@ -98,6 +98,10 @@ def _resume(args: argparse.Namespace) -> int:
         ],
     }
     kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
+    done = {str(e.get("name")) for e in [*carry["benchmarks"], *carry["failed_benchmarks"]]}
+    if all(f"test_vcs[{name}]" in done for name in selection.case_ids()):
+        print(f"nothing to resume: all {kept} benchmark(s) of {path} finished")
+        return 0
     shown = shlex.join(["vcsbench", "run", *selection.command_line()])
     print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest of: {shown}")
     command = ["vcsbench", "run", *selection.command_line(), "--out", str(path)]
