@@ -8,7 +8,8 @@ A *variant* is a backend with options, named ``NAME[key=value,...]``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
 from vcsbench.backends.git_cli import GitCli
@@ -35,12 +36,7 @@ def backend_class(name: str) -> type[Backend]:
 
 def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend:
     """An instance of backend or variant ``name`` (plus ``options``), or a one-line error."""
-    base, variant_options = split_variant(name)
-    cls = backend_class(base)
-    availability = cls.available()
-    if not availability.ok:
-        raise VcsbenchError(f"backend {base} is not available here: {availability.reason}")
-    return cls({**variant_options, **(options or {})})
+    return Variant.parse(name).make(options)
 
 
 @dataclass(frozen=True)
@@ -52,9 +48,6 @@ class Variant:
     text: str
     cls: type[Backend]
     options: tuple[tuple[str, str], ...] = ()
-    _availability: list[Availability] = field(
-        default_factory=list, compare=False, hash=False, repr=False
-    )
 
     @classmethod
     def parse(cls, text: str) -> Variant:
@@ -72,14 +65,13 @@ class Variant:
         """The backend's name, without options."""
         return self.cls.name
 
+    @cached_property
     def availability(self) -> Availability:
-        if not self._availability:
-            self._availability.append(self.cls.available())
-        return self._availability[0]
+        return self.cls.available()
 
     def make(self, options: Mapping[str, str] | None = None) -> Backend:
         """An instance, with ``options`` (``--backend-option``) over the variant's own."""
-        availability = self.availability()
+        availability = self.availability
         if not availability.ok:
             raise VcsbenchError(f"backend {self.name} is not available here: {availability.reason}")
         return self.cls({**dict(self.options), **(options or {})})

@@ -160,7 +160,7 @@ def backend_versions(backends: list[Variant]) -> dict[str, dict[str, str]]:
     (importing every registered library would cost seconds a run: Mercurial's alone ~1 s)."""
     versions: dict[str, dict[str, str]] = {}
     for variant in {v.name: v for v in backends}.values():
-        if variant.availability().ok:
+        if variant.availability.ok:
             with variant.cls() as backend:
                 versions[variant.name] = backend.versions()
     return versions

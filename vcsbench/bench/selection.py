@@ -160,7 +160,7 @@ class Selection:
             # backend named and unavailable is refused with what to install; with "all"
             # it is skipped when its benchmarks come, with the reason.
             backend_cls = variant.cls
-            availability = variant.availability()
+            availability = variant.availability
             if not availability.ok:
                 if explicit:
                     packages = " ".join(backend_cls.apt_packages)
@@ -231,7 +231,7 @@ class Selection:
 
     def case_ids(self) -> list[str]:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""
-        return [case_id(*case) for case in self.cases() if case[0].availability().ok]
+        return [case_id(*case) for case in self.cases() if case[0].availability.ok]
 
     def cases(self) -> list[tuple[Variant, str, str, FsSpec]]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""

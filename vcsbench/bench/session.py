@@ -84,7 +84,7 @@ class VcsSession:
         """Run, record and keep one benchmark of ``make(backend)``'s operation; the
         result (None with --benchmark-disable)."""
         selection = self.selection
-        availability = backend.availability()
+        availability = backend.availability
         if not availability.ok:
             pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
         self._serial += 1
