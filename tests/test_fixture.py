@@ -55,6 +55,62 @@ def test_a_users_operation_is_measured_per_backend_and_verified(pytester: pytest
         assert [8192.0] * 5 == info["rounds"]["values"]["io_write_syscall"]
 
 
+COPY_WORK = """
+import pytest
+
+
+@pytest.mark.vcs(backends=["git-cli"])
+def test_copy(vcsbench):
+    def prepare(r):
+        r.repo.mkdir()
+        (r.repo / "f").write_bytes(b"x" * 8192)
+
+    def run(r):  # a copy beside the repository, as svnadmin hotcopy makes one
+        (r.scratch / "copy").mkdir()
+        (r.scratch / "copy" / "f").write_bytes((r.repo / "f").read_bytes())
+
+    def verify(r):
+        return [] if (r.scratch / "copy" / "f").stat().st_size == 8192 else ["no copy"]
+
+    vcsbench(run, prepare=prepare, verify=verify, outputs=lambda r: [r.scratch / "copy"])
+
+
+@pytest.mark.vcs(backends=["git-cli"])
+def test_nothing(vcsbench):
+    def prepare(r):
+        r.repo.mkdir()
+        (r.repo / "f").write_bytes(b"x" * 8192)
+
+    vcsbench(lambda r: None, prepare=prepare, verify=lambda r: [])
+
+
+@pytest.mark.vcs(backends=["git-cli"])
+def test_files_without_a_payload(vcsbench):
+    vcsbench(lambda r: r.files, verify=lambda r: [])
+"""
+
+
+def test_a_users_footprint_counts_what_the_round_made_and_the_change(
+    pytester: pytest.Pytester,
+) -> None:
+    result, document = run_user(pytester, COPY_WORK)
+    result.assert_outcomes(passed=2, failed=1)
+    infos = {
+        b["extra_info"]["vcsbench"]["op"]: b["extra_info"]["vcsbench"]
+        for b in document["benchmarks"]
+    }
+    copy, nothing = infos["copy"], infos["nothing"]
+    # The repository and the copy it named: 8 KiB each; the round added the copy.
+    assert 2 * 8192 == copy["metrics"]["footprint_content"]["per_repo"]
+    assert 8192 <= copy["metrics"]["footprint_change"]["per_repo"] <= 8192 + 4096
+    # A round that does nothing: its repository's 8 KiB, and no change.
+    assert 8192 == nothing["metrics"]["footprint_content"]["per_repo"]
+    assert 0 == nothing["metrics"]["footprint_change"]["per_repo"]
+    # No payload named: labelled none, not as a payload it never used.
+    assert {"none"} == {i["payload"]["name"] for i in infos.values()}
+    result.stdout.fnmatch_lines(["*this benchmark names no payload, so r.files has nothing*"])
+
+
 SABOTAGED = KNOWN_WORK.replace('b"x" * 8192', 'b"x" * 100')
 
 

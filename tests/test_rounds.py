@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,11 +12,14 @@ import pytest
 from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrite
 
 from vcsbench.bench import rounds as rounds_module
+from vcsbench.bench.log import VERIFY_BATCH
 from vcsbench.bench.policy import VerifyPolicy
 from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.errors import VcsbenchError
 from vcsbench.measure import sampler as sampler_module
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import Sandbox, parse_fs_spec
+from vcsbench.workload.operation import RoundPaths
 
 ROUNDS = 6
 WRITTEN = FILES * FILE_BYTES + SCRATCH_BYTES
@@ -281,3 +285,100 @@ def test_known_times_reach_the_reported_median_and_p99(tmp_path: Path) -> None:
     header, (row,) = table_rows([bench])
     cells = dict(zip(header, row, strict=True))
     assert ("50.5", "99.0") == (cells["median ms"], cells["p99 ms"])
+
+
+def test_when_every_round_of_the_first_batch_fails_the_rest_are_not_run(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        bench = run_known(sandbox, rounds=200, fail_rounds=frozenset(range(200)))
+    assert VERIFY_BATCH == bench.repos == bench.errors and 200 == bench.rounds_asked
+    assert bench.diagnosis.startswith(
+        f"every one of the first {VERIFY_BATCH} rounds failed, so the other "
+        f"{200 - VERIFY_BATCH} were not run; first: RuntimeError: planted failure"
+    )
+
+
+def test_one_failure_in_the_first_batch_does_not_stop_the_rounds(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        bench = run_known(sandbox, rounds=100, fail_rounds=frozenset(range(VERIFY_BATCH - 1)))
+    assert 100 == bench.repos and VERIFY_BATCH - 1 == bench.errors and not bench.diagnosis
+
+
+class Counted(KnownWrite):
+    """Known work that also says whether Python's collector was on during the call."""
+
+    def __init__(self, backend: FakeBackend) -> None:
+        super().__init__(backend)
+        self.gc_seen: list[bool] = []
+
+    def run(self, paths: RoundPaths) -> None:
+        self.gc_seen.append(gc.isenabled())
+        super().run(paths)
+
+
+def test_warmup_rounds_run_verified_and_are_not_samples(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend()
+        operation = Counted(backend)
+        run = BenchmarkRun(operation, sandbox.info, sandbox.root / "b", rounds=3, warmup=2)
+        run.run_all()
+        bench = run.finish(backend.describe())
+        assert 2 == len(list((sandbox.root / "b" / "warmup" / "repos").iterdir()))
+    assert 5 == operation.calls and 3 == bench.repos == len(bench.samples_s)
+    # Only the measured rounds' repositories are the footprint.
+    assert FILES * FILE_BYTES == bench.per_repo("footprint_content")
+
+
+def test_a_failing_warmup_round_is_the_benchmarks_error(tmp_path: Path) -> None:
+    with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend({"corrupt": "true"})
+        run = BenchmarkRun(KnownWrite(backend), sandbox.info, sandbox.root / "b", 3, warmup=1)
+        with pytest.raises(VcsbenchError, match=r"^warmup round 1 of 1 failed: d0/f00.bin"):
+            run.run_all()
+
+
+def test_the_collector_is_off_only_in_the_timed_region_when_asked(tmp_path: Path) -> None:
+    seen = {}
+    for gc_off in (False, True):
+        with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
+            assert sandbox.info is not None
+            operation = Counted(FakeBackend())
+            run = BenchmarkRun(operation, sandbox.info, sandbox.root / "b", rounds=3, gc_off=gc_off)
+            run.run_all()
+            run.finish(operation.backend.describe())
+            assert gc.isenabled()
+            seen[gc_off] = operation.gc_seen
+    assert [True] * 3 == seen[False] and [False] * 3 == seen[True]
+
+
+class Repack(KnownWrite):
+    """Starts from FILES files it writes in prepare (untimed) and removes half of them in
+    the timed call: the footprint after is half, the change minus half."""
+
+    def prepare(self, paths: RoundPaths) -> None:
+        self.backend.create(paths.repo)
+        for rel, data in self.payload.files.items():
+            target = paths.repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def run(self, paths: RoundPaths) -> None:
+        for rel in sorted(self.payload.files)[: FILES // 2]:
+            (paths.repo / rel).unlink()
+
+    def expected(self) -> dict[str, bytes]:
+        return dict(sorted(self.payload.files.items())[FILES // 2 :])
+
+
+def test_the_footprint_change_is_after_minus_before_the_round(root: None, tmp_path: Path) -> None:
+    with sandbox_for("tmpfs", tmp_path) as sandbox:
+        assert sandbox.info is not None
+        backend = FakeBackend()
+        run = BenchmarkRun(Repack(backend), sandbox.info, sandbox.root / "b", rounds=4)
+        run.run_all()
+        bench = run.finish(backend.describe())
+    assert 0 == bench.errors
+    # tmpfs allocates whole pages: FILE_BYTES is two of them, exactly.
+    assert FILES // 2 * FILE_BYTES == bench.per_repo("footprint_content")
+    assert -(FILES // 2) * FILE_BYTES == bench.per_repo("footprint_change")

@@ -95,6 +95,10 @@ def benchmark_metrics(
             put(name, None, result)
         else:
             put(name, getattr(result, attribute))
+    if isinstance(result, str):
+        put("footprint_change", None, result)
+    else:
+        put("footprint_change", result.allocated_bytes - log.held_bytes)
     for name, attribute in SCRATCH_METRICS.items():
         if isinstance(scratch, str):
             put(name, None, scratch)

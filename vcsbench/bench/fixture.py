@@ -24,8 +24,12 @@ options) runs ``--vcs-repos`` rounds, each in a fresh repository of a fresh sand
 result -- time from the one clock, CPU, IO at the process and the device, footprint,
 floor, errors -- goes into the same result file, report and compare as the suite's.
 Every round is verified; ``verify`` is required (a failed round is an error, never a
-fast sample). The built-in operations go through :meth:`VcsBench.operation`, the same
-path.
+fast sample). The footprint is what the round's repository and checkout hold after it,
+and whatever ``outputs`` names (a copy the operation made, say), with the change from
+before the timed call as its own figure. The round's ``checkout`` is a path only: the
+benchmark makes it if it wants one. A benchmark that names no payload has none (its
+label says "none"; ``r.files`` then says to name one). The built-in operations go through
+:meth:`VcsBench.operation`, the same path.
 """
 
 from __future__ import annotations
@@ -62,12 +66,20 @@ class Round:
 
     @property
     def files(self) -> Files:
+        if self.payload is NO_PAYLOAD:
+            raise VcsbenchError(
+                "this benchmark names no payload, so r.files has nothing; name one: "
+                "@pytest.mark.vcs(payload='hello') (or 'submission', 'many-files', ...)"
+            )
         return self.payload.files
 
     def sh(self, *argv: str | Path) -> bytes:
         """Run a command (no shell); its stdout, or :class:`ToolError` with its stderr."""
         return run_tool([str(a) for a in argv])
 
+
+NO_PAYLOAD = Payload("none", "no payload: the benchmark makes its own content", {}, None)
+"""A user's benchmark without ``payload=``: labelled "none", not as a payload it never used."""
 
 Step = Callable[[Round], object]
 Check = Callable[[Round], Sequence[str]]
@@ -77,6 +89,7 @@ class CallableOperation(Operation):
     """An operation made of a user's callables."""
 
     needs = frozenset()
+    footprint_by_round = True
 
     def __init__(
         self,
@@ -86,11 +99,11 @@ class CallableOperation(Operation):
         run: Step,
         prepare: Step | None,
         verify: Check,
-        measured: Callable[[Round], list[Path]] | None,
+        outputs: Callable[[Round], Sequence[Path]] | None,
     ) -> None:
         super().__init__(backend, payload)
         self.name = name  # type: ignore[misc]
-        self._run, self._prepare, self._verify, self._measured = run, prepare, verify, measured
+        self._run, self._prepare, self._verify, self._outputs = run, prepare, verify, outputs
         self._current: Round | None = None
 
     def _round(self, paths: RoundPaths) -> Round:
@@ -117,9 +130,8 @@ class CallableOperation(Operation):
         return [str(problem) for problem in self._verify(self._round(paths))]
 
     def measured(self, paths: RoundPaths) -> list[Path]:
-        if self._measured is not None:
-            return self._measured(self._round(paths))
-        return [paths.repo, paths.checkout]
+        extra = list(self._outputs(self._round(paths))) if self._outputs is not None else []
+        return [paths.repo, paths.checkout, *extra]
 
 
 class VcsBench:
@@ -133,7 +145,7 @@ class VcsBench:
         self.backend = backend
         self.fs = fs
         marker = request.node.get_closest_marker("vcs")
-        self.payload_name: str = (marker.kwargs.get("payload") if marker else None) or "hello"
+        self.payload_name: str | None = marker.kwargs.get("payload") if marker else None
         self.repos: int | None = marker.kwargs.get("repos") if marker else None
         self.name = request.node.originalname.removeprefix("test_")
         self.result: Benchmark | None = None
@@ -145,23 +157,23 @@ class VcsBench:
         *,
         verify: Check,
         prepare: Step | None = None,
-        measured: Callable[[Round], list[Path]] | None = None,
+        outputs: Callable[[Round], Sequence[Path]] | None = None,
         name: str | None = None,
     ) -> Benchmark | None:
         """Time ``run`` in every round, after an untimed ``prepare``, then ``verify``
-        (problems as strings; empty: the round is good). ``measured`` names the paths
-        whose footprint counts (default: the repository and the checkout)."""
+        (problems as strings; empty: the round is good). ``outputs`` names paths the
+        round writes besides its repository and checkout, counted in its footprint."""
         if not callable(verify):
             raise VcsbenchError("vcsbench(...) needs verify=: every timed operation is verified")
         op_name = name or self.name
-        payload = load_payload(self.payload_name)
+        payload = NO_PAYLOAD if self.payload_name is None else load_payload(self.payload_name)
         self.result = self.session.run_operation(
             self.benchmark,
             self.backend,
             self.fs,
             op_name,
-            self.payload_name,
-            lambda vcs: CallableOperation(op_name, vcs, payload, run, prepare, verify, measured),
+            payload.name,
+            lambda vcs: CallableOperation(op_name, vcs, payload, run, prepare, verify, outputs),
             self.repos,
         )
         return self.result

@@ -46,6 +46,8 @@ class RoundRecord:
     verified: bool = False
     diagnosis: str = ""
     floor_tree: dict[str, floor.TreeEntry] | None = None
+    held_bytes: int = 0
+    """Bytes allocated to the round's measured paths before it (a copied seed, say)."""
 
 
 def _plain(value: float) -> float | int | None:
@@ -71,6 +73,8 @@ class RoundLog:
         self.verified = 0
         self.ops_wall_ns = 0
         self.ok_count = 0
+        self.held_bytes = 0
+        """Bytes the rounds' measured paths held before their rounds, every round."""
 
     def __len__(self) -> int:
         return len(self.wall_ns)

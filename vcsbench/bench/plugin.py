@@ -28,6 +28,7 @@ from vcsbench.bench.record import (
     run_facts,
     write_results,
 )
+from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
@@ -79,20 +80,9 @@ def selection_of(config: pytest.Config) -> Selection:
     return config.stash[SELECTION]
 
 
-def _check_timer(config: pytest.Config) -> None:
-    timer = config.getoption("benchmark_timer", None)
-    name = str(timer) if timer is not None else "time.perf_counter"
-    if name not in ("time.perf_counter", "perf_counter"):
-        raise pytest.UsageError(
-            f"--benchmark-timer={name} is not used by vcsbench: it times each operation with "
-            "perf_counter_ns around the call alone (one clock for every figure); drop the flag"
-        )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "vcs_session" not in metafunc.fixturenames:
         return
-    _check_timer(metafunc.config)
     selection = selection_of(metafunc.config)
     if "vcsbench" in metafunc.fixturenames:
         # A user's benchmark: a case per backend variant and filesystem, from its
@@ -215,6 +205,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[COUNT] = sum(
         1 for item in items if "vcs_session" in getattr(item, "fixturenames", ())
     )
+    if config.stash[COUNT]:
+        rules_of(config)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

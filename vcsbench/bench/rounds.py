@@ -14,7 +14,10 @@ in ``finish`` from what was recorded.
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import errno
+import gc
+import math
 import os
 import statistics
 import time
@@ -85,6 +88,14 @@ class BenchmarkRun:
     clock: Callable[[], int] = time.perf_counter_ns
     """The one clock, read right before and right after the operation (nanoseconds); a
     test gives one that moves by known amounts."""
+    warmup: int = 0
+    """Rounds run first, in a directory of their own, verified and discarded."""
+    budget_s: float | None = None
+    """Run no more rounds than fit in this many seconds of the benchmark, as projected
+    after each batch from the rounds so far (never fewer than ``min_rounds``)."""
+    min_rounds: int = 1
+    gc_off: bool = False
+    """Python's collector held off inside the timed region (and run before it)."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
@@ -143,12 +154,25 @@ class BenchmarkRun:
 
     def _batches(self, first: int, count: int) -> Iterator[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, verified in batches of
-        ``VERIFY_BATCH``; each batch's records once it is verified."""
-        for start in range(first, first + count, VERIFY_BATCH):
-            records = self._rounds(start, min(VERIFY_BATCH, first + count - start))
+        ``VERIFY_BATCH``; each batch's records once it is verified. A time budget may end
+        them sooner (it lowers ``rounds``)."""
+        start = first
+        while start < min(first + count, self.rounds):
+            records = self._rounds(
+                start, min(start + VERIFY_BATCH, first + count, self.rounds) - start
+            )
+            failed = all(r.error for r in records)
+            if failed and start == 0 and len(records) < self.rounds:
+                # Nothing works: the first error says why sooner than the other rounds would.
+                records[-1].diagnosis = records[-1].diagnosis or (
+                    f"every one of the first {len(records)} rounds failed, so the other "
+                    f"{self.rounds - len(records):,} were not run; first: {records[0].error}"
+                )
             yield from records
-            if all(r.error for r in records) and any(r.diagnosis for r in records):
+            if failed and any(r.diagnosis for r in records):
                 raise SandboxFailed
+            start += len(records)
+            self._keep_to_budget(start)
 
     def _rounds(self, first: int, count: int) -> list[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, then their verification, together
@@ -182,9 +206,20 @@ class BenchmarkRun:
                     break
         return [record for _, _, record in done]
 
-    def _round(self, index: int, paths: RoundPaths) -> RoundRecord:
+    def _keep_to_budget(self, done: int) -> None:
+        """With a time budget: the rounds that fit in it, projected from the ``done``
+        rounds so far (at least one more while any are left, so the last round is still
+        the floor's)."""
+        if self.budget_s is None or not done or done >= self.rounds:
+            return
+        per_round = (time.perf_counter() - self._t0) / done
+        fit = math.ceil(self.budget_s / per_round) if per_round > 0 else self.rounds
+        self.rounds = min(self.rounds, max(fit, self.min_rounds, done + 1))
+
+    def _round(self, index: int, paths: RoundPaths, floor_round: bool | None = None) -> RoundRecord:
         """One round: prepare, time the operation alone, read counters (verified by
-        :meth:`_rounds` afterwards)."""
+        :meth:`_rounds` afterwards). ``floor_round``: whether the floor is measured on it
+        (default: on the benchmark's last round)."""
         error: str | None = None
         try:
             paths.scratch.mkdir()
@@ -193,11 +228,19 @@ class BenchmarkRun:
             self.operation.prepare(paths)
         except Exception as exc:  # a sandbox that fails (read-only, full) fails the round
             error = f"prepare: {_describe(exc)}"
-        is_floor_round = index == self.rounds - 1 and error is None
+        if floor_round is None:
+            floor_round = index == self.rounds - 1
+        is_floor_round = floor_round and error is None
         roots = self.operation.measured(paths)
         floor_before = floor.snapshot(roots, self.workdir) if is_floor_round else {}
+        try:  # what the round's paths held before it: the change is the footprint less this
+            held = footprint(*roots, processes=1).allocated_bytes if error is None else 0
+        except OSError as exc:
+            held, error = 0, f"prepare: the footprint before the round: {_describe(exc)}"
         if self.cache == "cold":
             drop_caches()
+        if self.gc_off:
+            gc.disable()
         before: Snapshot = self.probe.before()
         t_start_s = time.perf_counter()
         wall_ns = 0
@@ -208,8 +251,10 @@ class BenchmarkRun:
             except Exception as exc:
                 error = _describe(exc)
             wall_ns = self.clock() - start
+        if self.gc_off:
+            gc.enable()
         delta = Probe.delta(before, self.probe.after(), wall_ns)
-        record = RoundRecord(t_start_s, wall_ns, round_values(delta))
+        record = RoundRecord(t_start_s, wall_ns, round_values(delta), held_bytes=held)
         if is_floor_round and error is None:
             with contextlib.suppress(OSError):  # the floor is then missing, with its reason
                 record.floor_tree = floor.changed(roots, self.workdir, floor_before)
@@ -227,6 +272,7 @@ class BenchmarkRun:
         (an interrupted run keeps its log, and every per-round array the same length)."""
         with signals_held():
             self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
+            self.log.held_bytes += record.held_bytes
             self.log.verified += record.verified
         if record.diagnosis and not self.diagnosis:
             self.diagnosis = record.diagnosis
@@ -235,11 +281,15 @@ class BenchmarkRun:
         if self.progress is not None:
             self.progress(len(self.log), self.rounds, time.perf_counter() - self._t0)
 
-    def _worker_rounds(self, first: int, count: int, send: Callable[[object], None]) -> None:
-        """In a worker process: rounds ``first`` .. ``first + count - 1``, each record sent
-        as it finishes, then its RSS; it never returns and never runs cleanup of others."""
+    def _worker_rounds(
+        self, first: int, count: int, total: int, send: Callable[[object], None]
+    ) -> None:
+        """In a worker process: rounds ``first`` .. ``first + count - 1`` of ``total``, each
+        record sent as it finishes, then its RSS; it never returns and never runs cleanup
+        of others."""
         code = 1
         try:
+            self.rounds = total
             peak_rss_reset()
             start_rss = current_rss_bytes()
             stopped = False
@@ -248,7 +298,14 @@ class BenchmarkRun:
                     send(record)
             except SandboxFailed:
                 stopped = True
-            send(WorkerEnd(peak_rss_bytes(), current_rss_bytes() - start_rss, stopped=stopped))
+            send(
+                WorkerEnd(
+                    peak_rss_bytes(),
+                    current_rss_bytes() - start_rss,
+                    stopped=stopped,
+                    rounds=self.rounds,
+                )
+            )
             code = 0
         except BaseException as exc:
             with contextlib.suppress(BaseException):
@@ -267,7 +324,7 @@ class BenchmarkRun:
         if self._spawner is None:
             self._spawner = Spawner(self._worker_rounds)
         spawner = self._spawner
-        spawner.start_worker(first, count)
+        spawner.start_worker(first, count, self.rounds)
         end: WorkerEnd | None = None
         exited = ""
         while True:  # on an exception, run_all stops the spawner and the worker with it
@@ -283,6 +340,7 @@ class BenchmarkRun:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
         self._workers.append(end)
+        self.rounds = end.rounds  # as the worker's time budget left them
         if end.stopped:
             raise SandboxFailed
 
@@ -298,12 +356,42 @@ class BenchmarkRun:
                 self.progress,
                 sandbox=self.sandbox.spec,
             )
+        if self.warmup:
+            self.aside("warmup", self.warmup)
         self._started = True
         self._overhead_ns = self.probe.overhead_ns(pairs=10)
         peak_rss_reset()
         self._rss_start = current_rss_bytes()
         self._sampler.start()
         self._t0 = time.perf_counter()
+
+    def aside(self, kind: str, count: int, profile: cProfile.Profile | None = None) -> None:
+        """``count`` rounds in ``workdir/kind`` that are not the benchmark's (warm-up
+        rounds; one under ``profile``), untimed and each verified: one that fails is the
+        benchmark's error."""
+        base = self.workdir / kind
+        for container in ("repos", "checkouts", "scratch"):
+            (base / container).mkdir(parents=True)
+        for index in range(count):
+            paths = RoundPaths.of(base, index, self.layout)
+            try:
+                paths.scratch.mkdir()
+                paths.repo.parent.mkdir(parents=True, exist_ok=True)
+                self.operation.prepare(paths)
+                if profile is not None:
+                    profile.enable()
+                try:
+                    self.operation.run(paths)
+                finally:
+                    if profile is not None:
+                        profile.disable()
+                problems = self.operation.verify_many([paths])[0]
+            except Exception as exc:
+                problems = [_describe(exc)]
+            if problems:
+                raise VcsbenchError(
+                    f"{kind} round {index + 1} of {count} failed: " + "; ".join(problems[:3])
+                )
 
     # -- after the last round -----------------------------------------------------------
 
@@ -324,7 +412,9 @@ class BenchmarkRun:
         scratch: Footprint | str
         scan_start = time.perf_counter()
         try:
-            if self.age:  # the rounds' own paths, not the repositories filled in before
+            if self.age or self.operation.footprint_by_round:
+                # the rounds' own paths: not the repositories filled in before; the
+                # paths a user's benchmark names, wherever they are
                 measured = [p for i in range(len(self.log)) for p in self._measured(i)]
                 result = footprint(*measured)
             else:

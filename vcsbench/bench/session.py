@@ -9,6 +9,7 @@ does what its own ``pedantic`` does with the samples, and a test pins it.
 
 from __future__ import annotations
 
+import cProfile
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from vcsbench.backends import Backend, Variant
 from vcsbench.bench.progress import ProgressDisplay, duration
 from vcsbench.bench.record import FAILED, write_results
 from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Benchmark
@@ -95,8 +97,12 @@ class VcsSession:
         benchmark.params = {
             key: getattr(value, "text", value) for key, value in (benchmark.params or {}).items()
         }
-        # pytest-benchmark's --benchmark-disable: run once, as a check that it works.
-        rounds = 1 if benchmark.disabled else (repos or selection.repos)
+        # pytest-benchmark's --benchmark-disable: one verified round, as a check that the
+        # benchmark works (no figures are kept).
+        rules = rules_of(self.config)
+        rounds = 1 if benchmark.disabled else rules.rounds(repos or selection.repos)
+        if benchmark.disabled:
+            benchmark._mode = "vcsbench (disabled: one verified round)"
         process.doing(label)
         try:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
@@ -122,6 +128,10 @@ class VcsSession:
                     age=selection.age,
                     layout=selection.layout,
                     recycle=selection.recycle,
+                    warmup=0 if benchmark.disabled else rules.warmup(rounds),
+                    budget_s=None if benchmark.disabled else rules.max_time_s,
+                    min_rounds=rules.budget_floor(rounds),
+                    gc_off=rules.gc_off,
                 )
                 interrupted: KeyboardInterrupt | None = None
                 try:
@@ -136,6 +146,8 @@ class VcsSession:
                 # signals held: one that arrives now waits until the benchmark is kept.
                 with process.signals_held():
                     result = run.finish(vcs.describe())
+                    if rules.describe(rounds):
+                        result.harness["pytest_benchmark_rules"] = rules.describe(rounds)
                     result.harness["teardown_s"] = None
                     result.harness["teardown_note"] = (
                         "one sandbox for the session, torn down at its end"
@@ -144,6 +156,12 @@ class VcsSession:
                     )
                     if not benchmark.disabled:
                         self._keep(benchmark, result)
+                if rules.cprofile and benchmark.stats is not None:
+                    # pytest-benchmark's --benchmark-cprofile: one more round, profiled (its
+                    # time is no sample), shown and saved by pytest-benchmark.
+                    profile = cProfile.Profile()
+                    run.aside("profile", 1, profile)
+                    benchmark._save_cprofile(profile)
         except VcsbenchError as exc:
             failure = str(exc)
         else:

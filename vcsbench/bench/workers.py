@@ -36,7 +36,7 @@ class Spawner:
     records and its :class:`WorkerEnd`, then the spawner's :class:`WorkerExit` for it
     (written after the worker is reaped, so nothing of the worker's can follow it)."""
 
-    def __init__(self, work: Callable[[int, int, Callable[[object], None]], None]) -> None:
+    def __init__(self, work: Callable[[int, int, int, Callable[[object], None]], None]) -> None:
         context = multiprocessing.get_context("fork")
         self._results, results_writer = context.Pipe(duplex=False)
         requests, self._requests = context.Pipe(duplex=False)
@@ -50,14 +50,14 @@ class Spawner:
                 self._requests.close()
                 while True:
                     try:
-                        first, count = requests.recv()
+                        first, count, total = requests.recv()
                     except EOFError:
                         break
                     pid = os.fork()
                     if pid == 0:
                         as_helper()  # dies with the spawner, as the spawner with the run
                         requests.close()
-                        work(first, count, results_writer.send)  # never returns
+                        work(first, count, total, results_writer.send)  # never returns
                     results_writer.send(("started", pid))
                     _, status = os.waitpid(pid, 0)
                     how = (
@@ -73,8 +73,10 @@ class Spawner:
         requests.close()
         results_writer.close()
 
-    def start_worker(self, first: int, count: int) -> None:
-        self._requests.send((first, count))
+    def start_worker(self, first: int, count: int, total: int) -> None:
+        """Rounds ``first`` .. ``first + count - 1`` of ``total`` (the benchmark's
+        rounds as they stand now: a time budget may have lowered them)."""
+        self._requests.send((first, count, total))
 
     def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
         """The next message: a round's record, a :class:`WorkerEnd` or a
@@ -113,3 +115,5 @@ class WorkerEnd:
     failure: str = ""
     stopped: bool = False
     """The sandbox failed every round of a batch: no more rounds are to be run."""
+    rounds: int = 0
+    """The benchmark's rounds as the worker left them (a time budget lowers them)."""

@@ -44,6 +44,9 @@ TABLE_METRICS = (
 )
 SCRATCH_METRIC = "scratch_allocated"
 """Shown, in a column of its own, only where some backend of the table used scratch."""
+CHANGE_METRIC = "footprint_change"
+"""Shown only where it says more than the footprint: some round began with something
+(a copied seed), so what the operation added or freed is not all that is there."""
 
 __all__ = ["FORMATS", "document", "render", "summary", "table_rows"]
 
@@ -87,6 +90,14 @@ def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
 
 def _uses_scratch(rows: list[Benchmark]) -> bool:
     return any((b.per_repo(SCRATCH_METRIC) or 0) > 0 for b in rows)
+
+
+def _changes_held(rows: list[Benchmark]) -> bool:
+    return any(
+        b.per_repo(CHANGE_METRIC) is not None
+        and b.per_repo(CHANGE_METRIC) != b.per_repo("footprint_allocated")
+        for b in rows
+    )
 
 
 def machine_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
@@ -135,7 +146,11 @@ def table_rows(
     machines, a run column where several files hold the same benchmark."""
     fastest = min((b.median_ms for b in rows if b.median_ms), default=None)
     base = next((b for b in rows if b.label == baseline), None)
-    metrics = [*TABLE_METRICS, *([SCRATCH_METRIC] if _uses_scratch(rows) else [])]
+    metrics = [
+        *TABLE_METRICS,
+        *([CHANGE_METRIC] if _changes_held(rows) else []),
+        *([SCRATCH_METRIC] if _uses_scratch(rows) else []),
+    ]
     header = ["backend", *(["run"] if runs else []), *(["machine"] if machines else [])]
     header += ["repos", "median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
@@ -348,7 +363,8 @@ LEGEND = (
     "per repository; content: the files' bytes, the same on every filesystem; "
     "allocated: blocks on this filesystem; x floor: median over plain mkdir/write of "
     "the same files in the same sandbox (below 1: the operation took less time than "
-    "those plain writes of its result)."
+    "those plain writes of its result); allocated change (where shown): after the round "
+    "minus before it, what the operation added or freed."
 )
 
 

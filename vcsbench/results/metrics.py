@@ -167,6 +167,16 @@ METRICS: dict[str, MetricDef] = _defs(
         digits=0,
     ),
     MetricDef(
+        "footprint_change",
+        "B",
+        "allocated change KiB",
+        KIB,
+        "blocks allocated to the repository (and what else the round measured) after the "
+        "round minus before it: what the operation added, or freed (a repack)",
+        totalled="final",
+        signed=True,
+    ),
+    MetricDef(
         "scratch_allocated",
         "B",
         "scratch KiB",

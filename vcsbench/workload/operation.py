@@ -78,6 +78,9 @@ class Operation(abc.ABC):
     needs: ClassVar[frozenset[str]]
     containers: ClassVar[tuple[str, ...]] = ("repos",)
     """Subdirectories of the benchmark's workdir whose entries are its result."""
+    footprint_by_round: ClassVar[bool] = False
+    """Whether the footprint is of each round's :meth:`measured` paths (which may lie
+    anywhere) rather than of the ``containers``."""
     option_defaults: ClassVar[Mapping[str, str]] = {}
     """Every option the operation accepts, with its default."""
     summary: ClassVar[str] = ""
@@ -90,7 +93,7 @@ class Operation(abc.ABC):
     ) -> None:
         self.backend = backend
         self.payload = payload
-        self.change = payload.change()
+        self.change = payload.change() if payload.files else {}
         self.options = self.check_options(options or {})
 
     @classmethod
