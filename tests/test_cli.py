@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from helpers import vcsbench
@@ -82,3 +83,48 @@ def test_study_refuses_options_it_fixes_itself() -> None:
     result = vcsbench("study", "markus2013", "--ops", "create")
     assert 2 == result.returncode
     assert "unrecognized arguments: --ops create" in result.stderr
+
+
+def test_unsupported_pairs_are_said_and_a_run_of_nothing_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    nothing = vcsbench("run", "--backends", "hg-cli", "--ops", "gc", "--out", str(out))
+    assert 2 == nothing.returncode
+    assert ["vcsbench: error: nothing to run: hg-cli × gc: skipped, hg-cli has no gc"] == (
+        nothing.stderr.splitlines()
+    )
+    assert not out.exists()
+    mixed = vcsbench(
+        "run", "--backends", "hg-cli,git-cli", "--ops", "gc,create", "--payloads", "hello",
+        "--repos", "2", "--fs", f"dir:{tmp_path}", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == mixed.returncode, mixed.stderr
+    assert "vcsbench: hg-cli × gc: skipped, hg-cli has no gc" in mixed.stdout.splitlines()
+    assert 3 == len(json.loads(out.read_text())["benchmarks"])
+
+
+def test_a_backend_option_for_a_backend_not_selected_is_refused(tmp_path: Path) -> None:
+    result = vcsbench(
+        "run", "--backends", "git-cli", "--backend-option", "svn-fs:compression=lz5",
+        "--out", str(tmp_path / "r.json"),
+    )  # fmt: skip
+    assert 2 == result.returncode
+    assert [
+        "vcsbench: error: backend option svn-fs:compression=lz5 is for svn-fs, which this run "
+        "does not select (backends: git-cli); add svn-fs to the backends or drop the option"
+    ] == result.stderr.splitlines()
+
+
+def test_a_refusal_found_once_a_benchmark_starts_is_one_line_and_exit_2(
+    root: None, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path},ext4:size=16M", "--repos", "5000", "--out", str(out),
+    )  # fmt: skip
+    assert 2 == result.returncode
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("vcsbench: error: --repos 5,000 cannot fit in the ext4:size=16M")
+    assert line.endswith(f"(the 1 benchmark(s) finished before it are kept in {out})")
+    assert "Traceback" not in result.stdout and "fixture was not used" not in result.stdout
+    assert 1 == len(json.loads(out.read_text())["benchmarks"])

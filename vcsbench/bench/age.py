@@ -16,7 +16,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from vcsbench.backends import Backend
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import Refusal
 from vcsbench.measure.footprint import footprint
 from vcsbench.process import as_helper
 from vcsbench.workload.operation import RoundPaths
@@ -55,7 +55,7 @@ def check_room(seed: Path, workdir: Path, count: int, sandbox: str, layout: str 
     allocated = need.allocated_bytes * count + fanout * st.f_bsize
     short = (st.f_files and inodes > st.f_favail) or allocated > st.f_bavail * st.f_frsize
     if short:
-        raise VcsbenchError(
+        raise Refusal(
             f"--age {count:,} needs {inodes:,} inodes and {allocated:,} bytes in the sandbox "
             f"{sandbox}, which has {_room(workdir)}; give it more room with size=... "
             "(or mkfs=-N ... for inodes), or ask for a smaller --age"
@@ -95,7 +95,7 @@ def fill(
                 if progress is not None:
                     progress(done, count, time.perf_counter() - start, unit=UNIT)
     except OSError as exc:
-        raise VcsbenchError(
+        raise Refusal(
             f"--age {count:,}: filling the sandbox {sandbox} failed after about {done:,} "
             f"repositories ({exc.strerror or exc}); it has {_room(workdir)}"
         ) from None

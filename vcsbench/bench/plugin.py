@@ -98,6 +98,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
         return
     cases = selection.cases()
+    if not cases:  # said in one line at the end of collection, not as an empty parameter set
+        metafunc.config.stash[NOTHING] = selection.unsupported()
+        return
     metafunc.parametrize(
         "backend,op,payload,fs",
         cases,
@@ -187,8 +190,16 @@ def _suite_by_default(config: pytest.Config) -> bool:
     return from_testpaths and not config.getoption("benchmark_only", False)
 
 
+NOTHING = pytest.StashKey[list[str]]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--resume``, leave out the benchmarks the earlier run finished."""
+    """With ``--resume``, leave out the benchmarks the earlier run finished. A selection
+    of nothing that can run is a usage error naming why."""
+    nothing = config.stash.get(NOTHING, None)
+    if nothing is not None and not _suite_by_default(config):
+        why = "; ".join(nothing) or "the selection is empty"
+        raise pytest.UsageError(f"nothing to run: {why}")
     suite = [item for item in items if "vcs_session" in getattr(item, "fixturenames", ())]
     if suite and _suite_by_default(config):
         # `pytest` in the source tree: testpaths hold the tests and the suite; the suite
@@ -207,6 +218,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     )
     if config.stash[COUNT]:
         rules_of(config)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Say which (backend, operation) pairs of the selection are skipped, and why."""
+    config = session.config
+    if config.stash.get(COUNT, 0) and SELECTION in config.stash:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        for line in config.stash[SELECTION].unsupported():
+            if reporter is not None:
+                reporter.write_line(f"vcsbench: {line}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -41,6 +41,8 @@ class Preset:
         """The command line, for a person to read (never parsed again)."""
         self.door = door
         self.run_id = uuid.uuid4().hex
+        self.refusal = ""
+        """Bad input the session found once a benchmark started, for the command to say."""
         self.carry: dict[str, Any] = carry or {"benchmarks": [], "failed_benchmarks": []}
         """Finished benchmarks of an earlier run that ``--resume`` keeps (raw entries)."""
         self.done: set[str] = {

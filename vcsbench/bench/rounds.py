@@ -36,7 +36,7 @@ from vcsbench.bench.log import (
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
 from vcsbench.bench.workers import Spawner, WorkerEnd, WorkerExit
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.measure.footprint import Footprint, footprint
 from vcsbench.measure.probes import (
     Probe,
@@ -106,7 +106,7 @@ class BenchmarkRun:
         wanted = self.rounds + self.age
         if st.f_files and wanted > free_inodes:
             asked = f"--repos {self.rounds:,}" + (f" and --age {self.age:,}" if self.age else "")
-            raise VcsbenchError(
+            raise Refusal(
                 f"{asked} cannot fit in the {self.sandbox.spec} sandbox: it has "
                 f"{free_inodes:,} free inodes and every repository takes at least one; use "
                 "fewer repositories or a larger sandbox (size=..., mkfs=-N ...)"

@@ -17,6 +17,7 @@ import pytest
 from vcsbench.bench import suite
 from vcsbench.bench.record import Preset
 from vcsbench.bench.selection import Selection
+from vcsbench.errors import VcsbenchError
 
 COMPACT_COLUMNS = "min,median,iqr,ops,rounds"
 
@@ -32,7 +33,9 @@ def run_suite(
     """Run the suite for ``selection``, writing ``json_out``.
 
     Returns pytest's exit code and this run's id: the file holds this run's results
-    only if its run id is that one (a failed run leaves an older file as it was).
+    only if its run id is that one (a failed run leaves an older file as it was). Bad
+    input found once a benchmark started (a sandbox too small for the repositories
+    asked) is raised as the one line it is; benchmarks finished before it stay kept.
     ``carry``: finished benchmarks of an earlier run (``--resume``), kept in the file and
     not run again. ``command`` is recorded for people to read; ``door`` says which
     command wrote the file (``--resume`` takes files of ``vcsbench run`` only).
@@ -61,4 +64,8 @@ def run_suite(
     ]
     json_out.parent.mkdir(parents=True, exist_ok=True)
     preset = Preset(selection, shlex.join(command), carry, door)
-    return int(pytest.main(argv, plugins=[preset])), preset.run_id
+    code = int(pytest.main(argv, plugins=[preset]))
+    if preset.refusal:
+        print(flush=True)  # after pytest's progress dots, the refusal on a line of its own
+        raise VcsbenchError(preset.refusal)
+    return code, preset.run_id

@@ -29,7 +29,7 @@ from vcsbench.bench.options import (
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
-from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, supports
+from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, operation_class, supports
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
 )
@@ -152,6 +152,15 @@ class Selection:
                     + ", ".join(REGISTRY)
                 )
             selection.backend_options.setdefault(name, {}).update(parse_options([pair]))
+        selected = {variant.name for variant in selection.backends}
+        for name, pairs in selection.backend_options.items():
+            if name not in selected:
+                given_pairs = ",".join(f"{k}={v}" for k, v in pairs.items())
+                raise VcsbenchError(
+                    f"backend option {name}:{given_pairs} is for {name}, which this run does "
+                    f"not select (backends: {', '.join(sorted(selected))}); add {name} to "
+                    "the backends or drop the option"
+                )
         selection.given = given
         labels: dict[str, str] = {}
         explicit = split_list(backends) != ["all"]
@@ -243,6 +252,21 @@ class Selection:
             for backend in self.backends
             if supports(backend.cls, op)
         ]
+
+    def unsupported(self) -> list[str]:
+        """One line per (backend variant, operation) pair of the selection that cannot
+        run, saying why (what the operation needs that the backend lacks)."""
+        lines = []
+        for op in self.ops:
+            needs = operation_class(op).needs
+            for backend in self.backends:
+                lacks = needs - backend.cls.capabilities
+                if lacks:
+                    lines.append(
+                        f"{backend.text} × {op}: skipped, {backend.name} has no "
+                        f"{', '.join(sorted(lacks))}"
+                    )
+        return lines
 
 
 def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:

@@ -21,11 +21,11 @@ import pytest
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
 from vcsbench.bench.progress import ProgressDisplay, duration
-from vcsbench.bench.record import FAILED, write_results
+from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write_results
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
@@ -90,6 +90,7 @@ class VcsSession:
         if not availability.ok:
             pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
         self._serial += 1
+        benchmark._mode = "vcsbench"  # used, whatever follows: never "fixture was not used"
         label = f"{backend.text} {op} {payload} {fs.text}"
         benchmark.group = f"{op} {payload} {fs.text}"
         # The case's objects (a Variant, an FsSpec) as the text they were named by, for
@@ -162,6 +163,23 @@ class VcsSession:
                     profile = cProfile.Profile()
                     run.aside("profile", 1, profile)
                     benchmark._save_cprofile(profile)
+        except Refusal as exc:
+            preset = preset_of(self.config)
+            if preset is None:  # pytest's door: a failed benchmark, in one line
+                pytest.fail(str(exc), pytrace=False)
+            # vcsbench run's door: bad input, refused as the command line refuses it (one
+            # line, exit 2), by the command once pytest has stopped.
+            kept = len(self.config.stash.get(WRITTEN, []))
+            path = result_path(self.config)
+            preset.refusal = str(exc) + (
+                f" (the {kept} benchmark(s) finished before it are kept in {path})"
+                if kept and path
+                else ""
+            )
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:  # pytest's own words for an exit would be a second line
+                self.config.pluginmanager.unregister(reporter)
+            pytest.exit(str(exc), returncode=2)
         except VcsbenchError as exc:
             failure = str(exc)
         else:

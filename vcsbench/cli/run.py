@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     out = out_path(args, "run")
     check_out(out)
     extra = [a for a in args.pytest_args if a != "--"]
+    if not selection.cases():
+        raise VcsbenchError("nothing to run: " + "; ".join(selection.unsupported() or ["no case"]))
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
     return _conclude(out, run_id, code)
 
