@@ -128,3 +128,15 @@ def test_a_refusal_found_once_a_benchmark_starts_is_one_line_and_exit_2(
     assert line.endswith(f"(the 1 benchmark(s) finished before it are kept in {out})")
     assert "Traceback" not in result.stdout and "fixture was not used" not in result.stdout
     assert 1 == len(json.loads(out.read_text())["benchmarks"])
+
+
+def test_help_names_every_access_path_and_every_study() -> None:
+    from vcsbench.load.paths import SERVER_PATHS
+    from vcsbench.studies import LOAD_STUDIES, STUDIES
+
+    load_help = " ".join(vcsbench("load", "--help").stdout.split())
+    for name in SERVER_PATHS:
+        assert name in load_help
+    top = vcsbench("--help").stdout
+    for name in [*STUDIES, *LOAD_STUDIES]:
+        assert name in top

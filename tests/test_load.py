@@ -51,7 +51,8 @@ def _load(tmp_path: Path, *args: str, fs: str = "") -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
     assert "Capacity" in result.stdout
     if "open" not in args:  # the report says what a closed loop cannot show
-        assert "A closed loop hides a stalled server from the percentiles" in result.stdout
+        said = " ".join(result.stdout.split())  # wrapped to the terminal's width
+        assert "A closed loop hides a stalled server from the percentiles" in said
     document: dict[str, Any] = json.loads(out.read_text())["vcsbench_load"]
     return document
 
@@ -586,6 +587,8 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
     assert run.load is not None
     (entry,) = run.load.paths
     assert [s.level for s in entry.steps] == [1, 2] and entry.capacity.level == 1
+    # A closed loop has no arrival schedule: its rule says nothing of a generator.
+    assert "generator" not in entry.capacity.rule and "counting up" in entry.capacity.rule
     assert entry.steps[1].p95_ms == pytest.approx(286.5)
 
     report = vcsbench("report", str(base))
@@ -614,14 +617,37 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
     assert step["latency"]["upper_value"] == pytest.approx(297.3e6)
     assert step["throughput"]["value"] == pytest.approx(1.0) and step["errors"]["value"] == 0
 
-    # The other run stays within 2x at step 2: it saturates later.
+    # The other run stays within 2x at step 2: it passes one more step, but 10 sessions
+    # a step are too few for a verdict.
     other = _load_file(tmp_path / "other.json", [TENTHS, [1.5 * x for x in TENTHS]])
     compare = vcsbench("compare", str(base), str(other))
     assert compare.returncode == 0, compare.stderr
-    assert "Capacity: 1 client → 2 clients: **svnserve on tmpfs saturates later**" in (
+    assert (
+        "Capacity: 1 client → 2 clients: svnserve on tmpfs passed one more step, but at 2 "
+        "clients only 10 successful sessions on one side (a verdict needs 20): not a verdict"
+    ) in compare.stdout
+    assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms
+
+
+def test_load_compare_gives_a_verdict_only_beyond_noise(tmp_path: Path) -> None:
+    many = [0.001 * (i + 1) for i in range(100)]  # 1 .. 100 ms, 100 sessions a step
+    base = _load_file(tmp_path / "base.json", [many, [3 * x for x in many]])
+    # Twice as slow less a hair at step 2, in the base's 3x: beyond noise, a verdict.
+    other = _load_file(tmp_path / "other.json", [many, [1.9 * x for x in many]])
+    compare = vcsbench("compare", str(base), str(other))
+    assert compare.returncode == 0, compare.stderr
+    assert "**svnserve on tmpfs saturates later** (beyond noise at 2 clients: p95 " in (
         compare.stdout
     )
-    assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms
+    # Capacities one step apart from the same latencies shuffled into a 2x boundary:
+    # step 2 of base at 2.05x, of other at 1.95x -- not beyond noise.
+    near = _load_file(tmp_path / "near.json", [many, [2.05 * x for x in many]])
+    nearer = _load_file(tmp_path / "nearer.json", [many, [1.95 * x for x in many]])
+    compare = vcsbench("compare", str(near), str(nearer))
+    assert "passed one more step, but at 2 clients the latencies do not differ beyond " in (
+        compare.stdout
+    )
+    assert "not a verdict" in compare.stdout and "**" not in compare.stdout.split("\n")[2]
 
 
 def test_compare_refuses_runs_of_different_kinds(tmp_path: Path) -> None:
@@ -822,3 +848,18 @@ def test_a_full_sandbox_makes_counted_errors_and_the_run_goes_on(
         assert any("No space left on device" in detail for detail in entry["error_details"])
     summaries = [line for line in result.stderr.splitlines() if "sessions failed" in line]
     assert 2 == len(summaries) and all("; first: " in line for line in summaries)
+
+
+def test_precreating_student_repositories_says_how_far(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vcsbench.load import repositories
+    from vcsbench.load.paths import parse_path
+
+    monkeypatch.setattr(repositories, "PROGRESS_S", 0.0)  # a line after every repository
+    repositories.make_student_repositories(parse_path("local:git-pygit2"), tmp_path, 3)
+    lines = capsys.readouterr().err.splitlines()
+    assert 3 == len(lines) == len(list(tmp_path.iterdir()))
+    assert lines[0].startswith("vcsbench load: local:git-pygit2: 1/3 student repositories made, ")
+    assert lines[-1].startswith("vcsbench load: local:git-pygit2: 3/3 student repositories made")
+    assert lines[-1].endswith(", 0s left")

@@ -439,3 +439,47 @@ def test_load_plots_say_1_client_and_write_latency_ticks_as_plain_numbers() -> N
         if kind == "percentiles":
             labels = [t.get_text() for t in latency_axis.get_legend().get_texts()]
             assert "1 client" == labels[0] and "2 clients" == labels[1]
+
+
+def _sampled(bench: object, count: int) -> object:
+    """The benchmark with ``count`` machine samples whose Dirty and iowait move."""
+    import dataclasses
+
+    samples = [
+        {"t_s": bench.rounds.t_start_s[0] + 0.5 * i, "cpu_iowait_pct": float(i % 3),  # type: ignore[attr-defined]
+         "device_busy_pct": None, "dirty_bytes": (i % 4) << 20, "writeback_bytes": 0}
+        for i in range(count)
+    ]  # fmt: skip
+    return dataclasses.replace(bench, sampler={"interval_s": 0.5, "samples": samples})  # type: ignore[type-var]
+
+
+def test_timeline_series_are_the_machines_apart_per_benchmark_and_only_with_enough_points() -> None:
+    import matplotlib.colors
+
+    from vcsbench.report.plotkit import style
+    from vcsbench.report.plots import timeline
+
+    rows = read(DATA / "tiny-ext4.json").benchmarks[:2]
+    fig = timeline([_sampled(b, 12) for b in rows], "t")  # type: ignore[misc]
+    memory = fig.axes[-1]
+    lines = {line.get_label(): line for line in memory.get_lines()}
+    assert {f"Dirty (whole machine) ({b.label})" for b in rows} == set(lines)
+    colours = {matplotlib.colors.to_hex(line.get_color()) for line in lines.values()}
+    assert {matplotlib.colors.to_hex(style(b.label)[0]) for b in rows} == colours
+    assert 2 == len(colours)
+    # Two samples of a short benchmark are no timeline: left out, and the title says so.
+    fig = timeline([_sampled(b, 2) for b in rows], "t")  # type: ignore[misc]
+    assert 1 == len(fig.axes)
+    assert "machine series left out: 2 sample(s) only, one every 0.5 s" in (fig.axes[0].get_title())
+
+
+def test_the_summary_plot_has_a_device_panel_only_where_a_device_was_measured() -> None:
+    from vcsbench.report.plots import summary
+
+    with_device = summary(read(DATA / "tiny-ext4.json").benchmarks)
+    assert 2 == len(with_device.axes)
+    tmpfs = summary(read(DATA / "tiny-tmpfs.json").benchmarks)
+    assert 1 == len(tmpfs.axes)
+    assert "no device panel" in tmpfs.texts[0].get_text() or "no device panel" in (
+        tmpfs._suptitle.get_text()  # type: ignore[union-attr]
+    )

@@ -17,6 +17,7 @@ from vcsbench.backends import make_backend
 from vcsbench.backends._git import git_env, loose_objects
 from vcsbench.backends.git_markus import HOOK, bare_of, work_of
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.terminal import for_terminal
 from vcsbench.results import read
 from vcsbench.results.model import Benchmark
 from vcsbench.studies import STUDIES
@@ -48,10 +49,14 @@ def ratio(a: float, b: float) -> str:
 
 def study(tmp_path: Path, *args: str) -> tuple[str, list[Benchmark]]:
     out = tmp_path / "study.json"
-    result = vcsbench("study", *args, "--out", str(out), "--image-dir", str(tmp_path))
+    result = vcsbench(
+        "study", *args, "--out", str(out), "--image-dir", str(tmp_path), env={"COLUMNS": "100"}
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     table = out.with_suffix(".md").read_text()
-    assert table in result.stdout
+    # The terminal gets the same text fitted to its width; the file keeps the Markdown.
+    assert for_terminal(table, 100) in result.stdout
+    assert f"table: {out.with_suffix('.md')}" in result.stdout
     return table, read(out).benchmarks
 
 
@@ -257,3 +262,19 @@ def test_markus_layout_bare_clone_reflog_and_hook(tmp_path: Path) -> None:
         behind = git(bare, "rev-parse", "HEAD~1")
         (bare / "refs" / "heads" / "master").write_text(behind + "\n")
         assert "the clone's HEAD is not the bare repository's" in " ".join(backend.verify(repo, {}))
+
+
+@pytest.mark.parametrize(
+    ("backends", "said"),
+    [
+        ("git-pygit2,svn-fs", "this run has no git row that flushes; add `git-pygit2[fsync=true]`"),
+        ("git-pygit2,git-pygit2[fsync=true],svn-fs", "compare svn with the fsync rows"),
+    ],
+)
+def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
+    tmp_path: Path, backends: str, said: str
+) -> None:
+    table, _ = study(
+        tmp_path, "markus2013", "--backends", backends, "--repos", "2", "--fs", f"dir:{tmp_path}"
+    )
+    assert said in table

@@ -32,7 +32,9 @@ class ProgressDisplay:
         self.capture = config.pluginmanager.getplugin("capturemanager")
         self.label = label
         self.overall = overall
-        self._last = 0.0
+        self._last = time.monotonic()
+        """No line before one interval has passed: a rate from the first round alone
+        (imports, caches) would promise minutes for a run of seconds."""
         self._drawn = False
 
     def __call__(self, done: int, total: int, elapsed: float, unit: str = "rounds") -> None:
@@ -49,11 +51,16 @@ class ProgressDisplay:
         number, count, started = self.overall
         text = f"{self.label}: {done:,}/{total:,} {unit}, {rate:,.1f}/s, {left:.0f}s left"
         if count > 1 and unit == "rounds":
-            # The run's time left, at the pace so far, for the benchmarks still to come.
-            share = (number - 1 + done / total) / count
-            run_elapsed = time.perf_counter() - started
-            run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
-            text = f"[{number}/{count}] {text}; run: {duration(run_left)} left"
+            # The run's time left: in its first benchmark, as if every benchmark took as
+            # long as this one (the run's start-up is no pace); then at the run's pace so
+            # far, for the benchmarks still to come.
+            if number == 1:
+                run_left = (elapsed * total / done) * count - elapsed if done else 0.0
+            else:
+                share = (number - 1 + done / total) / count
+                run_elapsed = time.perf_counter() - started
+                run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
+            text = f"[{number}/{count}] {text}; run: ~{duration(run_left)} left"
         with self._uncaptured():
             if self.writer.width_of_current_line and not self._drawn:
                 # pytest's own output (a dot, a test id) is on this line: start a new one.

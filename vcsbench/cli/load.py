@@ -42,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
     text = write([load_document(run)], "md")
     table = beside(out, ".md")
     write_file(table, text, "the table")
+    from vcsbench.report.terminal import for_terminal
+
     print()
-    print(text)
+    print(for_terminal(text))  # the terminal's width; the file keeps the Markdown
     print(f"results: {out}; table: {table}")
     if plan.fail_on == "errors" and run.load is not None:
         failed = sum(row.error_count for entry in run.load.paths for row in entry.steps)

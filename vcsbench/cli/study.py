@@ -78,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
     text = study_markdown(study, [run], out)
     markdown = beside(out, ".md")
     write_file(markdown, text, "the table")
+    from vcsbench.report.terminal import for_terminal
+
     print()
-    print(text)
+    print(for_terminal(text))  # the terminal's width; the file keeps the Markdown
     print(f"table: {markdown}")
     return code
 
@@ -101,8 +103,10 @@ def _load_study(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # the closed loop's file, if this run wrote it
         mine = out.exists() and out.stat().st_mtime >= started
         return interrupted(out, read(out) if mine else None)
+    from vcsbench.report.terminal import for_terminal
+
     print()
-    print(text)
+    print(for_terminal(text))
     print(f"table: {beside(out, '.md')}")
     return 0
 

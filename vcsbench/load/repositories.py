@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -56,15 +58,40 @@ def _create_server_side(path: AccessPath, repo: Path) -> None:
     subprocess.run(argv, check=True, capture_output=True, env=git_env())
 
 
+PROGRESS_S = 5.0
+"""Seconds between the lines that say how far the precreation is."""
+
+
 def make_student_repositories(path: AccessPath, repos: Path, students: int) -> None:
-    """Every student's repository, made the way the path's server side makes them."""
+    """Every student's repository, made the way the path's server side makes them; a
+    line on standard error every few seconds says how far, at what rate, and how long
+    is left (10,000 repositories take a minute)."""
+    start = last = time.perf_counter()
+
+    def made(done: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if done < students and now - last < PROGRESS_S:
+            return
+        last = now
+        rate = done / (now - start) if now > start else 0.0
+        left = (students - done) / rate if rate else 0.0
+        print(
+            f"vcsbench load: {path.name}: {done:,}/{students:,} student repositories made, "
+            f"{rate:,.0f}/s, {left:.0f}s left",
+            file=sys.stderr,
+            flush=True,
+        )
+
     if path.local:
         with make_backend(path.backend) as backend:
             for student in range(students):
                 backend.create(repos / repo_name(student))
+                made(student + 1)
         return
     for student in range(students):
         _create_server_side(path, repos / repo_name(student))
+        made(student + 1)
 
 
 def build_history(

@@ -23,12 +23,16 @@ from vcsbench.results.model import Benchmark
 
 DPI = 110
 SAMPLER_SERIES = (
-    # (memory axis?, sample key, legend, colour, divisor)
-    (False, "cpu_iowait_pct", "iowait %", "tab:red", 1),
-    (False, "device_busy_pct", "device busy %", "tab:purple", 1),
-    (True, "dirty_bytes", "Dirty", "tab:orange", 2**20),
-    (True, "writeback_bytes", "Writeback", "tab:green", 2**20),
+    # (memory axis?, sample key, legend, colour, divisor, line style). The machine's
+    # figures, not the run's alone: the legend says so.
+    (False, "cpu_iowait_pct", "iowait % (whole machine)", "tab:red", 1, "-"),
+    (False, "device_busy_pct", "device busy % (sandbox's device)", "tab:purple", 1, "--"),
+    (True, "dirty_bytes", "Dirty (whole machine)", "tab:orange", 2**20, "-"),
+    (True, "writeback_bytes", "Writeback (whole machine)", "tab:green", 2**20, "--"),
 )
+MIN_SAMPLES = 5
+"""A sampler series with fewer points is not drawn: two points of a 1-second benchmark
+are no timeline."""
 
 
 PALETTE = (

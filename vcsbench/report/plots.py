@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks
 from vcsbench.report.plotkit import (
+    MIN_SAMPLES,
     PLOT_FORMATS,
     SAMPLER_SERIES,
     footer,
@@ -111,22 +112,29 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
         return no_samples(rows, title)
     starts = [t for b in rows for t in b.rounds.t_start_s if t]
     origin = min(starts) if starts else 0.0
-    # The sampler's series that move at all; a panel without one is not drawn.
+    # The sampler's series that move at all, with enough points to be a line; a panel
+    # without one is not drawn. One benchmark: a colour per series; several: a colour per
+    # benchmark (as its latency dots) and a line style per series.
     series: dict[bool, list[tuple[str, str, str, list[float], list[float]]]] = {
         False: [],
         True: [],
     }
-    for on_memory, key, label, color, scale in SAMPLER_SERIES:
+    few = 0
+    for on_memory, key, label, color, scale, dashes in SAMPLER_SERIES:
         for bench in rows:
             samples = bench.sampler.get("samples", [])
             values = [s.get(key) for s in samples]
             if not samples or any(v is None for v in values):
                 continue
+            if len(samples) < MIN_SAMPLES:
+                few = max(few, len(samples))
+                continue
             ys = [float(v) / scale for v in values if v is not None]
             if _varies(ys):
                 ts = [s["t_s"] - origin for s in samples]
                 name = label if len(rows) == 1 else f"{label} ({bench.label})"
-                series[on_memory].append((name, color, key, ts, ys))
+                colour = color if len(rows) == 1 else style(bench.label)[0]
+                series[on_memory].append((name, colour, dashes, ts, ys))
     panels = 1 + bool(series[False]) + bool(series[True])
     ratios = [2] + [1] * (panels - 1)
     fig, axes = plt.subplots(
@@ -160,6 +168,11 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
     lat.set_yscale("log")
     plain_log_ticks(lat.yaxis, latencies)
     lat.set_ylabel("latency (ms, log)")
+    if few:
+        title += (
+            f"\n(machine series left out: {few} sample(s) only, one every "
+            f"{rows[0].sampler.get('interval_s', '?')} s)"
+        )
     lat.set_title(title)
     legend_outside(lat, markerscale=3)
     index = 1
@@ -168,8 +181,8 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
             continue
         ax = axes[index][0]
         index += 1
-        for name, color, _, ts, ys in series[on_memory]:
-            ax.plot(ts, ys, marker=".", color=color, label=name)
+        for name, color, dashes, ts, ys in series[on_memory]:
+            ax.plot(ts, ys, marker=".", color=color, linestyle=dashes, label=name)
         ax.set_ylabel(unit)
         if unit == "%":
             ax.set_ylim(0, 100)
@@ -220,9 +233,17 @@ def summary(benches: list[Benchmark]) -> Figure:
     for bench in benches:
         groups_.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
     keys = list(groups_)
-    fig, (time_ax, io_ax) = plt.subplots(
-        1, 2, figsize=(12, 1.2 + 0.32 * len(keys)), sharey=True, squeeze=True
+    # The device panel only where some benchmark had a device (tmpfs has none).
+    devices = any(b.per_repo("io_write_device") is not None for b in benches)
+    fig, axes = plt.subplots(
+        1,
+        2 if devices else 1,
+        figsize=(12 if devices else 8, 1.2 + 0.32 * len(keys)),
+        sharey=True,
+        squeeze=False,
     )
+    time_ax = axes[0][0]
+    io_ax = axes[0][1] if devices else time_ax
     labels = list(dict.fromkeys(b.label for b in benches))
     offsets = {label: (i - (len(labels) - 1) / 2) * 0.12 for i, label in enumerate(labels)}
     times: list[float] = []
@@ -257,13 +278,17 @@ def summary(benches: list[Benchmark]) -> Figure:
         time_ax.set_xscale("log")
         plain_log_ticks(time_ax.xaxis, times)
     time_ax.set_xlabel("median ms per operation (95% interval), log")
-    io_ax.set_xlabel("device KiB written per repository")
-    for ax in (time_ax, io_ax):
+    if devices:
+        io_ax.set_xlabel("device KiB written per repository")
+    for ax in axes[0]:
         ax.grid(axis="x", which="both", alpha=0.3)
     handles, names = time_ax.get_legend_handles_labels()
     if handles:
         io_ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    fig.suptitle("summary: every backend per benchmark group")
+    fig.suptitle(
+        "summary: every backend per benchmark group"
+        + ("" if devices else "\n(no device counters in these sandboxes: no device panel)")
+    )
     footer(fig, benches)
     return fig
 

@@ -175,10 +175,19 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
             ratio_rows,
             text_columns=2,
         )
+        flushing = any(
+            b.backend.vcs == "git" and b.backend.durability.startswith("fsync") for b in group
+        )
+        like_with_like = (
+            "compare svn with the fsync rows for like with like"
+            if flushing
+            else "this run has no git row that flushes; add `git-pygit2[fsync=true]` to "
+            "--backends to compare like with like"
+        )
         notes = (
             "Durability differs between rows: Subversion flushes every commit to disk; "
-            "libgit2 does not unless asked (`git-pygit2[fsync=true]`): compare svn with the "
-            "fsync rows for like with like. Per-repository figures compare across N; "
+            f"libgit2 does not unless asked (`git-pygit2[fsync=true]`): {like_with_like}. "
+            "Per-repository figures compare across N; "
             f"totals are set beside the 2013 ones only at its N ({MARKUS2013_REPOS:,}). "
             f"2013: {MARKUS2013_SOURCE}."
         )

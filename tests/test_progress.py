@@ -1,0 +1,81 @@
+"""The progress lines: no promise from the first round alone, and a run's time left that
+the first benchmark's own pace sets (the run's start-up is no pace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from vcsbench.bench import progress as progress_module
+from vcsbench.bench.progress import ProgressDisplay
+
+
+class Writer:
+    hasmarkup = False
+    width_of_current_line = 0
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def line(self, text: str = "") -> None:
+        self.lines.append(text)
+
+    def write(self, text: str) -> None:
+        self.lines.append(text)
+
+    def flush(self) -> None:
+        pass
+
+
+class Config:
+    def __init__(self) -> None:
+        self.writer = Writer()
+        self.pluginmanager = self
+
+    def get_terminal_writer(self) -> Writer:
+        return self.writer
+
+    def getplugin(self, name: str) -> None:
+        return None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_no_line_from_the_first_round_and_the_run_left_at_the_benchmarks_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(progress_module, "time", clock)
+    config: Any = Config()
+    # Benchmark 1 of 4; the run started 30 s ago (imports, a sandbox made: no pace).
+    shown = ProgressDisplay(config, "lines", "b", (1, 4, clock.now - 30))
+    shown(1, 1000, 0.5)  # the first round took 0.5 s: nothing said yet
+    assert [] == config.writer.lines
+    clock.now += 5
+    shown(500, 1000, 5.0)  # 100 rounds/s: 5 s left here, 3 benchmarks like it after
+    assert ["[1/4] b: 500/1,000 rounds, 100.0/s, 5s left; run: ~0m35s left"] == (
+        config.writer.lines
+    )
+
+
+def test_after_the_first_benchmark_the_run_left_is_at_the_runs_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(progress_module, "time", clock)
+    config: Any = Config()
+    shown = ProgressDisplay(config, "lines", "b", (3, 4, clock.now - 45))
+    clock.now += 5
+    # Benchmark 3 of 4 half done, 50 s into the run: 2.5 of 4 in 50 s, 30 s to go.
+    shown(5, 10, 5.0)
+    assert config.writer.lines[-1].endswith("; run: ~0m30s left")
