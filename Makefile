@@ -11,7 +11,7 @@ BENCH_REPOS ?= 1000
 BENCH_FS ?= $(shell [ "$$(id -u)" = 0 ] && echo ext4)
 
 bench: $(STAMP)
-	@if [ "$(BENCH_FS)" = ext4 ]; then echo "make bench: in a loop-mounted ext4 sandbox (as root), so the device IO columns are measured; BENCH_FS=tmpfs runs it faster without them"; fi
+	@if [ "$(BENCH_FS)" = ext4 ]; then echo "make bench: on a loop-mounted ext4 (root): device IO measured; BENCH_FS=tmpfs: faster, no device"; fi
 	$(VENV)/bin/vcsbench study markus2013 --repos $(BENCH_REPOS) $(if $(BENCH_FS),--fs $(BENCH_FS)) --out results/local/markus2013.json
 
 test: lint unit

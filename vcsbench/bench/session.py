@@ -238,7 +238,6 @@ def closing_line(terminalreporter: Any, config: pytest.Config) -> None:
     wall = time.perf_counter() - session.started
     share = 100 * session.ops_wall_s / wall if wall > 0 else 0.0
     terminalreporter.write_line(
-        f"vcsbench: {session._serial} benchmark(s) in {duration(wall)} ({wall:,.1f} s); "
-        f"timed operations {session.ops_wall_s:,.1f} s ({share:.0f}%), the rest set-up, "
-        "probes, verification and teardown"
+        f"vcsbench: {session._serial} benchmark(s) in {duration(wall)}; timed operations "
+        f"{session.ops_wall_s:,.1f} s ({share:.0f}%), the rest set-up, probes, verification"
     )
