@@ -127,5 +127,5 @@ def test_a_users_benchmark_outside_the_repository_lands_in_a_report(
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
     report = run([str(installed / "bin/vcsbench"), "report", str(out)], tmp_path)
     assert 0 == report.returncode, report.stderr
-    assert "### tag_every_commit · payload hello" in report.stdout
+    assert "### tag_every_commit · payload none" in report.stdout
     assert "| git-pygit2 |" in report.stdout
