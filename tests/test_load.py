@@ -648,6 +648,15 @@ def test_load_compare_gives_a_verdict_only_beyond_noise(tmp_path: Path) -> None:
         compare.stdout
     )
     assert "not a verdict" in compare.stdout and "**" not in compare.stdout.split("\n")[2]
+    # A shift a test calls significant (1,000 sessions a step) but within what two
+    # identical runs apart in time differ by: no verdict either.
+    thousand = [0.0001 * (i + 1) for i in range(1000)]
+    slow = _load_file(tmp_path / "slow.json", [thousand, [2.2 * x for x in thousand]])
+    fast = _load_file(tmp_path / "fast.json", [thousand, [1.9 * x for x in thousand]])
+    compare = vcsbench("compare", str(slow), str(fast))
+    assert "at 2 clients the p95s differ by 1.16x, within what two identical runs differ by" in (
+        compare.stdout
+    )
 
 
 def test_compare_refuses_runs_of_different_kinds(tmp_path: Path) -> None:
