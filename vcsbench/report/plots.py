@@ -115,7 +115,7 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
     # The sampler's series that move at all, with enough points to be a line; a panel
     # without one is not drawn. One benchmark: a colour per series; several: a colour per
     # benchmark (as its latency dots) and a line style per series.
-    series: dict[bool, list[tuple[str, str, str, list[float], list[float]]]] = {
+    series: dict[bool, list[tuple[str, str, str, str, list[float], list[float]]]] = {
         False: [],
         True: [],
     }
@@ -133,8 +133,8 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
             if _varies(ys):
                 ts = [s["t_s"] - origin for s in samples]
                 name = label if len(rows) == 1 else f"{label} ({bench.label})"
-                colour = color if len(rows) == 1 else style(bench.label)[0]
-                series[on_memory].append((name, colour, dashes, ts, ys))
+                colour, marker = (color, ".") if len(rows) == 1 else style(bench.label)
+                series[on_memory].append((name, colour, marker, dashes, ts, ys))
     panels = 1 + bool(series[False]) + bool(series[True])
     ratios = [2] + [1] * (panels - 1)
     fig, axes = plt.subplots(
@@ -181,8 +181,8 @@ def timeline(rows: list[Benchmark], title: str) -> Figure:
             continue
         ax = axes[index][0]
         index += 1
-        for name, color, dashes, ts, ys in series[on_memory]:
-            ax.plot(ts, ys, marker=".", color=color, linestyle=dashes, label=name)
+        for name, color, marker, dashes, ts, ys in series[on_memory]:
+            ax.plot(ts, ys, marker=marker, markersize=4, color=color, linestyle=dashes, label=name)
         ax.set_ylabel(unit)
         if unit == "%":
             ax.set_ylim(0, 100)
