@@ -85,8 +85,10 @@ def test_calibration_passes_in_every_sandbox_kind(root: None) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     for kind in ("tmpfs", "ext4", "xfs", "btrfs"):
         lines = [line for line in result.stdout.splitlines() if f"] {kind} " in line]
-        assert len(lines) == 7, lines
-        assert all(line.startswith(("[PASS]", "[n/a ]")) for line in lines)
+        # The first sandbox also measures the harness against a bare loop, per backend:
+        # a timing of the machine as it is, which may warn but never fails the rig.
+        assert len(lines) == (9 if kind == "tmpfs" else 7), lines
+        assert all(line.startswith(("[PASS]", "[n/a ]", "[WARN]")) for line in lines)
     assert "all checks passed" in result.stdout
 
 

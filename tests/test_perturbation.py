@@ -1,0 +1,63 @@
+"""The harness against a bare loop: the interval's arithmetic, the judgement, and the
+measurement of an operation whose time is known (a 2 ms sleep)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from fakes import FakeBackend, KnownWrite
+
+from vcsbench.measure.calibrate import check_perturbation
+from vcsbench.measure.perturbation import Perturbation, measure
+from vcsbench.sandbox import Sandbox, parse_fs_spec
+from vcsbench.workload.operation import RoundPaths
+
+SLEEP_S = 0.002
+
+
+def test_the_interval_is_the_order_statistics_that_keep_95_percent() -> None:
+    found = Perturbation("x", tuple((1.0, 1 + i / 100) for i in range(12)))
+    assert 1.055 == pytest.approx(found.ratio)  # the median of 1.00 .. 1.11
+    # 12 blocks: P(Binomial(12, 1/2) < 3) = 79/4096 a side: the 3rd from each end, 96.1%.
+    assert (1.02, 1.09) == found.interval
+    assert abs(found.confidence - (1 - 2 * 79 / 4096)) < 1e-12
+
+
+def test_the_check_fails_a_harness_beyond_the_goal_and_passes_one_within() -> None:
+    slow = Perturbation("slow", tuple((1.0, 1.10) for _ in range(12)))
+    fine = Perturbation("fine", tuple((1.0, 1.01) for _ in range(12)))
+    assert check_perturbation("tmpfs", slow).ok is False
+    assert "WARN" == check_perturbation("tmpfs", slow).status  # a warning: timing, not a counter
+    assert not check_perturbation("tmpfs", slow).failed
+    assert check_perturbation("tmpfs", fine).ok is True
+    assert "harness/bare loop 1.100x (96% interval 1.100-1.100x over 12 interleaved blocks" in (
+        check_perturbation("tmpfs", slow).detail
+    )
+
+
+class Sleeps(KnownWrite):
+    """A timed call that makes a directory and sleeps 2 ms: bare loop and harness should
+    time the same."""
+
+    def run(self, paths: RoundPaths) -> None:
+        paths.repo.mkdir()
+        time.sleep(SLEEP_S)
+
+    def expected(self) -> dict[str, bytes]:
+        return {}
+
+
+def test_an_operation_of_known_time_measures_the_same_bare_and_in_the_harness(
+    tmp_path: Path,
+) -> None:
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}"), tmp_path) as sandbox:
+        assert sandbox.info is not None
+        found = measure(
+            lambda: Sleeps(FakeBackend()), sandbox.info, sandbox.root / "p", "sleep", 4, 20
+        )
+    for bare, harness in found.blocks:
+        assert SLEEP_S * 1000 <= bare < SLEEP_S * 1000 * 1.5
+        assert SLEEP_S * 1000 <= harness < SLEEP_S * 1000 * 1.5
+    assert 0.9 < found.ratio < 1.1

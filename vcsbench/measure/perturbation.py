@@ -1,0 +1,142 @@
+"""Does the harness move what it measures? vcsbench's rounds against a bare loop.
+
+The bare loop is the simplest measurement of the same work: the operation's own timed
+call (the backend's calls, as the benchmark makes them) on a fresh path, with
+``perf_counter_ns`` around it and nothing else -- no probes, no syncfs, no sampler, no
+verification, no worker. The harness is :class:`~vcsbench.bench.rounds.BenchmarkRun`, as a
+benchmark runs. They run in alternating blocks of rounds (the order within each pair of
+blocks drawn at random), in the same process and sandbox, so that drift in the machine
+hits both alike; the perturbation is the median of the blocks' ratios (harness median
+over bare median), with a distribution-free interval of that median from the blocks'
+order statistics (for 12 blocks, the 3rd smallest and 3rd largest ratio: 96%).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import SandboxInfo
+from vcsbench.workload.operation import Operation, RoundPaths
+
+GOAL = 1.05
+"""The harness's median may exceed the bare loop's by this factor at most."""
+BLOCKS = 12
+ROUNDS = 100
+LEVEL = 0.95
+"""The interval's least confidence."""
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """Per block: the bare loop's and the harness's median (ms)."""
+
+    label: str
+    blocks: tuple[tuple[float, float], ...]
+
+    @property
+    def ratios(self) -> list[float]:
+        return [harness / bare for bare, harness in self.blocks]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    def _order(self) -> tuple[int, float]:
+        """The k-th smallest and k-th largest block ratio bound the median ratio with
+        confidence 1 - 2 P(Binomial(n, 1/2) < k): the largest k keeping it >= LEVEL."""
+        n = len(self.blocks)
+        best = (1, 1 - 2 * 0.5**n)
+        below = 0.0
+        for k in range(1, n // 2 + 1):
+            below += math.comb(n, k - 1) * 0.5**n
+            if 1 - 2 * below < LEVEL:
+                break
+            best = (k, 1 - 2 * below)
+        return best
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        k, _ = self._order()
+        ordered = sorted(self.ratios)
+        return ordered[k - 1], ordered[-k]
+
+    @property
+    def confidence(self) -> float:
+        """How sure the interval is to hold the median ratio (distribution-free)."""
+        return self._order()[1]
+
+    def describe(self) -> dict[str, object]:
+        low, high = self.interval
+        return {
+            "label": self.label,
+            "ratio": self.ratio,
+            "interval": [low, high],
+            "confidence": self.confidence,
+            "bare_ms": [b for b, _ in self.blocks],
+            "harness_ms": [h for _, h in self.blocks],
+            "goal": GOAL,
+            "method": __doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else "",
+        }
+
+
+def bare_loop(operation: Operation, workdir: Path, rounds: int) -> list[int]:
+    """``rounds`` timed calls of the operation, each on a fresh round's paths after its
+    untimed prepare, every one verified afterwards (a failed call is an error here too)."""
+    for container in ("repos", "checkouts", "scratch"):
+        (workdir / container).mkdir(parents=True)
+    times: list[int] = []
+    done: list[RoundPaths] = []
+    for index in range(rounds):
+        paths = RoundPaths.of(workdir, index)
+        paths.scratch.mkdir()
+        operation.prepare(paths)
+        start = time.perf_counter_ns()
+        operation.run(paths)
+        times.append(time.perf_counter_ns() - start)
+        done.append(paths)
+    problems = [p for found in operation.verify_many(done) for p in found]
+    if problems:
+        raise VcsbenchError(f"the bare loop's rounds failed their verification: {problems[0]}")
+    return times
+
+
+def measure(
+    make: Callable[[], Operation],
+    sandbox: SandboxInfo,
+    root: Path,
+    label: str,
+    blocks: int = BLOCKS,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> Perturbation:
+    """The harness against the bare loop for the operation ``make()`` gives, in
+    ``blocks`` pairs of ``rounds`` rounds below ``root`` (in ``sandbox``)."""
+    from vcsbench.bench.rounds import BenchmarkRun
+
+    order = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    found: list[tuple[float, float]] = []
+    for block in range(blocks):
+        medians: dict[str, float] = {}
+        for kind in order.sample(["bare", "harness"], 2):
+            workdir = root / f"{kind}-{block}"
+            operation = make()
+            if kind == "bare":
+                medians[kind] = statistics.median(bare_loop(operation, workdir, rounds)) / 1e6
+                continue
+            run = BenchmarkRun(operation, sandbox, workdir, rounds=rounds)
+            run.run_all()
+            bench = run.finish(operation.backend.describe())
+            if bench.errors:
+                first = bench.error_samples[0].error if bench.error_samples else "?"
+                raise VcsbenchError(f"the harness's rounds failed: {first}")
+            medians[kind] = statistics.median(bench.samples_s) * 1000
+        found.append((medians["bare"], medians["harness"]))
+    return Perturbation(label, tuple(found))
