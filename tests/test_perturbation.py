@@ -3,14 +3,15 @@ measurement of an operation whose time is known (a 2 ms sleep)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 from fakes import FakeBackend, KnownWrite
+from helpers import REPO, vcsbench
 
-from vcsbench.measure.calibrate import check_perturbation
-from vcsbench.measure.perturbation import Perturbation, measure
+from vcsbench.bench.perturbation import Perturbation, check_perturbation, measure
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import RoundPaths
 
@@ -61,3 +62,43 @@ def test_an_operation_of_known_time_measures_the_same_bare_and_in_the_harness(
         assert SLEEP_S * 1000 <= bare < SLEEP_S * 1000 * 1.5
         assert SLEEP_S * 1000 <= harness < SLEEP_S * 1000 * 1.5
     assert 0.9 < found.ratio < 1.1
+
+
+def test_a_benchmark_asked_to_measures_its_perturbation_beside_it_and_keeps_it(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
+        "--repos", "5", "--fs", f"dir:{tmp_path}", "--perturbation", "on", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    (bench,) = json.loads(out.read_text())["benchmarks"]
+    found = bench["extra_info"]["vcsbench"]["harness"]["perturbation"]
+    assert "git-pygit2 create hello" in found["label"]
+    assert 6 == len(found["bare_ms"]) == len(found["harness_ms"])
+    ratios = sorted(h / b for b, h in zip(found["bare_ms"], found["harness_ms"], strict=True))
+    assert found["ratio"] == pytest.approx((ratios[2] + ratios[3]) / 2)
+    assert found["interval"] == pytest.approx([ratios[0], ratios[-1]])  # 6 blocks: 97%
+
+
+def test_a_report_warns_of_a_harness_beyond_the_goal(tmp_path: Path) -> None:
+    document = json.loads((REPO / "tests" / "data" / "tiny-tmpfs.json").read_text())
+    first = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    first["harness"]["perturbation"] = {"ratio": 1.2, "interval": [1.1, 1.3]}
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(document))
+    report = vcsbench("report", str(moved))
+    assert 0 == report.returncode, report.stderr
+    assert "the harness moved the timing beyond 1.05x a bare loop of the same calls: " in (
+        report.stdout
+    )
+    assert "create+commit hello tmpfs (1.20x)" in report.stdout
+    plain = vcsbench("report", str(REPO / "tests" / "data" / "tiny-tmpfs.json"))
+    assert "the harness moved" not in plain.stdout
+
+
+def test_perturbation_takes_on_or_off() -> None:
+    result = vcsbench("run", "--perturbation", "maybe", "--out", "/tmp/never-written.json")
+    assert 2 == result.returncode
+    assert ["vcsbench: error: perturbation 'maybe' is not on or off"] == result.stderr.splitlines()

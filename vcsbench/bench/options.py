@@ -150,6 +150,13 @@ OPTIONS: tuple[OptionDef, ...] = (
         "K",
     ),
     OptionDef(
+        "perturbation",
+        "off",
+        "off (default) or on: before each benchmark, time the harness against a bare loop "
+        "of the same calls (6 interleaved blocks of up to 50 rounds each way), recorded in "
+        "the result; reports warn beyond 1.05x",
+    ),
+    OptionDef(
         "progress",
         "auto",
         "auto (a bar on a terminal, plain lines otherwise), bar, lines or none",

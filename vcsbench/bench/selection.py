@@ -54,6 +54,8 @@ class Selection:
     age: int = 0
     layout: str = "flat"
     recycle: int = 0
+    perturbation: bool = False
+    """Whether each benchmark first times the harness against a bare loop."""
     given: dict[str, str | list[str]] = field(default_factory=dict)
     """The option values it was parsed from, by ``dest`` (as text): what a result file
     records, and all that ``--resume`` takes from one (:meth:`from_recorded`)."""
@@ -76,6 +78,7 @@ class Selection:
         age: str | int = 0,
         layout: str = "flat",
         recycle: str | int = "auto",
+        perturbation: str = "off",
     ) -> Selection:
         raw = {
             "backends": backends,
@@ -92,6 +95,7 @@ class Selection:
             "age": age,
             "layout": layout,
             "recycle": recycle,
+            "perturbation": perturbation,
         }
         given: dict[str, str | list[str]] = {
             dest: [str(v) for v in value] if isinstance(value, list) else str(value)
@@ -143,6 +147,7 @@ class Selection:
             age=int(age),
             layout=layout,
             recycle=int(recycle),
+            perturbation=_on_off("perturbation", perturbation),
         )
         for item in backend_option or []:
             name, sep, pair = item.partition(":")
@@ -267,6 +272,12 @@ class Selection:
                         f"{', '.join(sorted(lacks))}"
                     )
         return lines
+
+
+def _on_off(name: str, value: str) -> bool:
+    if value not in ("on", "off"):
+        raise VcsbenchError(f"{name} {value!r} is not on or off")
+    return value == "on"
 
 
 def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:

@@ -31,6 +31,8 @@ from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
 
 COUNT = pytest.StashKey[int]()
+ROUNDS_BESIDE = 50
+"""Rounds per block of the perturbation measured beside a benchmark (--perturbation on)."""
 
 
 def feed_pytest_benchmark(benchmark: Any, wall_s: list[float]) -> None:
@@ -134,6 +136,20 @@ class VcsSession:
                     min_rounds=rules.budget_floor(rounds),
                     gc_off=rules.gc_off,
                 )
+                checked = None
+                if selection.perturbation and not benchmark.disabled:
+                    # Before the rounds (no sampler, no timed round yet): the harness
+                    # against a bare loop of the same calls, in this sandbox.
+                    from vcsbench.bench.perturbation import BLOCKS_BESIDE, measure
+
+                    checked = measure(
+                        lambda: make(vcs),
+                        sandbox.info,
+                        sandbox.root / f"{slug}-perturbation",
+                        label,
+                        blocks=BLOCKS_BESIDE,
+                        rounds=max(1, min(ROUNDS_BESIDE, rounds)),
+                    )
                 interrupted: KeyboardInterrupt | None = None
                 try:
                     run.run_all()
@@ -147,6 +163,8 @@ class VcsSession:
                 # signals held: one that arrives now waits until the benchmark is kept.
                 with process.signals_held():
                     result = run.finish(vcs.describe())
+                    if checked is not None:
+                        result.harness["perturbation"] = checked.describe()
                     if rules.describe(rounds):
                         result.harness["pytest_benchmark_rules"] = rules.describe(rounds)
                     result.harness["teardown_s"] = None

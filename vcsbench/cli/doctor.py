@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from vcsbench.bench.perturbation import GOAL as PERTURBATION_GOAL
+    from vcsbench.bench.perturbation import perturbation_checks
     from vcsbench.measure.calibrate import calibrate
-    from vcsbench.measure.perturbation import GOAL as PERTURBATION_GOAL
     from vcsbench.sandbox import parse_fs_list
 
     if args.fs:
@@ -92,7 +93,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         specs = parse_fs_list(f"dir:{tempfile.gettempdir()}")
         print(f"not root: calibrating in {specs[0].text} only (sandboxes need root)")
     failed = warned = 0
-    for check in calibrate(specs, args.image_dir):
+    for check in calibrate(specs, args.image_dir, first=perturbation_checks):
         print(check.line(), flush=True)
         failed += check.failed
         warned += check.status == "WARN"

@@ -7,18 +7,14 @@ so that every one of them can fail, and a test proves that it does.
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vcsbench.measure import perturbation
 from vcsbench.measure.footprint import footprint
-from vcsbench.measure.perturbation import GOAL as PERTURBATION_GOAL
-from vcsbench.measure.perturbation import Perturbation
 from vcsbench.measure.probes import Probe
 from vcsbench.sandbox import FsSpec, Sandbox
 
@@ -254,54 +250,16 @@ def timer_check() -> Check:
     return check_timer(info.implementation, info.resolution, deltas)
 
 
-PERTURBATION_BACKENDS = ("git-pygit2", "svn-fs")
-PERTURBATION_OP = ("create+commit", "hello")
-
-
-def check_perturbation(fs: str, found: Perturbation) -> Check:
-    low, high = found.interval
-    bare = statistics.median(b for b, _ in found.blocks)
-    harness = statistics.median(h for _, h in found.blocks)
-    return Check(
-        fs,
-        f"perturbation: {found.label}",
-        found.ratio <= PERTURBATION_GOAL,
-        f"harness/bare loop {found.ratio:.3f}x ({100 * found.confidence:.0f}% interval "
-        f"{low:.3f}-{high:.3f}x over {len(found.blocks)} interleaved blocks; bare "
-        f"{bare:.3f} ms, harness {harness:.3f} ms), goal <= {PERTURBATION_GOAL:g}x",
-        warn_only=True,
-    )
-
-
-def perturbation_checks(sandbox: Sandbox) -> Iterator[Check]:
-    """The harness against a bare loop of the same calls, per backend it can run here."""
-    from vcsbench.backends import Variant
-    from vcsbench.workload.operations import make_operation
-    from vcsbench.workload.payloads import load_payload
-
-    assert sandbox.info is not None
-    op, payload = PERTURBATION_OP
-    for name in PERTURBATION_BACKENDS:
-        variant = Variant.parse(name)
-        label = f"{name} {op} {payload}"
-        if not variant.availability.ok:
-            yield Check(sandbox.info.spec, f"perturbation: {label}", None, "not available")
-            continue
-        with variant.make() as backend:
-            backend.ready(sandbox.root)
-            found = perturbation.measure(
-                lambda: make_operation(op, backend, load_payload(payload)),
-                sandbox.info,
-                sandbox.root / f"perturbation-{name}",
-                label,
-            )
-        yield check_perturbation(sandbox.info.spec, found)
-
-
-def calibrate(specs: list[FsSpec], image_dir: Path | None = None) -> Iterator[Check]:
+def calibrate(
+    specs: list[FsSpec],
+    image_dir: Path | None = None,
+    first: Callable[[Sandbox], Iterator[Check]] | None = None,
+) -> Iterator[Check]:
+    """The rig's checks in each sandbox; ``first``: more checks in the first one (the
+    harness against a bare loop, from the layer that runs benchmarks)."""
     yield timer_check()
     for index, spec in enumerate(specs):
         with Sandbox(spec, image_dir) as sandbox:
             yield from run_checks(sandbox)
-            if index == 0:  # the first sandbox (tmpfs as root): the harness's own cost
-                yield from perturbation_checks(sandbox)
+            if index == 0 and first is not None:
+                yield from first(sandbox)

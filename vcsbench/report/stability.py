@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 
+from vcsbench.results.metrics import PERTURBATION_GOAL
 from vcsbench.results.model import Benchmark
 
 WIDE_IQR = 0.10
@@ -64,6 +65,22 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
             f"the hypervisor took CPU time (steal over {STEAL_PCT:.0f}%) during {len(steal)} "
             "benchmark(s): another guest was busy; their times include waiting for it, so "
             "rerun them when the host is quieter"
+        )
+    moved = [
+        (bench, bench.harness["perturbation"])
+        for bench in benches
+        if isinstance(bench.harness.get("perturbation"), dict)
+        and isinstance(bench.harness["perturbation"].get("ratio"), int | float)
+        and bench.harness["perturbation"]["ratio"] > PERTURBATION_GOAL
+    ]
+    if moved:
+        shown = ", ".join(
+            f"{b.label} {b.op} {b.payload.name} {b.fs} ({p['ratio']:.2f}x)" for b, p in moved[:3]
+        ) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+        lines.append(
+            f"the harness moved the timing beyond {PERTURBATION_GOAL:g}x a bare loop of the "
+            f"same calls: {shown}; differences smaller than that between rows are not the "
+            "backends' (see doctor --calibrate)"
         )
     if load:
         lines.append(

@@ -239,3 +239,8 @@ def metric(name: str) -> MetricDef:
         return METRICS[name]
     except KeyError:
         raise KeyError(f"metric {name!r} is not in the registry ({', '.join(METRICS)})") from None
+
+
+PERTURBATION_GOAL = 1.05
+"""The most the harness may move a timing: its median over a bare loop's of the same calls
+(``vcsbench.bench.perturbation``); reports warn beyond it."""

@@ -17,17 +17,22 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
-from vcsbench.sandbox import SandboxInfo
+from vcsbench.measure.calibrate import Check
+from vcsbench.results.metrics import PERTURBATION_GOAL
+from vcsbench.sandbox import Sandbox, SandboxInfo
 from vcsbench.workload.operation import Operation, RoundPaths
 
-GOAL = 1.05
+GOAL = PERTURBATION_GOAL
 """The harness's median may exceed the bare loop's by this factor at most."""
 BLOCKS = 12
+BLOCKS_BESIDE = 6
+"""Blocks each way beside a benchmark (--perturbation on): a 97% interval, cheaply."""
 ROUNDS = 100
 LEVEL = 0.95
 """The interval's least confidence."""
@@ -118,8 +123,6 @@ def measure(
 ) -> Perturbation:
     """The harness against the bare loop for the operation ``make()`` gives, in
     ``blocks`` pairs of ``rounds`` rounds below ``root`` (in ``sandbox``)."""
-    from vcsbench.bench.rounds import BenchmarkRun
-
     order = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     found: list[tuple[float, float]] = []
@@ -140,3 +143,47 @@ def measure(
             medians[kind] = statistics.median(bench.samples_s) * 1000
         found.append((medians["bare"], medians["harness"]))
     return Perturbation(label, tuple(found))
+
+
+PERTURBATION_BACKENDS = ("git-pygit2", "svn-fs")
+PERTURBATION_OP = ("create+commit", "hello")
+
+
+def check_perturbation(fs: str, found: Perturbation) -> Check:
+    low, high = found.interval
+    bare = statistics.median(b for b, _ in found.blocks)
+    harness = statistics.median(h for _, h in found.blocks)
+    return Check(
+        fs,
+        f"perturbation: {found.label}",
+        found.ratio <= GOAL,
+        f"harness/bare loop {found.ratio:.3f}x ({100 * found.confidence:.0f}% interval "
+        f"{low:.3f}-{high:.3f}x over {len(found.blocks)} interleaved blocks; bare "
+        f"{bare:.3f} ms, harness {harness:.3f} ms), goal <= {GOAL:g}x",
+        warn_only=True,
+    )
+
+
+def perturbation_checks(sandbox: Sandbox) -> Iterator[Check]:
+    """The harness against a bare loop of the same calls, per backend it can run here."""
+    from vcsbench.backends import Variant
+    from vcsbench.workload.operations import make_operation
+    from vcsbench.workload.payloads import load_payload
+
+    assert sandbox.info is not None
+    op, payload = PERTURBATION_OP
+    for name in PERTURBATION_BACKENDS:
+        variant = Variant.parse(name)
+        label = f"{name} {op} {payload}"
+        if not variant.availability.ok:
+            yield Check(sandbox.info.spec, f"perturbation: {label}", None, "not available")
+            continue
+        with variant.make() as backend:
+            backend.ready(sandbox.root)
+            found = measure(
+                lambda: make_operation(op, backend, load_payload(payload)),
+                sandbox.info,
+                sandbox.root / f"perturbation-{name}",
+                label,
+            )
+        yield check_perturbation(sandbox.info.spec, found)
