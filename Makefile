@@ -11,7 +11,7 @@ BENCH_REPOS ?= 1000
 BENCH_FS ?= $(shell [ "$$(id -u)" = 0 ] && echo ext4)
 
 bench: $(STAMP)
-	@if [ "$(BENCH_FS)" = ext4 ]; then echo "make bench: on a loop-mounted ext4 (root): device IO measured; BENCH_FS=tmpfs: faster, no device"; fi
+	$(if $(filter ext4,$(BENCH_FS)),@echo "make bench: on a loop-mounted ext4 (root): device IO measured; BENCH_FS=tmpfs: faster without a device")
 	$(VENV)/bin/vcsbench study markus2013 --repos $(BENCH_REPOS) $(if $(BENCH_FS),--fs $(BENCH_FS)) --out results/local/markus2013.json
 
 test: lint unit

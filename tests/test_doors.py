@@ -50,3 +50,19 @@ def test_pytest_benchmark_only_at_the_root_runs_the_suite(door: list[str], tmp_p
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
     summary = result.stdout.strip().splitlines()[-1]
     assert "1 passed" in summary and "skipped" in summary
+
+
+def test_make_bench_runs_where_the_device_is_measured_as_root() -> None:
+    import os
+
+    def dry(*args: str) -> str:
+        return subprocess.run(
+            ["make", "-n", "bench", *args], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout
+
+    if os.geteuid() == 0:
+        said = dry()
+        assert "--fs ext4" in said and "device IO measured" in said
+    assert "--fs tmpfs" in dry("BENCH_FS=tmpfs") and "device IO measured" not in dry(
+        "BENCH_FS=tmpfs"
+    )
