@@ -483,3 +483,37 @@ def test_the_summary_plot_has_a_device_panel_only_where_a_device_was_measured() 
     assert "no device panel" in tmpfs.texts[0].get_text() or "no device panel" in (
         tmpfs._suptitle.get_text()  # type: ignore[union-attr]
     )
+
+
+def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
+    from vcsbench.report.headline import ratio_interval
+
+    ext4, tmpfs = read(DATA / "tiny-ext4.json"), read(DATA / "tiny-tmpfs.json")
+    report = vcsbench(
+        "report", str(DATA / "tiny-ext4.json"), str(DATA / "tiny-tmpfs.json"),
+        "--baseline", "ext4:size=256M",
+    )  # fmt: skip
+    assert 0 == report.returncode, report.stderr
+    assert "### Against ext4:size=256M" in report.stdout
+    for base, other in zip(ext4.benchmarks, tmpfs.benchmarks, strict=True):
+        assert base.label == other.label
+        interval = ratio_interval(other, base)
+        assert interval is not None
+        allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
+        row = next(
+            line for line in report.stdout.splitlines()
+            if line.startswith(f"| {other.label} ") and "| tmpfs " in line
+            and "x [" in line
+        )  # fmt: skip
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert cells[4] == (
+            f"{other.median_ms / base.median_ms:.2f}x [{interval[0]:.2f}–{interval[1]:.2f}]"  # type: ignore[operator]
+        )
+        assert cells[5] == "—"  # tmpfs has no device
+        assert cells[6] == f"{allocated:.2f}x"
+    wrong = vcsbench("report", str(DATA / "tiny-ext4.json"), "--baseline", "xfs")
+    assert 2 == wrong.returncode
+    assert wrong.stderr.strip() == (
+        "vcsbench: error: baseline 'xfs' is neither a backend nor a filesystem of these "
+        "results; backends: git-pygit2, svn-fs; filesystems: ext4:size=256M"
+    )

@@ -44,7 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which plots: summary, latency, cdf, timeline, footprint, growth (default: all; "
         "growth where a benchmark has two blocks of rounds)",
     )
-    parser.add_argument("--baseline", help="backend variant to add a ratio column against")
+    parser.add_argument(
+        "--baseline",
+        help="backend variant to add a ratio column against, or a filesystem of the results "
+        "(e.g. ext4) to set every other filesystem against it",
+    )
     parser.add_argument(
         "--block-size",
         type=_block_size,

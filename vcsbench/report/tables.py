@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.axis import filesystems as fs_axis
+from vcsbench.report.axis import fs_baseline
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks, growth, slope_ms_per_1000
 from vcsbench.report.document import (
     Document,
@@ -245,8 +247,15 @@ def document(
     check_units(benches)
     grouped = groups(benches)
     machines = machine_labels(benches)
-    if baseline and baseline not in {b.label for b in benches}:
-        raise VcsbenchError(f"baseline {baseline!r} is not a backend in these results")
+    labels, filesystems = {b.label for b in benches}, fs_axis(benches)
+    fs_base = baseline if baseline in filesystems and baseline not in labels else None
+    if baseline and baseline not in labels and fs_base is None:
+        raise VcsbenchError(
+            f"baseline {baseline!r} is neither a backend nor a filesystem of these results; "
+            f"backends: {', '.join(sorted(labels))}; filesystems: {', '.join(filesystems)}"
+        )
+    if fs_base is not None:
+        baseline = None  # the per-group tables compare backends; the axis has its section
     runs = run_labels(benches)
     doc = Document("vcsbench report")
     advice = stability_warnings(benches, max((f.machine.cpu_count for f in files), default=0))
@@ -260,6 +269,8 @@ def document(
             )
         )
     doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs)))
+    if fs_base is not None:
+        doc.add(Heading(f"Against {fs_base}", 3), *fs_baseline(benches, fs_base))
     doc.add(Heading("Details"), paragraph(LEGEND, tone="note"))
     for (op, payload, fs), rows in grouped.items():
         header, body = table_rows(rows, baseline, machines, runs, block)
