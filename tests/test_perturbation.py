@@ -3,6 +3,7 @@ measurement of an operation whose time is known (a 2 ms sleep)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -11,11 +12,13 @@ import pytest
 from fakes import FakeBackend, KnownWrite
 from helpers import REPO, vcsbench
 
+from vcsbench.bench import perturbation
 from vcsbench.bench.perturbation import Perturbation, check_perturbation, measure
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import RoundPaths
 
 SLEEP_S = 0.002
+ADDED_S = 0.001
 
 
 def test_the_interval_is_the_order_statistics_that_keep_95_percent() -> None:
@@ -64,6 +67,57 @@ def test_an_operation_of_known_time_measures_the_same_bare_and_in_the_harness(
     assert 0.9 < found.ratio < 1.1
 
 
+def test_a_harness_with_a_known_added_delay_is_reported_by_that_much(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness's clock made to lose 1 ms inside every timed call (the bare loop keeps
+    the plain one): the check reports the 2 ms operation as about 3 ms, 1.5x, beyond the
+    goal."""
+
+    def late_clock() -> int:
+        time.sleep(ADDED_S)  # before the start (untimed) and before the end (timed)
+        return time.perf_counter_ns()
+
+    monkeypatch.setattr(
+        perturbation, "BenchmarkRun", functools.partial(perturbation.BenchmarkRun, clock=late_clock)
+    )
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}"), tmp_path) as sandbox:
+        assert sandbox.info is not None
+        found = measure(
+            lambda: Sleeps(FakeBackend()), sandbox.info, sandbox.root / "p", "late", 4, 20
+        )
+        assert not (sandbox.root / "p").exists()  # its directories are gone
+    for bare, harness in found.blocks:
+        added = harness - bare
+        assert ADDED_S * 1000 * 0.9 < added < ADDED_S * 1000 * 1.4, found.blocks
+    assert 1.4 < found.ratio < 1.65
+    check = check_perturbation("dir", found)
+    assert "WARN" == check.status
+    assert f"harness/bare loop {found.ratio:.3f}x" in check.detail
+
+
+def test_once_a_run_measures_beside_each_backends_first_benchmark_within_its_budget(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "create,create+commit", "--payloads",
+        "hello", "--repos", "400", "--fs", f"dir:{tmp_path}", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    first, second = (
+        b["extra_info"]["vcsbench"]["harness"]["perturbation"]
+        for b in json.loads(out.read_text())["benchmarks"]
+    )
+    assert first["once"] and second["once"]
+    assert "git-pygit2 create hello" in first["label"]
+    assert first == second  # measured beside the first, recorded in both
+    # Within the second's budget: fewer than the 50 rounds a block of 'on', at least one.
+    bare_s = 6 * 2 * max(first["bare_ms"]) / 1000
+    assert 6 == len(first["bare_ms"])
+    assert bare_s < 2 * perturbation.BUDGET_ONCE_S
+
+
 def test_a_benchmark_asked_to_measures_its_perturbation_beside_it_and_keeps_it(
     tmp_path: Path,
 ) -> None:
@@ -98,7 +152,9 @@ def test_a_report_warns_of_a_harness_beyond_the_goal(tmp_path: Path) -> None:
     assert "the harness moved" not in plain.stdout
 
 
-def test_perturbation_takes_on_or_off() -> None:
+def test_perturbation_takes_once_on_or_off() -> None:
     result = vcsbench("run", "--perturbation", "maybe", "--out", "/tmp/never-written.json")
     assert 2 == result.returncode
-    assert ["vcsbench: error: perturbation 'maybe' is not on or off"] == result.stderr.splitlines()
+    assert [
+        "vcsbench: error: perturbation 'maybe' is not one of once, on, off"
+    ] == result.stderr.splitlines()

@@ -151,9 +151,10 @@ OPTIONS: tuple[OptionDef, ...] = (
     ),
     OptionDef(
         "perturbation",
-        "off",
-        "off (default) or on: before each benchmark, time the harness against a bare loop "
-        "of the same calls (6 interleaved blocks of up to 50 rounds each way), recorded in "
+        "once",
+        "once (default), on or off: time the harness against a bare loop of the same calls "
+        "in interleaved blocks, beside the first benchmark of each backend (once, about a "
+        "second) or every benchmark (on, 6 blocks of up to 50 rounds each way); recorded in "
         "the result; reports warn beyond 1.05x",
     ),
     OptionDef(

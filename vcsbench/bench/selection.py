@@ -54,8 +54,10 @@ class Selection:
     age: int = 0
     layout: str = "flat"
     recycle: int = 0
-    perturbation: bool = False
-    """Whether each benchmark first times the harness against a bare loop."""
+    perturbation: str = "once"
+    """When the harness is timed against a bare loop of the same calls: before each
+    benchmark (on), before the first benchmark of each backend variant (once), never
+    (off)."""
     given: dict[str, str | list[str]] = field(default_factory=dict)
     """The option values it was parsed from, by ``dest`` (as text): what a result file
     records, and all that ``--resume`` takes from one (:meth:`from_recorded`)."""
@@ -78,7 +80,7 @@ class Selection:
         age: str | int = 0,
         layout: str = "flat",
         recycle: str | int = "auto",
-        perturbation: str = "off",
+        perturbation: str = "once",
     ) -> Selection:
         raw = {
             "backends": backends,
@@ -147,7 +149,7 @@ class Selection:
             age=int(age),
             layout=layout,
             recycle=int(recycle),
-            perturbation=_on_off("perturbation", perturbation),
+            perturbation=_perturbation(perturbation),
         )
         for item in backend_option or []:
             name, sep, pair = item.partition(":")
@@ -274,10 +276,15 @@ class Selection:
         return lines
 
 
-def _on_off(name: str, value: str) -> bool:
-    if value not in ("on", "off"):
-        raise VcsbenchError(f"{name} {value!r} is not on or off")
-    return value == "on"
+def _perturbation(value: str) -> str:
+    if value not in PERTURBATION_CHOICES:
+        raise VcsbenchError(
+            f"perturbation {value!r} is not one of " + ", ".join(PERTURBATION_CHOICES)
+        )
+    return value
+
+
+PERTURBATION_CHOICES = ("once", "on", "off")
 
 
 def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:

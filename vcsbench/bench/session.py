@@ -58,6 +58,9 @@ class VcsSession:
         self._serial = 0
         self.started = time.perf_counter()
         self.count = config.stash.get(COUNT, 0) or len(selection.cases())
+        self._perturbed: dict[str, dict[str, object]] = {}
+        """--perturbation once: the check made beside a backend's first benchmark, by
+        variant, recorded in each later benchmark of it too."""
         self.ops_wall_s = 0.0
 
     def close(self) -> None:
@@ -136,19 +139,10 @@ class VcsSession:
                     min_rounds=rules.budget_floor(rounds),
                     gc_off=rules.gc_off,
                 )
-                checked = None
-                if selection.perturbation and not benchmark.disabled:
-                    # Before the rounds (no sampler, no timed round yet): the harness
-                    # against a bare loop of the same calls, in this sandbox.
-                    from vcsbench.bench.perturbation import BLOCKS_BESIDE, measure
-
-                    checked = measure(
-                        lambda: make(vcs),
-                        sandbox.info,
-                        sandbox.root / f"{slug}-perturbation",
-                        label,
-                        blocks=BLOCKS_BESIDE,
-                        rounds=max(1, min(ROUNDS_BESIDE, rounds)),
+                perturbation = None
+                if not benchmark.disabled:
+                    perturbation = self._perturbation(
+                        lambda: make(vcs), sandbox, slug, (backend.text, label), rounds
                     )
                 interrupted: KeyboardInterrupt | None = None
                 try:
@@ -163,8 +157,8 @@ class VcsSession:
                 # signals held: one that arrives now waits until the benchmark is kept.
                 with process.signals_held():
                     result = run.finish(vcs.describe())
-                    if checked is not None:
-                        result.harness["perturbation"] = checked.describe()
+                    if perturbation is not None:
+                        result.harness["perturbation"] = perturbation
                     if rules.describe(rounds):
                         result.harness["pytest_benchmark_rules"] = rules.describe(rounds)
                     result.harness["teardown_s"] = None
@@ -220,6 +214,46 @@ class VcsSession:
                 pytrace=False,
             )
         return None if benchmark.disabled else result
+
+    def _perturbation(
+        self,
+        make: Callable[[], Operation],
+        sandbox: Sandbox,
+        slug: str,
+        named: tuple[str, str],
+        rounds: int,
+    ) -> dict[str, object] | None:
+        """The harness timed against a bare loop of the same calls (``--perturbation``),
+        before the benchmark's rounds (no sampler, no timed round yet) in its sandbox:
+        for every benchmark (on, at most 50 rounds a block), or beside the first of each
+        backend variant within about a second (once, the default; its later benchmarks
+        record that figure and where it was measured). A check that fails is recorded
+        as such; the benchmark's own rounds say what is wrong."""
+        from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, measure
+
+        mode = self.selection.perturbation
+        variant, label = named
+        if mode == "off":
+            return None
+        if mode == "once" and variant in self._perturbed:
+            return {**self._perturbed[variant], "once": True}
+        assert sandbox.info is not None
+        try:
+            found = measure(
+                make,
+                sandbox.info,
+                sandbox.root / f"{slug}-perturbation",
+                label,
+                blocks=BLOCKS_BESIDE,
+                rounds=max(1, min(ROUNDS_BESIDE, rounds)),
+                budget_s=BUDGET_ONCE_S if mode == "once" else None,
+            ).describe()
+        except VcsbenchError as exc:
+            found = {"label": label, "error": str(exc)}
+        if mode == "once":
+            self._perturbed[variant] = found
+            found = {**found, "once": True}
+        return found
 
     def _amend(self, benchmark: Any, result: Benchmark) -> None:
         """Write a kept benchmark again with what was learnt after it was kept (how long
