@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
+from vcsbench.backends.envs import Environment, check_version, environment
 from vcsbench.backends.git_cli import GitCli
 from vcsbench.backends.git_markus import GitMarkus
 from vcsbench.backends.git_pygit2 import GitPygit2
@@ -58,23 +59,65 @@ class Variant:
                 f"unknown backend {base!r}; known: {', '.join(REGISTRY)} (or all); a "
                 "variant is NAME[key=value,...]"
             )
-        return cls(text.strip(), REGISTRY[base], tuple(options.items()))
+        found = REGISTRY[base]
+        version = options.get("version")
+        if version is not None:
+            if found.pypi is None:
+                offered = ", ".join(
+                    f"{c.name} ({c.pypi})" for c in REGISTRY.values() if c.pypi is not None
+                )
+                raise VcsbenchError(
+                    f"{text.strip()}: {base} has no library release to choose; version= "
+                    f"applies to {offered}"
+                )
+            check_version(found.pypi, version)
+        return cls(text.strip(), found, tuple(options.items()))
 
     @property
     def name(self) -> str:
         """The backend's name, without options."""
         return self.cls.name
 
+    @property
+    def version(self) -> str | None:
+        """The library release the variant runs on (``version=``), None: this one's."""
+        return dict(self.options).get("version")
+
+    @property
+    def backend_options(self) -> dict[str, str]:
+        """The backend's own options (all but ``version``)."""
+        return {k: v for k, v in self.options if k != "version"}
+
+    @property
+    def plain(self) -> Variant:
+        """The same variant without ``version=``: what its environment's process makes."""
+        kept = ",".join(f"{k}={v}" for k, v in self.backend_options.items())
+        return Variant(
+            f"{self.name}[{kept}]" if kept else self.name,
+            self.cls,
+            tuple((k, v) for k, v in self.options if k != "version"),
+        )
+
+    @cached_property
+    def environment(self) -> Environment | None:
+        """The environment the measured process runs in (built now if not cached), for a
+        ``version=`` variant; None for this interpreter's library."""
+        if self.version is None or self.cls.pypi is None:
+            return None
+        return environment(self.cls.pypi, self.version)
+
     @cached_property
     def availability(self) -> Availability:
         return self.cls.available()
 
     def make(self, options: Mapping[str, str] | None = None) -> Backend:
-        """An instance, with ``options`` (``--backend-option``) over the variant's own."""
+        """An instance, with ``options`` (``--backend-option``) over the variant's own. A
+        ``version=`` variant's instance here runs on this interpreter's library: it
+        prepares and names things; its measured calls run in its environment."""
         availability = self.availability
         if not availability.ok:
             raise VcsbenchError(f"backend {self.name} is not available here: {availability.reason}")
-        return self.cls({**dict(self.options), **(options or {})})
+        return self.cls({**self.backend_options, **(options or {})})
 
     def __str__(self) -> str:
         return self.text

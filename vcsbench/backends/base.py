@@ -89,6 +89,9 @@ class Backend(abc.ABC):
     option_defaults: ClassVar[Mapping[str, str]] = {}
     """Every option this backend accepts, with its default ("" = tool default)."""
     libraries: ClassVar[tuple[str, ...]] = ()
+    pypi: ClassVar[str | None] = None
+    """The PyPI distribution of the backend's library, where a variant may name another
+    release of it (``version=``) to run in an environment of its own."""
     """Python modules imported when the backend is made, so no timed call imports them."""
     apt_packages: ClassVar[tuple[str, ...]] = ()
     """Debian packages this access path needs (the bootstrap installs them)."""

@@ -6,6 +6,7 @@ created in the object database and HEAD's branch is moved.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +20,36 @@ from vcsbench.backends.base import (
     tool_version,
     verify_with,
 )
+
+_BEFORE_ENUMS = {
+    "Option.ENABLE_FSYNC_GITDIR": "GIT_OPT_ENABLE_FSYNC_GITDIR",
+    "RepositoryInitFlag.MKPATH": "GIT_REPOSITORY_INIT_MKPATH",
+    "RepositoryInitFlag.EXTERNAL_TEMPLATE": "GIT_REPOSITORY_INIT_EXTERNAL_TEMPLATE",
+    "FileMode.TREE": "GIT_FILEMODE_TREE",
+    "FileMode.BLOB": "GIT_FILEMODE_BLOB",
+    "CheckoutStrategy.FORCE": "GIT_CHECKOUT_FORCE",
+    "CheckoutStrategy.DONT_UPDATE_INDEX": "GIT_CHECKOUT_DONT_UPDATE_INDEX",
+    "SortMode.TOPOLOGICAL": "GIT_SORT_TOPOLOGICAL",
+    "FileStatus.WT_NEW": "GIT_STATUS_WT_NEW",
+    "FileStatus.WT_MODIFIED": "GIT_STATUS_WT_MODIFIED",
+    "FileStatus.INDEX_MODIFIED": "GIT_STATUS_INDEX_MODIFIED",
+    "FileStatus.INDEX_NEW": "GIT_STATUS_INDEX_NEW",
+    "FileStatus.WT_DELETED": "GIT_STATUS_WT_DELETED",
+    "FileStatus.INDEX_DELETED": "GIT_STATUS_INDEX_DELETED",
+}
+
+
+@functools.cache
+def _const(name: str) -> Any:
+    """``pygit2.enums.<name>`` (pygit2 1.14 on), or the ``GIT_*`` constant older releases
+    have (a ``git-pygit2[version=1.12.2]`` variant runs on them); looked up once."""
+    import pygit2
+
+    enums = getattr(pygit2, "enums", None)
+    if enums is not None:
+        group, member = name.split(".")
+        return getattr(getattr(enums, group), member)
+    return getattr(pygit2, _BEFORE_ENUMS[name])
 
 
 def _nest(files: Files) -> dict[str, Any]:
@@ -36,6 +67,7 @@ def _nest(files: Files) -> dict[str, Any]:
 class GitPygit2(GitBackend):
     name = "git-pygit2"
     libraries = ("pygit2",)
+    pypi = "pygit2"
     apt_packages = ("git",)
     description = "libgit2 in-process (pygit2), bare repository, objects written directly"
     verifier = (
@@ -54,7 +86,7 @@ class GitPygit2(GitBackend):
         # libgit2 ignores core.fsync; fsync is a process-wide library option, set here
         # once rather than inside every timed call.
         pygit2.option(
-            pygit2.enums.Option.ENABLE_FSYNC_GITDIR, parse_bool("fsync", self.options["fsync"])
+            _const("Option.ENABLE_FSYNC_GITDIR"), parse_bool("fsync", self.options["fsync"])
         )
 
     def durability(self) -> str:
@@ -83,9 +115,9 @@ class GitPygit2(GitBackend):
         import pygit2
 
         template = self.template.path(self.temp_root)
-        flags = pygit2.enums.RepositoryInitFlag.MKPATH
+        flags = _const("RepositoryInitFlag.MKPATH")
         if template is not None:
-            flags |= pygit2.enums.RepositoryInitFlag.EXTERNAL_TEMPLATE
+            flags |= _const("RepositoryInitFlag.EXTERNAL_TEMPLATE")
         pygit2.init_repository(str(path), bare=True, flags=flags, template_path=template)
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
@@ -103,7 +135,6 @@ class GitPygit2(GitBackend):
         repo.create_commit("HEAD", signature, signature, message, tree_id, parents)
 
     def _write_tree(self, repo: Any, base: Any, entries: dict[str, Any]) -> Any:
-        import pygit2
 
         builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
         for name, value in entries.items():
@@ -112,9 +143,9 @@ class GitPygit2(GitBackend):
                 if base is not None and name in base and base[name].type_str == "tree":
                     sub_base = repo[base[name].id]
                 oid = self._write_tree(repo, sub_base, value)
-                builder.insert(name, oid, pygit2.enums.FileMode.TREE)
+                builder.insert(name, oid, _const("FileMode.TREE"))
             else:
-                builder.insert(name, repo.create_blob(value), pygit2.enums.FileMode.BLOB)
+                builder.insert(name, repo.create_blob(value), _const("FileMode.BLOB"))
         return builder.write()
 
     def verify(self, path: Path, files: Files) -> list[str]:
@@ -129,8 +160,8 @@ class GitPygit2(GitBackend):
         repo.checkout_tree(  # type: ignore[no-untyped-call]
             tree,
             directory=str(target),
-            strategy=pygit2.enums.CheckoutStrategy.FORCE
-            | pygit2.enums.CheckoutStrategy.DONT_UPDATE_INDEX,
+            strategy=_const("CheckoutStrategy.FORCE")
+            | _const("CheckoutStrategy.DONT_UPDATE_INDEX"),
         )
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
@@ -152,18 +183,17 @@ class GitPygit2(GitBackend):
         import pygit2
 
         repo = pygit2.Repository(str(path))
-        walker = repo.walk(repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+        walker = repo.walk(repo.head.target, _const("SortMode.TOPOLOGICAL"))
         return [commit.message.strip() for commit in walker]
 
     def status(self, wc: Path) -> dict[str, str]:
         import pygit2
 
-        flags = pygit2.enums.FileStatus
         codes = (
-            (flags.WT_NEW, "?"),
-            (flags.WT_MODIFIED | flags.INDEX_MODIFIED, "M"),
-            (flags.INDEX_NEW, "A"),
-            (flags.WT_DELETED | flags.INDEX_DELETED, "D"),
+            (_const("FileStatus.WT_NEW"), "?"),
+            (_const("FileStatus.WT_MODIFIED") | _const("FileStatus.INDEX_MODIFIED"), "M"),
+            (_const("FileStatus.INDEX_NEW"), "A"),
+            (_const("FileStatus.WT_DELETED") | _const("FileStatus.INDEX_DELETED"), "D"),
         )
         changes: dict[str, str] = {}
         for rel, flag in pygit2.Repository(str(wc)).status().items():

@@ -187,6 +187,7 @@ class VcsBench:
             op,
             payload,
             lambda vcs: make_operation(op, vcs, load_payload(payload)),
+            remote=(op, payload),
         )
         return self.result
 

@@ -35,7 +35,7 @@ from vcsbench.bench.log import (
 )
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
-from vcsbench.bench.workers import Spawner, WorkerEnd, WorkerExit
+from vcsbench.bench.workers import EnvironmentSpawner, Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.measure.footprint import Footprint, footprint
 from vcsbench.measure.probes import (
@@ -96,6 +96,14 @@ class BenchmarkRun:
     min_rounds: int = 1
     gc_off: bool = False
     """Python's collector held off inside the timed region (and run before it)."""
+    environment: Path | None = None
+    """The interpreter of a ``version=`` variant's environment: every round runs in a
+    worker process of it (:class:`~vcsbench.bench.workers.EnvironmentSpawner`)."""
+    remote: dict[str, object] | None = None
+    """What that worker makes: variant (without version), options, op, payload,
+    temp_root."""
+    attach: bool = False
+    """The workdir exists already (in an environment's worker: the benchmark's own)."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:
@@ -111,9 +119,10 @@ class BenchmarkRun:
                 f"{free_inodes:,} free inodes and every repository takes at least one; use "
                 "fewer repositories or a larger sandbox (size=..., mkfs=-N ...)"
             )
-        self.workdir.mkdir(parents=True, exist_ok=False)
-        for container in ("repos", "checkouts", "scratch"):
-            (self.workdir / container).mkdir()
+        if not self.attach:
+            self.workdir.mkdir(parents=True, exist_ok=False)
+            for container in ("repos", "checkouts", "scratch"):
+                (self.workdir / container).mkdir()
         self.probe = Probe(self.workdir, self.sandbox.device_stat_path)
         self.log = RoundLog()
         self._sampler = SystemSampler(self.sandbox.device_stat_path)
@@ -126,7 +135,9 @@ class BenchmarkRun:
         self._t0 = 0.0
         self.age_info: dict[str, object] = {}
         self._workers: list[WorkerEnd] = []
-        self._spawner: Spawner | None = None
+        self._spawner: Spawner | EnvironmentSpawner | None = None
+        self.described: dict[str, object] | None = None
+        """The backend as the environment's worker described it (its library's versions)."""
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
@@ -140,7 +151,9 @@ class BenchmarkRun:
         try:
             while len(self.log) < self.rounds:
                 left = self.rounds - len(self.log)
-                if 0 < self.recycle < self.rounds:
+                if self.environment is not None:
+                    self._run_worker(min(self.recycle or left, left))
+                elif 0 < self.recycle < self.rounds:
                     self._run_worker(min(self.recycle, left))
                 else:
                     for record in self._batches(len(self.log), left):
@@ -322,9 +335,16 @@ class BenchmarkRun:
         before it: a worker's memory is the same at round 100,000 as at round 1."""
         first = len(self.log)
         if self._spawner is None:
-            self._spawner = Spawner(self._worker_rounds)
+            self._spawner = (
+                Spawner(self._worker_rounds)
+                if self.environment is None
+                else EnvironmentSpawner(self.environment, self._remote_spec())
+            )
         spawner = self._spawner
-        spawner.start_worker(first, count, self.rounds)
+        if isinstance(spawner, EnvironmentSpawner):
+            spawner.start_worker(first, count, self.rounds, warmup=self.warmup if first == 0 else 0)
+        else:
+            spawner.start_worker(first, count, self.rounds)
         end: WorkerEnd | None = None
         exited = ""
         while True:  # on an exception, run_all stops the spawner and the worker with it
@@ -336,6 +356,8 @@ class BenchmarkRun:
                 break
             else:
                 self._accept(message)
+        if isinstance(spawner, EnvironmentSpawner) and spawner.described is not None:
+            self.described = spawner.described
         if end is None or end.failure:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
@@ -343,6 +365,29 @@ class BenchmarkRun:
         self.rounds = end.rounds  # as the worker's time budget left them
         if end.stopped:
             raise SandboxFailed
+
+    def _remote_spec(self) -> dict[str, object]:
+        """What an environment's worker needs to run this benchmark's rounds."""
+        assert self.remote is not None
+        return {
+            **self.remote,
+            "sandbox": self.sandbox.as_dict(),
+            "workdir": str(self.workdir),
+            "cache": self.cache,
+            "verify": str(self.verify),
+            "age": self.age,
+            "layout": self.layout,
+            "budget_s": self.budget_s,
+            "min_rounds": self.min_rounds,
+            "gc_off": self.gc_off,
+            "t0": self._t0,
+        }
+
+    def started_at(self, t0: float) -> None:
+        """In an environment's worker: the benchmark began at ``t0`` (perf_counter, one
+        clock for every process here), for its time budget."""
+        self._t0 = t0
+        self._started = True
 
     def _start(self) -> None:
         if self.age:
@@ -356,7 +401,7 @@ class BenchmarkRun:
                 self.progress,
                 sandbox=self.sandbox.spec,
             )
-        if self.warmup:
+        if self.warmup and self.environment is None:  # else its first worker runs them
             self.aside("warmup", self.warmup)
         self._started = True
         self._overhead_ns = self.probe.overhead_ns(pairs=10)
@@ -439,6 +484,9 @@ class BenchmarkRun:
                 "reason": f"the floor could not be measured: {_describe(exc)}",
             }
         n_rounds = len(log)
+        if self.described is not None:  # the environment's library, not this process's
+            label = self.remote.get("label") if self.remote else None
+            describe_backend = {**self.described, "variant": str(label or "")}
         return Benchmark(
             name=self.name,
             backend=BackendInfo.from_json(describe_backend, "backend"),
@@ -477,8 +525,13 @@ class BenchmarkRun:
                 "workers": {
                     "rounds_per_worker": self.recycle if self._workers else None,
                     "workers": len(self._workers),
-                    "note": "each worker a forked process that ran its rounds and exited; "
-                    "rss_peak and rss_growth are the largest of the workers'"
+                    "note": (
+                        "each worker a process of the variant's environment "
+                        f"({self.environment}) that ran its rounds and exited"
+                        if self.environment is not None
+                        else "each worker a forked process that ran its rounds and exited"
+                    )
+                    + "; rss_peak and rss_growth are the largest of the workers'"
                     if self._workers
                     else "every round in the benchmark's own process",
                 },

@@ -186,12 +186,20 @@ class Selection:
                     )
                 continue
             with selection.make_backend(variant) as backend:
-                if backend.label in labels:
+                same = backend.label + (f" at {variant.version}" if variant.version else "")
+                if same in labels:
                     raise VcsbenchError(
-                        f"backends {labels[backend.label]!r} and {variant.text!r} are the same "
-                        f"variant ({backend.label})"
+                        f"backends {labels[same]!r} and {variant.text!r} are the same "
+                        f"variant ({same})"
                     )
-                labels[backend.label] = variant.text
+                labels[same] = variant.text
+            if variant.version is not None:
+                if selection.age:
+                    raise VcsbenchError(
+                        f"{variant.text}: --age fills the sandbox in this process, with this "
+                        "library; drop --age or the version="
+                    )
+                _ = variant.environment  # built (or found) now: a bad release is refused here
         return selection
 
     @classmethod

@@ -87,9 +87,11 @@ class VcsSession:
         payload: str,
         make: Callable[[Backend], Operation],
         repos: int | None = None,
+        remote: tuple[str, str] | None = None,
     ) -> Benchmark | None:
         """Run, record and keep one benchmark of ``make(backend)``'s operation; the
-        result (None with --benchmark-disable)."""
+        result (None with --benchmark-disable). ``remote``: the built-in operation and
+        payload it is, which a ``version=`` variant's environment makes again."""
         selection = self.selection
         availability = backend.availability
         if not availability.ok:
@@ -138,9 +140,16 @@ class VcsSession:
                     budget_s=None if benchmark.disabled else rules.max_time_s,
                     min_rounds=rules.budget_floor(rounds),
                     gc_off=rules.gc_off,
+                    **self._environment(backend, vcs, sandbox, remote),
                 )
-                perturbation = None
-                if not benchmark.disabled:
+                perturbation: dict[str, object] | None = None
+                if run.environment is not None:
+                    perturbation = {
+                        "label": label,
+                        "error": "not measured: the rounds run in the variant's environment, "
+                        "the check in this process",
+                    }
+                elif not benchmark.disabled:
                     perturbation = self._perturbation(
                         lambda: make(vcs), sandbox, slug, (backend.text, label), rounds
                     )
@@ -159,6 +168,8 @@ class VcsSession:
                     result = run.finish(vcs.describe())
                     if perturbation is not None:
                         result.harness["perturbation"] = perturbation
+                    if backend.environment is not None:
+                        result.harness["environment"] = backend.environment.describe()
                     if rules.describe(rounds):
                         result.harness["pytest_benchmark_rules"] = rules.describe(rounds)
                     result.harness["teardown_s"] = None
@@ -169,7 +180,7 @@ class VcsSession:
                     )
                     if not benchmark.disabled:
                         self._keep(benchmark, result)
-                if rules.cprofile and benchmark.stats is not None:
+                if rules.cprofile and benchmark.stats is not None and run.environment is None:
                     # pytest-benchmark's --benchmark-cprofile: one more round, profiled (its
                     # time is no sample), shown and saved by pytest-benchmark.
                     profile = cProfile.Profile()
@@ -214,6 +225,33 @@ class VcsSession:
                 pytrace=False,
             )
         return None if benchmark.disabled else result
+
+    def _environment(
+        self, backend: Variant, vcs: Backend, sandbox: Sandbox, remote: tuple[str, str] | None
+    ) -> dict[str, Any]:
+        """For a ``version=`` variant: the environment's interpreter its rounds run in and
+        what its worker makes there (the same operation, payload and options)."""
+        found = backend.environment
+        if found is None:
+            return {}
+        if remote is None:
+            raise Refusal(
+                f"{backend.text}: a version= variant runs vcsbench's built-in operations "
+                "(vcsbench.operation(...)); a benchmark of your own runs on this process's "
+                "library"
+            )
+        op, payload = remote
+        return {
+            "environment": found.python,
+            "remote": {
+                "variant": backend.plain.text,
+                "options": dict(vcs.options),
+                "op": op,
+                "payload": payload,
+                "temp_root": str(sandbox.root),
+                "label": backend.text,
+            },
+        }
 
     def _perturbation(
         self,

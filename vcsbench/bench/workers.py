@@ -8,13 +8,19 @@ dies with its parent (:func:`vcsbench.process.as_helper`).
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import dataclasses
+import json
 import multiprocessing
 import os
 import signal
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from vcsbench.bench import floor
 from vcsbench.bench.log import RoundRecord
 from vcsbench.errors import VcsbenchError
 from vcsbench.process import as_helper
@@ -117,3 +123,122 @@ class WorkerEnd:
     """The sandbox failed every round of a batch: no more rounds are to be run."""
     rounds: int = 0
     """The benchmark's rounds as the worker left them (a time budget lowers them)."""
+
+
+def encode(message: object) -> dict[str, object]:
+    """A worker's message as JSON data (an environment's worker sends it on a pipe)."""
+    if isinstance(message, RoundRecord):
+        return {
+            "record": {
+                "t_start_s": message.t_start_s,
+                "wall_ns": message.wall_ns,
+                "values": {
+                    k: (None if v is None or v != v else v) for k, v in message.values.items()
+                },
+                "error": message.error,
+                "verified": message.verified,
+                "diagnosis": message.diagnosis,
+                "held_bytes": message.held_bytes,
+                "floor_tree": None
+                if message.floor_tree is None
+                else {
+                    rel: [entry.is_dir, base64.b64encode(entry.data).decode()]
+                    for rel, entry in message.floor_tree.items()
+                },
+            }
+        }
+    if isinstance(message, WorkerEnd):
+        return {"end": dataclasses.asdict(message)}
+    raise TypeError(f"no encoding for {type(message).__name__}")
+
+
+def decode(data: object) -> RoundRecord | WorkerEnd:
+    """The inverse of :func:`encode`, checked field by field (one bad line is an error)."""
+    if not isinstance(data, dict) or len(data) != 1:
+        raise VcsbenchError(f"an environment's worker sent {str(data)[:80]!r}")
+    if "end" in data:
+        end = data["end"]
+        return WorkerEnd(
+            peak_rss=int(end["peak_rss"]),
+            rss_growth=int(end["rss_growth"]),
+            failure=str(end["failure"]),
+            stopped=bool(end["stopped"]),
+            rounds=int(end["rounds"]),
+        )
+    r = data["record"]
+    tree = r["floor_tree"]
+    return RoundRecord(
+        t_start_s=float(r["t_start_s"]),
+        wall_ns=int(r["wall_ns"]),
+        values={str(k): (float("nan") if v is None else float(v)) for k, v in r["values"].items()},
+        error=None if r["error"] is None else str(r["error"]),
+        verified=bool(r["verified"]),
+        diagnosis=str(r["diagnosis"]),
+        held_bytes=int(r["held_bytes"]),
+        floor_tree=None
+        if tree is None
+        else {
+            str(rel): floor.TreeEntry(bool(d), base64.b64decode(b)) for rel, (d, b) in tree.items()
+        },
+    )
+
+
+class EnvironmentSpawner:
+    """Workers in another environment (a ``version=`` variant): each a fresh process of
+    that environment's interpreter running ``vcsbench.bench.envworker``, which makes the
+    backend and operation from ``spec`` and runs the rounds asked, sending each record as
+    a JSON line; the same interface as :class:`Spawner`."""
+
+    def __init__(self, python: Path, spec: dict[str, object]) -> None:
+        self.python = python
+        self.spec = spec
+        self.worker_pid = 0
+        self.described: dict[str, object] | None = None
+        """The backend as the environment's process describes it (its library versions)."""
+        self._proc: subprocess.Popen[str] | None = None
+        self._ended = False
+
+    def start_worker(self, first: int, count: int, total: int, **extra: object) -> None:
+        self._proc = subprocess.Popen(
+            [str(self.python), "-m", "vcsbench.bench.envworker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.worker_pid = self._proc.pid
+        self._ended = False
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(
+            json.dumps({**self.spec, "first": first, "count": count, "total": total, **extra})
+            + "\n"
+        )
+        self._proc.stdin.close()
+
+    def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
+        assert self._proc is not None and self._proc.stdout is not None
+        if self._ended:
+            code = self._proc.wait()
+            self.worker_pid = 0
+            return WorkerExit(f"exited with {code}" if code >= 0 else f"was killed by {-code}")
+        while True:
+            line = self._proc.stdout.readline()
+            if not line:
+                self._ended = True
+                return self.receive()
+            data = json.loads(line)
+            if isinstance(data, dict) and "backend" in data:
+                self.described = data["backend"]
+                continue
+            message = decode(data)
+            if isinstance(message, WorkerEnd):
+                self._ended = True
+            return message
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+        if self._proc is not None:
+            self._proc.wait()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+        self.worker_pid = 0

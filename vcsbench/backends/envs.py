@@ -1,0 +1,185 @@
+"""Another release of a backend's library: an environment of its own, built on demand.
+
+A variant ``git-pygit2[version=1.15.1]`` runs its measured process in a virtual
+environment made from this same interpreter, holding that release of the library and,
+behind it, this vcsbench with everything it imports: the harness, probes and
+verification are the same code for every version; only the library differs.
+
+Environments are content-addressed and reused: the directory's name is a digest of the
+requirement, the interpreter and the vcsbench installation it leans on, below
+``$XDG_CACHE_HOME/vcsbench/envs`` (``~/.cache/vcsbench/envs``). One is built in a
+temporary directory beside the others and renamed into place when the library imports at
+the version asked, so a half-built environment is never used, and two runs building the
+same one at once both end with one whole environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox.removal import remove_tree
+
+READY = ".vcsbench-env"
+"""Written last into a built environment: what it holds, as one line per field."""
+VERSION = re.compile(r"^[0-9]+(\.[0-9]+){0,3}([a-z]+[0-9]*)?$")
+"""A release as the variant may name it (PEP 440's common forms, no local parts)."""
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vcsbench" / "envs"
+
+
+def _home_site() -> str:
+    """The site-packages vcsbench runs from (its virtual environment's)."""
+    return sysconfig.get_paths()["purelib"]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A built environment: its requirement, where it is, and what building it took."""
+
+    requirement: str
+    path: Path
+    built_s: float | None
+    """Seconds it took to build now; None: it was there (cached)."""
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "requirement": self.requirement,
+            "path": str(self.path),
+            "built_s": self.built_s,
+            "how": "a virtual environment of this interpreter with --system-site-packages, "
+            "the requirement installed by pip (wheels only), and vcsbench's own "
+            "site-packages behind it; cached by a digest of the three",
+        }
+
+
+def check_version(library: str, version: str) -> None:
+    if not VERSION.match(version):
+        raise VcsbenchError(
+            f"version {version!r} of {library} is not a release number (e.g. 1.15.1)"
+        )
+
+
+def environment(library: str, version: str, where: Path | None = None) -> Environment:
+    """The environment holding ``library==version``, built now if it is not cached; a
+    release that does not exist or does not install is one line naming the releases
+    there are."""
+    check_version(library, version)
+    requirement = f"{library}=={version}"
+    root = where or cache_root()
+    home = _home_site()
+    key = hashlib.sha256(
+        "\n".join([requirement, sys.version, sys.base_prefix, home]).encode()
+    ).hexdigest()[:20]
+    path = root / f"{library}-{version}-{key}"
+    if (path / READY).is_file():
+        return Environment(requirement, path, None)
+    started = time.perf_counter()
+    root.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".building-{path.name}-", dir=root))
+    try:
+        _build(building, library, version, home)
+        try:
+            os.rename(building, path)
+        except OSError:
+            if not (path / READY).is_file():  # not another run's whole environment
+                raise
+    finally:
+        if building.exists():
+            remove_tree(building)
+    return Environment(requirement, path, time.perf_counter() - started)
+
+
+def _build(target: Path, library: str, version: str, home: str) -> None:
+    base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    made = subprocess.run(
+        [str(base), "-m", "venv", "--system-site-packages", "--without-pip", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        last = (made.stderr.strip().splitlines() or ["no output"])[-1]
+        raise VcsbenchError(f"{base} -m venv could not make an environment: {last}")
+    python = target / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    done = subprocess.run(
+        [*pip, "install", "--quiet", "--only-binary", ":all:", f"{library}=={version}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise VcsbenchError(_pip_refusal(library, version, done.stderr))
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # vcsbench's own installation right behind the environment's packages (its .pth
+    # files processed, so an editable vcsbench imports); the system's come after both.
+    (Path(purelib) / "_vcsbench_env.pth").write_text(f"import site; site.addsitedir({home!r})\n")
+    found = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.metadata as m, sys, vcsbench; "
+            f"print(m.version({library!r})); print(sys.modules['vcsbench'].__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = found.stdout.split()
+    if found.returncode != 0 or not lines or lines[0] != version:
+        why = (found.stderr.strip().splitlines() or lines or ["no answer"])[-1]
+        raise VcsbenchError(
+            f"{library}=={version} installed but the environment does not import it at "
+            f"that version ({why})"
+        )
+    (target / READY).write_text(f"requirement {library}=={version}\nhome {home}\n")
+
+
+def _pip_refusal(library: str, version: str, stderr: str) -> str:
+    """pip's answer as one line: the releases there are, when it names them."""
+    listed = re.search(r"\(from versions: ([^)]*)\)", stderr)
+    if listed:
+        versions = [v.strip() for v in listed.group(1).split(",") if v.strip()]
+        shown = ", ".join(versions[-8:]) if versions else "none"
+        return (
+            f"{library} {version} is not a release pip can install here (wheels only); the "
+            f"newest it can: {shown}"
+        )
+    last = (stderr.strip().splitlines() or ["no output"])[-1]
+    return f"pip could not install {library}=={version}: {last}"
+
+
+def site_of(python: Path) -> list[str]:
+    """The import path of an environment's interpreter (for a test's and doctor's look)."""
+    out = subprocess.run(
+        [str(python), "-c", "import sys; print('\\n'.join(sys.path))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line for line in out.splitlines() if line]
+
+
+__all__ = ["Environment", "cache_root", "check_version", "environment", "site_of"]

@@ -1,0 +1,70 @@
+"""The measured process of a ``version=`` variant, in its environment.
+
+Run as ``<environment>/bin/python -m vcsbench.bench.envworker`` by
+:class:`vcsbench.bench.workers.EnvironmentSpawner`: it reads one JSON line (what to make
+and which rounds to run), makes the backend and operation with the environment's
+library, runs the rounds with the same :class:`~vcsbench.bench.rounds.BenchmarkRun` code
+as every benchmark (probes, verification in batches, the floor), and writes one JSON
+line per message on a descriptor of its own (the library's prints go to stderr): the
+backend as it describes itself, each round's record, and its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from vcsbench.process import as_helper
+
+
+def main() -> None:
+    as_helper()  # dies with the run that started it
+    out: TextIO = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # anything printed is not a message
+    spec = json.loads(sys.stdin.readline())
+
+    from vcsbench.backends import Variant
+    from vcsbench.bench.policy import VerifyPolicy
+    from vcsbench.bench.rounds import BenchmarkRun
+    from vcsbench.bench.workers import WorkerEnd, encode
+    from vcsbench.sandbox import SandboxInfo
+    from vcsbench.workload.operations import make_operation
+    from vcsbench.workload.payloads import load_payload
+
+    def send(message: object) -> None:
+        data = message if isinstance(message, dict) else encode(message)
+        out.write(json.dumps(data) + "\n")
+        out.flush()
+
+    try:
+        backend = Variant.parse(spec["variant"]).make(spec["options"])
+        backend.ready(Path(spec["temp_root"]))
+        send({"backend": backend.describe()})
+    except Exception as exc:  # the parent's word for it: the worker failed, and why
+        send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))
+        os._exit(1)
+    run = BenchmarkRun(
+        operation=make_operation(spec["op"], backend, load_payload(spec["payload"])),
+        sandbox=SandboxInfo(**spec["sandbox"]),
+        workdir=Path(spec["workdir"]),
+        rounds=int(spec["total"]),
+        cache=spec["cache"],
+        verify=VerifyPolicy.parse(spec["verify"]),
+        age=int(spec["age"]),
+        layout=spec["layout"],
+        budget_s=spec["budget_s"],
+        min_rounds=int(spec["min_rounds"]),
+        gc_off=bool(spec["gc_off"]),
+        attach=True,
+    )
+    run.started_at(float(spec["t0"]))
+    if spec.get("warmup"):
+        run.aside("warmup", int(spec["warmup"]))
+    run._worker_rounds(int(spec["first"]), int(spec["count"]), int(spec["total"]), send)
+
+
+if __name__ == "__main__":
+    main()
