@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 from pathlib import Path
 
@@ -14,9 +15,11 @@ from helpers import hello_creates, vcsbench
 from vcsbench.backends import Variant
 from vcsbench.backends.envs import environment, site_of
 from vcsbench.bench import floor
+from vcsbench.bench.interleave import paired
 from vcsbench.bench.log import RoundRecord
 from vcsbench.bench.workers import WorkerEnd, decode, encode
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.stats import order_interval
 
 OTHER = "1.15.1"
 """A pygit2 release other than the installed one (1.21.0), with its own libgit2 (1.8.1)."""
@@ -118,3 +121,84 @@ def test_a_workers_messages_cross_the_pipe_unchanged() -> None:
     assert record == back
     end = WorkerEnd(1 << 20, 4096, "", stopped=True, rounds=40)
     assert end == decode(json.loads(json.dumps(encode(end))))
+
+
+def test_the_median_interval_of_block_ratios_is_the_sign_tests() -> None:
+    # 10 blocks: P(Binomial(10, 1/2) < 2) = 11/1024 a side: the 2nd from each end, 97.9%.
+    low, high, confidence = order_interval([1.0 + i / 100 for i in range(10)])
+    assert (low, high) == (1.01, 1.08)
+    assert abs(confidence - (1 - 2 * 11 / 1024)) < 1e-12
+
+
+def _drifting(blocks: int, shift: float, seed: int) -> tuple[list[float], list[float]]:
+    """Block medians of two variants on a machine that slows down 3x over the run, with
+    2% noise a block; the second variant ``shift`` slower than the first."""
+    rng = random.Random(seed)
+    drift = [1 + 2 * k / (blocks - 1) for k in range(blocks)]
+    a = [d * rng.gauss(1, 0.02) for d in drift]
+    b = [d * (1 + shift) * rng.gauss(1, 0.02) for d in drift]
+    return a, b
+
+
+def test_a_drifting_aa_is_no_difference_and_a_real_shift_is_caught() -> None:
+    """On synthetic blocks with a 3x drift: the same variant twice comes out 'no
+    significant difference' in at least 95 of 100 runs (a rounds-as-samples test calls
+    most of them different: the drift is between blocks, and it falls on both); a 10%
+    slowdown is caught in every run."""
+    from scipy.stats import mannwhitneyu  # the test the rounds-as-samples view would run
+
+    alarms = pooled = caught = 0
+    for seed in range(100):
+        a, b = _drifting(10, 0.0, seed)
+        found = paired(a, b)
+        assert found is not None
+        alarms += found.significant
+        # the rounds as samples: the first variant's early blocks, the second's late ones,
+        # as two runs one after the other would give
+        pooled += mannwhitneyu(a[:5], b[5:]).pvalue < 0.05
+        slow = paired(*_drifting(10, 0.10, seed))
+        assert slow is not None
+        caught += slow.significant and slow.verdict() == "slower"
+    assert alarms <= 5
+    assert pooled >= 95
+    assert caught == 100
+
+
+def test_variants_alternate_in_blocks_each_leading_as_often_as_it_trails(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("40", "git-pygit2,git-pygit2[copy=2],git-pygit2[fsync=true]", "create"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert ["git-pygit2", "git-pygit2[copy=2]", "git-pygit2[fsync=true]"] == [
+        b["backend"]["variant"] for b in found
+    ]
+    for bench in found:
+        blocks = bench["harness"]["interleaved"]
+        assert [[0, 10], [10, 20], [20, 30], [30, 40]] == blocks["rounds"]
+        assert 40 == bench["repos"] == bench["verified"]
+        # the second block of each pair runs in the first's reverse order
+        first, second, third, fourth = blocks["position"]
+        assert second == 2 - first and fourth == 2 - third
+        assert all(m is not None and m > 0 for m in blocks["median_ms"])
+    # block k of every variant ran before block k+1 of any (the rounds' start times)
+    spans = [
+        [(b["rounds"]["t_start_s"][i], b["rounds"]["t_start_s"][j - 1]) for i, j in rounds]
+        for b in found
+        for rounds in [b["harness"]["interleaved"]["rounds"]]
+    ]
+    for k in range(3):
+        assert max(v[k][1] for v in spans) < min(v[k + 1][0] for v in spans)
+    report = vcsbench("report", str(out))
+    assert "3 variants in 4 interleaved blocks, against git-pygit2" in report.stdout
+    assert "git-pygit2[copy=2]" in report.stdout
+
+
+def test_interleave_takes_auto_off_or_blocks() -> None:
+    result = vcsbench("run", "--interleave", "1", "--out", "/tmp/never-written.json")
+    assert 2 == result.returncode
+    assert [
+        "vcsbench: error: interleave '1' is not auto, off or a number of blocks (2 or more)"
+    ] == result.stderr.splitlines()

@@ -40,6 +40,10 @@ def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend
     return Variant.parse(name).make(options)
 
 
+VARIANT_KEYS = ("version", "copy")
+"""Keys of a variant that are vcsbench's, not the backend's options."""
+
+
 @dataclass(frozen=True)
 class Variant:
     """A backend variant, named once (``svn-fs[fs-type=fsx]``) and carried as this object
@@ -71,6 +75,12 @@ class Variant:
                     f"applies to {offered}"
                 )
             check_version(found.pypi, version)
+        copy = options.get("copy")
+        if copy is not None and not (copy.isdigit() and int(copy) >= 2):
+            raise VcsbenchError(
+                f"{text.strip()}: copy={copy!r} is not a whole number >= 2 (the same variant "
+                "again under another name, for an A/A test)"
+            )
         return cls(text.strip(), found, tuple(options.items()))
 
     @property
@@ -84,9 +94,14 @@ class Variant:
         return dict(self.options).get("version")
 
     @property
+    def copy(self) -> str | None:
+        """``copy=N``: the same variant once more under its own name (an A/A test)."""
+        return dict(self.options).get("copy")
+
+    @property
     def backend_options(self) -> dict[str, str]:
-        """The backend's own options (all but ``version``)."""
-        return {k: v for k, v in self.options if k != "version"}
+        """The backend's own options (all but ``version`` and ``copy``)."""
+        return {k: v for k, v in self.options if k not in VARIANT_KEYS}
 
     @property
     def plain(self) -> Variant:

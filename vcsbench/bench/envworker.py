@@ -11,6 +11,7 @@ backend as it describes itself, each round's record, and its end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -50,7 +51,7 @@ def main() -> None:
         operation=make_operation(spec["op"], backend, load_payload(spec["payload"])),
         sandbox=SandboxInfo(**spec["sandbox"]),
         workdir=Path(spec["workdir"]),
-        rounds=int(spec["total"]),
+        rounds=int(spec["rounds"]),
         cache=spec["cache"],
         verify=VerifyPolicy.parse(spec["verify"]),
         age=int(spec["age"]),
@@ -61,9 +62,19 @@ def main() -> None:
         attach=True,
     )
     run.started_at(float(spec["t0"]))
-    if spec.get("warmup"):
-        run.aside("warmup", int(spec["warmup"]))
-    run._worker_rounds(int(spec["first"]), int(spec["count"]), int(spec["total"]), send)
+    try:
+        for line in sys.stdin:  # a request per block of rounds, until the parent closes it
+            request = json.loads(line)
+            if request.get("warmup"):
+                run.aside("warmup", int(request["warmup"]))
+            run.worker_block(
+                int(request["first"]), int(request["count"]), int(request["total"]), send
+            )
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))
+        os._exit(1)
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,8 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "backends",
         "all",
-        "comma-separated backends or variants, e.g. git-pygit2,svn-fs[fs-type=fsx] "
+        "comma-separated backends or variants, e.g. git-pygit2,svn-fs[fs-type=fsx]; "
+        "another release of a library: git-pygit2[version=1.15.1] "
         f"({', '.join(REGISTRY)}; default: all)",
         "LIST",
     ),
@@ -156,6 +157,15 @@ OPTIONS: tuple[OptionDef, ...] = (
         "in interleaved blocks, beside the first benchmark of each backend (once, about a "
         "second) or every benchmark (on, 6 blocks of up to 50 rounds each way); recorded in "
         "the result; reports warn beyond 1.05x",
+    ),
+    OptionDef(
+        "interleave",
+        "auto",
+        "auto (default: where a variant names a library release), off, or B: the "
+        "variants of each benchmark run in B alternating blocks of rounds (10 by default) "
+        "in one sandbox, in an order drawn anew each block, so drift falls on all alike; "
+        "reports compare them block by block",
+        "B",
     ),
     OptionDef(
         "progress",

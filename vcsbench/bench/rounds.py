@@ -138,6 +138,9 @@ class BenchmarkRun:
         self._spawner: Spawner | EnvironmentSpawner | None = None
         self.described: dict[str, object] | None = None
         """The backend as the environment's worker described it (its library's versions)."""
+        self.stopped = False
+        """The sandbox failed every round of a batch: no more rounds are to be run."""
+        self._env_processes = 0
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
@@ -146,24 +149,35 @@ class BenchmarkRun:
     # -- the rounds ---------------------------------------------------------------------
 
     def run_all(self) -> None:
+        try:
+            self.run_to(self.rounds)
+        finally:
+            self.stop_workers()
+
+    def run_to(self, target: int) -> None:
+        """Run rounds until ``target`` of them are done (or the benchmark's rounds, if
+        fewer): the whole benchmark, or its next block when variants are interleaved.
+        A worker process of an environment stays for the next block."""
         if not self._started:
             self._start()
         try:
-            while len(self.log) < self.rounds:
-                left = self.rounds - len(self.log)
+            while not self.stopped and len(self.log) < min(target, self.rounds):
+                left = min(target, self.rounds) - len(self.log)
                 if self.environment is not None:
-                    self._run_worker(min(self.recycle or left, left))
+                    recycled = 0 < self.recycle < self.rounds
+                    self._run_worker(min(self.recycle, left) if recycled else left)
                 elif 0 < self.recycle < self.rounds:
                     self._run_worker(min(self.recycle, left))
                 else:
                     for record in self._batches(len(self.log), left):
                         self._accept(record)
         except SandboxFailed:
-            pass  # stopped: the diagnosis says why, and the rounds not run make it partial
-        finally:
-            if self._spawner is not None:
-                self._spawner.stop()
-                self._spawner = None
+            self.stopped = True  # the diagnosis says why; the rounds not run make it partial
+
+    def stop_workers(self) -> None:
+        if self._spawner is not None:
+            self._spawner.stop()
+            self._spawner = None
 
     def _batches(self, first: int, count: int) -> Iterator[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, verified in batches of
@@ -302,29 +316,36 @@ class BenchmarkRun:
         of others."""
         code = 1
         try:
-            self.rounds = total
-            peak_rss_reset()
-            start_rss = current_rss_bytes()
-            stopped = False
-            try:
-                for record in self._batches(first, count):
-                    send(record)
-            except SandboxFailed:
-                stopped = True
-            send(
-                WorkerEnd(
-                    peak_rss_bytes(),
-                    current_rss_bytes() - start_rss,
-                    stopped=stopped,
-                    rounds=self.rounds,
-                )
-            )
+            self.worker_block(first, count, total, send)
             code = 0
         except BaseException as exc:
             with contextlib.suppress(BaseException):
                 send(WorkerEnd(0, 0, _describe(exc)))
         finally:
             os._exit(code)
+
+    def worker_block(
+        self, first: int, count: int, total: int, send: Callable[[object], None]
+    ) -> None:
+        """Rounds ``first`` .. ``first + count - 1`` of ``total`` in this (worker)
+        process, each record sent as it finishes, then a :class:`WorkerEnd` with its RSS."""
+        self.rounds = total
+        peak_rss_reset()
+        start_rss = current_rss_bytes()
+        stopped = False
+        try:
+            for record in self._batches(first, count):
+                send(record)
+        except SandboxFailed:
+            stopped = True
+        send(
+            WorkerEnd(
+                peak_rss_bytes(),
+                current_rss_bytes() - start_rss,
+                stopped=stopped,
+                rounds=self.rounds,
+            )
+        )
 
     def _run_worker(self, count: int) -> None:
         """The next ``count`` rounds in a worker process, which sends each round's record
@@ -338,7 +359,11 @@ class BenchmarkRun:
             self._spawner = (
                 Spawner(self._worker_rounds)
                 if self.environment is None
-                else EnvironmentSpawner(self.environment, self._remote_spec())
+                else EnvironmentSpawner(
+                    self.environment,
+                    self._remote_spec(),
+                    persistent=not 0 < self.recycle < self.rounds,
+                )
             )
         spawner = self._spawner
         if isinstance(spawner, EnvironmentSpawner):
@@ -356,8 +381,9 @@ class BenchmarkRun:
                 break
             else:
                 self._accept(message)
-        if isinstance(spawner, EnvironmentSpawner) and spawner.described is not None:
-            self.described = spawner.described
+        if isinstance(spawner, EnvironmentSpawner):
+            self.described = spawner.described or self.described
+            self._env_processes = spawner.processes
         if end is None or end.failure:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
@@ -373,6 +399,7 @@ class BenchmarkRun:
             **self.remote,
             "sandbox": self.sandbox.as_dict(),
             "workdir": str(self.workdir),
+            "rounds": self.rounds,
             "cache": self.cache,
             "verify": str(self.verify),
             "age": self.age,
@@ -524,7 +551,7 @@ class BenchmarkRun:
                 **({"age": self.age_info} if self.age_info else {}),
                 "workers": {
                     "rounds_per_worker": self.recycle if self._workers else None,
-                    "workers": len(self._workers),
+                    "workers": self._env_processes or len(self._workers),
                     "note": (
                         "each worker a process of the variant's environment "
                         f"({self.environment}) that ran its rounds and exited"

@@ -58,6 +58,9 @@ class Selection:
     """When the harness is timed against a bare loop of the same calls: before each
     benchmark (on), before the first benchmark of each backend variant (once), never
     (off)."""
+    interleave: int | None = None
+    """Blocks the variants of one benchmark alternate in: None (auto) where a variant
+    names a library release, 0 never."""
     given: dict[str, str | list[str]] = field(default_factory=dict)
     """The option values it was parsed from, by ``dest`` (as text): what a result file
     records, and all that ``--resume`` takes from one (:meth:`from_recorded`)."""
@@ -81,6 +84,7 @@ class Selection:
         layout: str = "flat",
         recycle: str | int = "auto",
         perturbation: str = "once",
+        interleave: str | int = "auto",
     ) -> Selection:
         raw = {
             "backends": backends,
@@ -98,6 +102,7 @@ class Selection:
             "layout": layout,
             "recycle": recycle,
             "perturbation": perturbation,
+            "interleave": interleave,
         }
         given: dict[str, str | list[str]] = {
             dest: [str(v) for v in value] if isinstance(value, list) else str(value)
@@ -150,6 +155,7 @@ class Selection:
             layout=layout,
             recycle=int(recycle),
             perturbation=_perturbation(perturbation),
+            interleave=_interleave(str(interleave)),
         )
         for item in backend_option or []:
             name, sep, pair = item.partition(":")
@@ -186,7 +192,11 @@ class Selection:
                     )
                 continue
             with selection.make_backend(variant) as backend:
-                same = backend.label + (f" at {variant.version}" if variant.version else "")
+                same = (
+                    backend.label
+                    + (f" at {variant.version}" if variant.version else "")
+                    + (f" copy {variant.copy}" if variant.copy else "")
+                )
                 if same in labels:
                     raise VcsbenchError(
                         f"backends {labels[same]!r} and {variant.text!r} are the same "
@@ -253,6 +263,17 @@ class Selection:
         """An instance of ``variant`` with this run's ``--backend-option`` values for it."""
         return variant.make(self.backend_options.get(variant.name))
 
+    def interleaves(self, group: list[Variant]) -> bool:
+        """Whether these variants of one benchmark run in alternating blocks."""
+        if self.interleave is None:
+            return any(v.version is not None or v.copy is not None for v in group)
+        return self.interleave > 0
+
+    def blocks_for(self, group: list[Variant], rounds: int) -> int:
+        from vcsbench.bench.interleave import DEFAULT_BLOCKS
+
+        return max(1, min(self.interleave or DEFAULT_BLOCKS, rounds))
+
     def case_ids(self) -> list[str]:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""
         return [case_id(*case) for case in self.cases() if case[0].availability.ok]
@@ -293,6 +314,16 @@ def _perturbation(value: str) -> str:
 
 
 PERTURBATION_CHOICES = ("once", "on", "off")
+
+
+def _interleave(value: str) -> int | None:
+    if value == "auto":
+        return None
+    if value == "off":
+        return 0
+    if value.isdigit() and int(value) >= 2:
+        return int(value)
+    raise VcsbenchError(f"interleave {value!r} is not auto, off or a number of blocks (2 or more)")
 
 
 def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:

@@ -10,6 +10,7 @@ does what its own ``pedantic`` does with the samples, and a test pins it.
 from __future__ import annotations
 
 import cProfile
+import random
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from vcsbench.bench.progress import ProgressDisplay, duration
 from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write_results
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import rules_of
-from vcsbench.bench.selection import Selection
+from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
@@ -58,6 +59,9 @@ class VcsSession:
         self._serial = 0
         self.started = time.perf_counter()
         self.count = config.stash.get(COUNT, 0) or len(selection.cases())
+        self._groups: dict[tuple[str, str, str], dict[str, Benchmark]] = {}
+        """Interleaved groups run so far: (op, payload, fs) to each variant's result not yet
+        kept by its own item."""
         self._perturbed: dict[str, dict[str, object]] = {}
         """--perturbation once: the check made beside a backend's first benchmark, by
         variant, recorded in each later benchmark of it too."""
@@ -111,6 +115,9 @@ class VcsSession:
         rounds = 1 if benchmark.disabled else rules.rounds(repos or selection.repos)
         if benchmark.disabled:
             benchmark._mode = "vcsbench (disabled: one verified round)"
+        group = self._interleaved_group(backend, fs, op, payload, remote)
+        if group and not benchmark.disabled:
+            return self._from_group(benchmark, backend, fs, op, payload, group, rounds)
         process.doing(label)
         try:
             with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
@@ -165,7 +172,7 @@ class VcsSession:
                 # Measured and written before the sandbox comes down, with the stop
                 # signals held: one that arrives now waits until the benchmark is kept.
                 with process.signals_held():
-                    result = run.finish(vcs.describe())
+                    result = run.finish(described(backend, vcs))
                     if perturbation is not None:
                         result.harness["perturbation"] = perturbation
                     if backend.environment is not None:
@@ -225,6 +232,142 @@ class VcsSession:
                 pytrace=False,
             )
         return None if benchmark.disabled else result
+
+    def _interleaved_group(
+        self, backend: Variant, fs: FsSpec, op: str, payload: str, remote: object
+    ) -> list[Variant]:
+        """The variants run with this one in alternating blocks (--interleave), or none."""
+        if remote is None:
+            return []
+        group = [
+            b
+            for b, o, p, f in self.selection.cases()
+            if o == op and p == payload and f.text == fs.text and b.availability.ok
+        ]
+        if len(group) < 2 or not self.selection.interleaves(group):
+            return []
+        return group
+
+    def _from_group(
+        self,
+        benchmark: Any,
+        backend: Variant,
+        fs: FsSpec,
+        op: str,
+        payload: str,
+        group: list[Variant],
+        rounds: int,
+    ) -> Benchmark:
+        """This variant's benchmark of its interleaved group: the group runs (every
+        variant, in alternating blocks) when its first variant's turn comes; each
+        variant's item keeps its own result."""
+        key = (op, payload, fs.text)
+        if key not in self._groups:
+            self._groups[key] = {}
+            named = (benchmark.name, case_id(backend, op, payload, fs))
+            interrupted = self._run_group(named, fs, op, payload, group, rounds, key)
+            if interrupted is not None:
+                # The group's other variants have no pytest item left to keep them: they
+                # go with the run's facts (as benchmarks without samples do), now.
+                for text, other in self._groups[key].items():
+                    if text != backend.text:
+                        self.config.stash.setdefault(FAILED, []).append(other)
+                result = self._groups[key].pop(backend.text)
+                self._keep(benchmark, result)
+                raise interrupted
+        result = self._groups[key].pop(backend.text)
+        self._keep(benchmark, result)
+        return result
+
+    def _run_group(
+        self,
+        named: tuple[str, str],
+        fs: FsSpec,
+        op: str,
+        payload: str,
+        group: list[Variant],
+        rounds: int,
+        key: tuple[str, str, str],
+    ) -> KeyboardInterrupt | None:
+        """Every variant of the group in one sandbox, in ``blocks`` blocks of rounds: in
+        each block every variant runs its next share of rounds, in an order drawn anew
+        (seeded), so drift in the machine reaches all of them alike."""
+        from vcsbench.bench.interleave import Block, describe_blocks, targets
+        from vcsbench.workload.operations import make_operation
+        from vcsbench.workload.payloads import load_payload
+
+        selection = self.selection
+        blocks = selection.blocks_for(group, rounds)
+        texts = [v.text for v in group]
+        label = f"{op} {payload} {fs.text}: {len(group)} variants interleaved in {blocks} blocks"
+        process.doing(label)
+        progress = ProgressDisplay(
+            self.config, selection.progress, label, (self._serial, self.count, self.started)
+        )
+        seed = random.SystemRandom().getrandbits(32)
+        order = random.Random(seed)
+        started = time.perf_counter()
+        done: list[Block] = []
+        interrupted: KeyboardInterrupt | None = None
+        with self.sandbox(fs) as sandbox, ExitStack() as stack:
+            assert sandbox.info is not None
+            runs: dict[str, tuple[BenchmarkRun, Backend]] = {}
+            for index, variant in enumerate(group):
+                vcs = stack.enter_context(selection.make_backend(variant))
+                vcs.ready(sandbox.root)
+                slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{index}-{op}")
+                runs[variant.text] = (
+                    BenchmarkRun(
+                        operation=make_operation(op, vcs, load_payload(payload)),
+                        sandbox=sandbox.info,
+                        workdir=sandbox.root / slug,
+                        rounds=rounds,
+                        cache=selection.cache,
+                        verify=selection.verify,
+                        name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
+                        layout=selection.layout,
+                        recycle=selection.recycle,
+                        **self._environment(variant, vcs, sandbox, (op, payload)),
+                    ),
+                    vcs,
+                )
+            try:
+                turn = list(texts)
+                for number, goal in enumerate(targets(rounds, blocks)):
+                    # a drawn order, then its reverse: each variant leads as often as it
+                    # trails, over each pair of blocks
+                    turn = order.sample(texts, len(texts)) if number % 2 == 0 else turn[::-1]
+                    for text in turn:
+                        run = runs[text][0]
+                        first = len(run.log)
+                        run.run_to(goal)
+                        done.append(Block(number, text, first, len(run.log)))
+                    progress(
+                        sum(len(r.log) for r, _ in runs.values()),
+                        rounds * len(runs),
+                        time.perf_counter() - started,
+                    )
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+            finally:
+                for run, _ in runs.values():
+                    run.stop_workers()
+            with process.signals_held():
+                for variant in group:
+                    run, vcs = runs[variant.text]
+                    result = run.finish(described(variant, vcs))
+                    result.harness["interleaved"] = {
+                        **describe_blocks(variant.text, texts, blocks, done, run),
+                        "order_seed": seed,
+                    }
+                    if variant.environment is not None:
+                        result.harness["environment"] = variant.environment.describe()
+                    result.harness["teardown_s"] = None
+                    result.harness["teardown_note"] = (
+                        "the group's sandbox came down after its variants were kept"
+                    )
+                    self._groups[key][variant.text] = result
+        return interrupted
 
     def _environment(
         self, backend: Variant, vcs: Backend, sandbox: Sandbox, remote: tuple[str, str] | None
@@ -315,6 +458,15 @@ class VcsSession:
             benchmark._mode = "vcsbench (every round failed)"
             self.config.stash.setdefault(FAILED, []).append(result)
         write_results(self.config)
+
+
+def described(variant: Variant, vcs: Backend) -> dict[str, object]:
+    """What the result records of the backend, labelled by the variant's own name where
+    that says more than the backend's options (``version=``, ``copy=``)."""
+    found = vcs.describe()
+    if variant.version is not None or variant.copy is not None:
+        found["variant"] = variant.text
+    return found
 
 
 SESSION = pytest.StashKey[VcsSession]()

@@ -184,61 +184,87 @@ def decode(data: object) -> RoundRecord | WorkerEnd:
 
 
 class EnvironmentSpawner:
-    """Workers in another environment (a ``version=`` variant): each a fresh process of
-    that environment's interpreter running ``vcsbench.bench.envworker``, which makes the
-    backend and operation from ``spec`` and runs the rounds asked, sending each record as
-    a JSON line; the same interface as :class:`Spawner`."""
+    """Workers in another environment (a ``version=`` variant): processes of that
+    environment's interpreter running ``vcsbench.bench.envworker``, which makes the
+    backend and operation from ``spec`` and runs the rounds each request asks for,
+    sending each record as a JSON line; the same interface as :class:`Spawner`. A
+    ``persistent`` worker serves every request of the benchmark (its blocks, when
+    variants are interleaved); otherwise each request has a fresh process (--recycle)."""
 
-    def __init__(self, python: Path, spec: dict[str, object]) -> None:
+    def __init__(self, python: Path, spec: dict[str, object], persistent: bool = True) -> None:
         self.python = python
         self.spec = spec
+        self.persistent = persistent
         self.worker_pid = 0
+        self.processes = 0
         self.described: dict[str, object] | None = None
         """The backend as the environment's process describes it (its library versions)."""
         self._proc: subprocess.Popen[str] | None = None
-        self._ended = False
+        self._served = False
 
-    def start_worker(self, first: int, count: int, total: int, **extra: object) -> None:
-        self._proc = subprocess.Popen(
-            [str(self.python), "-m", "vcsbench.bench.envworker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.worker_pid = self._proc.pid
-        self._ended = False
+    def start_worker(self, first: int, count: int, total: int, warmup: int = 0) -> None:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                [str(self.python), "-m", "vcsbench.bench.envworker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            self.processes += 1
+            self.worker_pid = self._proc.pid
+            assert self._proc.stdin is not None
+            self._proc.stdin.write(json.dumps(self.spec) + "\n")
         assert self._proc.stdin is not None
-        self._proc.stdin.write(
-            json.dumps({**self.spec, "first": first, "count": count, "total": total, **extra})
-            + "\n"
-        )
-        self._proc.stdin.close()
+        request = {"first": first, "count": count, "total": total, "warmup": warmup}
+        self._proc.stdin.write(json.dumps(request) + "\n")
+        self._proc.stdin.flush()
+        if not self.persistent:
+            self._proc.stdin.close()
+        self._served = False
 
     def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
         assert self._proc is not None and self._proc.stdout is not None
-        if self._ended:
-            code = self._proc.wait()
-            self.worker_pid = 0
-            return WorkerExit(f"exited with {code}" if code >= 0 else f"was killed by {-code}")
+        if self._served:  # its block is done: the process goes on, or is reaped
+            self._served = False
+            if self.persistent:
+                return WorkerExit("served its block")
+            return self._reaped()
         while True:
             line = self._proc.stdout.readline()
             if not line:
-                self._ended = True
-                return self.receive()
+                return self._reaped()
             data = json.loads(line)
             if isinstance(data, dict) and "backend" in data:
                 self.described = data["backend"]
                 continue
             message = decode(data)
             if isinstance(message, WorkerEnd):
-                self._ended = True
+                self._served = True
             return message
 
+    def _reaped(self) -> WorkerExit:
+        assert self._proc is not None
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            self._proc.stdin.close()
+        code = self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc = None
+        self.worker_pid = 0
+        return WorkerExit(f"exited with {code}" if code >= 0 else f"was killed by signal {-code}")
+
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
+        if self._proc is None:
+            return
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()  # a persistent worker reads the end and exits
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             self._proc.kill()
-        if self._proc is not None:
             self._proc.wait()
-            if self._proc.stdout is not None:
-                self._proc.stdout.close()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc = None
         self.worker_pid = 0

@@ -30,6 +30,7 @@ from vcsbench.report.format import table as text_table
 from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
+from vcsbench.report.interleaved import interleaved
 from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import METRICS
@@ -271,6 +272,9 @@ def document(
     doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs)))
     if fs_base is not None:
         doc.add(Heading(f"Against {fs_base}", 3), *fs_baseline(benches, fs_base))
+    side_by_side = interleaved(benches, baseline)
+    if side_by_side:
+        doc.add(Heading("Interleaved variants", 3), *side_by_side)
     doc.add(Heading("Details"), paragraph(LEGEND, tone="note"))
     for (op, payload, fs), rows in grouped.items():
         header, body = table_rows(rows, baseline, machines, runs, block)

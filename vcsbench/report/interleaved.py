@@ -1,0 +1,74 @@
+"""Variants that ran interleaved (``--interleave``): each against a baseline, block by
+block, with how the blocks agreed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vcsbench.bench.interleave import LEVEL, METHOD, paired
+from vcsbench.report.document import Block, paragraph, table
+from vcsbench.report.format import fmt_ms
+from vcsbench.results.model import Benchmark
+
+
+def _blocks(bench: Benchmark) -> dict[str, Any] | None:
+    found = bench.harness.get("interleaved")
+    if isinstance(found, dict) and isinstance(found.get("median_ms"), list):
+        return found
+    return None
+
+
+def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[Block]:
+    """A table per interleaved group: every variant's median, its ratio to the baseline
+    (``baseline`` where it is one of the group, else the group's first variant) as the
+    median of the block ratios with its interval, the verdict, and the variant's median
+    in each block."""
+    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
+    for bench in benches:
+        if _blocks(bench) is not None:
+            groups.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
+    out: list[Block] = []
+    for (op, payload, fs), rows in groups.items():
+        labels = [b.label for b in rows]
+        base = next((b for b in rows if b.label == baseline), rows[0])
+        base_blocks = _blocks(base)
+        assert base_blocks is not None
+        body = []
+        for bench in rows:
+            mine = _blocks(bench)
+            assert mine is not None
+            medians = mine["median_ms"]
+            if bench is base:
+                cell, verdict = "baseline", ""
+            else:
+                found = paired(base_blocks["median_ms"], medians)
+                if found is None:
+                    cell, verdict = "—", "fewer than 2 blocks with figures"
+                else:
+                    cell = f"{found.ratio:.3f}x [{found.low:.3f}–{found.high:.3f}]"
+                    verdict = found.verdict()
+            body.append(
+                [
+                    bench.label,
+                    fmt_ms(bench.median_ms) if bench.median_ms is not None else "—",
+                    cell,
+                    verdict,
+                    " ".join(fmt_ms(m) if m is not None else "—" for m in medians),
+                ]
+            )
+        blocks = len(base_blocks["median_ms"])
+        out += [
+            paragraph(
+                f"{op} · payload {payload} · fs {fs}: {len(labels)} variants in {blocks} "
+                f"interleaved blocks, against {base.label}. {METHOD} Interval: at least "
+                f"{100 * LEVEL:.0f}%."
+            ),
+            table(
+                ["variant", "median ms", f"vs {base.label}, by block", "verdict",
+                 "median ms per block"],
+                body,
+                1,
+                frozenset({"verdict", "median ms per block"}),
+            ),
+        ]  # fmt: skip
+    return out
