@@ -13,10 +13,11 @@ import pytest
 from helpers import hello_creates, vcsbench
 
 from vcsbench.backends import Variant
-from vcsbench.backends.envs import environment, site_of
+from vcsbench.backends.envs import environment, expand_range, site_of
 from vcsbench.bench import floor
 from vcsbench.bench.interleave import paired
 from vcsbench.bench.log import RoundRecord
+from vcsbench.bench.options import parse_variants
 from vcsbench.bench.workers import WorkerEnd, decode, encode
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.stats import order_interval
@@ -202,3 +203,16 @@ def test_interleave_takes_auto_off_or_blocks() -> None:
     assert [
         "vcsbench: error: interleave '1' is not auto, off or a number of blocks (2 or more)"
     ] == result.stderr.splitlines()
+
+
+def test_a_range_of_releases_is_the_last_patch_of_each_minor() -> None:
+    names = [v.text for v in parse_variants("git-pygit2[fsync=true,version=1.12..1.15]")]
+    assert [
+        "git-pygit2[fsync=true,version=1.12.2]",
+        "git-pygit2[fsync=true,version=1.13.3]",
+        "git-pygit2[fsync=true,version=1.14.1]",
+        "git-pygit2[fsync=true,version=1.15.1]",
+    ] == names
+    with pytest.raises(VcsbenchError) as caught:
+        expand_range("pygit2", "0.1..0.2")
+    assert str(caught.value).startswith("no release of pygit2 from 0.1 to 0.2 that pip can")

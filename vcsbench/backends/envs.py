@@ -171,6 +171,53 @@ def _pip_refusal(library: str, version: str, stderr: str) -> str:
     return f"pip could not install {library}=={version}: {last}"
 
 
+RANGE = re.compile(r"^([0-9]+)\.([0-9]+)\.\.([0-9]+)\.([0-9]+)$")
+_RELEASES: dict[str, list[str]] = {}
+
+
+def releases(library: str) -> list[str]:
+    """The releases of ``library`` pip can install here as wheels for this interpreter,
+    oldest first (pip's own list: it names them when asked for one that is not)."""
+    if library not in _RELEASES:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+             "--disable-pip-version-check", "--only-binary", ":all:", f"{library}==0.0.0.0"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )  # fmt: skip
+        listed = re.search(r"\(from versions: ([^)]*)\)", done.stderr)
+        if listed is None:
+            last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+            raise VcsbenchError(f"pip could not list the releases of {library}: {last}")
+        _RELEASES[library] = [v.strip() for v in listed.group(1).split(",") if v.strip()]
+    return _RELEASES[library]
+
+
+def expand_range(library: str, text: str) -> list[str]:
+    """``1.14..1.21``: the last patch release of each minor from 1.14 to 1.21 that pip
+    can install here (pre-releases left out); a release number: itself."""
+    found = RANGE.match(text)
+    if found is None:
+        return [text]
+    low = (int(found.group(1)), int(found.group(2)))
+    high = (int(found.group(3)), int(found.group(4)))
+    last: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
+    for release in releases(library):
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", release):
+            continue
+        parts = tuple(int(x) for x in release.split("."))
+        minor = (parts[0], parts[1])
+        if low <= minor <= high and (minor not in last or parts > last[minor][0]):
+            last[minor] = (parts, release)
+    if not last:
+        raise VcsbenchError(
+            f"no release of {library} from {text.replace('..', ' to ')} that pip can install "
+            f"here; it can: {', '.join(releases(library)[-8:])}"
+        )
+    return [last[minor][1] for minor in sorted(last)]
+
+
 def site_of(python: Path) -> list[str]:
     """The import path of an environment's interpreter (for a test's and doctor's look)."""
     out = subprocess.run(
@@ -182,4 +229,12 @@ def site_of(python: Path) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
-__all__ = ["Environment", "cache_root", "check_version", "environment", "site_of"]
+__all__ = [
+    "Environment",
+    "cache_root",
+    "check_version",
+    "environment",
+    "expand_range",
+    "releases",
+    "site_of",
+]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, Variant
+from vcsbench.backends import REGISTRY, Variant, split_variant
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
@@ -267,6 +267,24 @@ def parse_payloads(text: str) -> list[str]:
     return names
 
 
+def _versions(name: str) -> list[str]:
+    """A variant naming a range of releases (``version=1.14..1.21``) as one variant per
+    minor release, its last patch; any other variant as it is."""
+    from vcsbench.backends.envs import RANGE, expand_range
+
+    base, options = split_variant(name)
+    version = options.get("version", "")
+    if not RANGE.match(version) or base not in REGISTRY or REGISTRY[base].pypi is None:
+        return [name]
+    library = REGISTRY[base].pypi
+    assert library is not None
+    out = []
+    for release in expand_range(library, version):
+        pairs = ",".join(f"{k}={release if k == 'version' else v}" for k, v in options.items())
+        out.append(f"{base}[{pairs}]")
+    return out
+
+
 def parse_variants(text: str) -> list[Variant]:
     """The backends of ``--backends``, each parsed once; ``all``: every registered one."""
     names = split_list(text)
@@ -274,7 +292,7 @@ def parse_variants(text: str) -> list[Variant]:
         return [Variant.parse(name) for name in REGISTRY]
     if not names:
         raise VcsbenchError(f"no backend given; known: {', '.join(REGISTRY)}")
-    variants = [Variant.parse(name) for name in names]
+    variants = [Variant.parse(one) for name in names for one in _versions(name)]
     if len({v.text for v in variants}) != len(variants):
         raise VcsbenchError(f"backends {text!r} name a variant twice")
     return variants
