@@ -26,6 +26,8 @@ def main() -> None:
     out: TextIO = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything printed is not a message
     spec = json.loads(sys.stdin.readline())
+    if spec.get("cpu") is not None:  # the CPU every variant of its group runs on
+        os.sched_setaffinity(0, {int(spec["cpu"])})
 
     from vcsbench.backends import Variant
     from vcsbench.bench.policy import VerifyPolicy

@@ -162,7 +162,8 @@ OPTIONS: tuple[OptionDef, ...] = (
         "interleave",
         "auto",
         "auto (default: where a variant names a library release), off, or B: the "
-        "variants of each benchmark run in B alternating blocks of rounds (10 by default) "
+        "variants of each benchmark run in B alternating blocks of rounds (by default 30, "
+        "of 10 rounds at least) "
         "in one sandbox, in an order drawn anew each block, so drift falls on all alike; "
         "reports compare them block by block",
         "B",

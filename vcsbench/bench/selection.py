@@ -270,9 +270,11 @@ class Selection:
         return self.interleave > 0
 
     def blocks_for(self, group: list[Variant], rounds: int) -> int:
-        from vcsbench.bench.interleave import DEFAULT_BLOCKS
+        from vcsbench.bench.interleave import DEFAULT_BLOCKS, MIN_BLOCK_ROUNDS
 
-        return max(1, min(self.interleave or DEFAULT_BLOCKS, rounds))
+        if self.interleave:
+            return max(1, min(self.interleave, rounds))
+        return max(1, min(rounds, DEFAULT_BLOCKS, max(2, rounds // MIN_BLOCK_ROUNDS)))
 
     def case_ids(self) -> list[str]:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""

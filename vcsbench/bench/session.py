@@ -10,11 +10,14 @@ does what its own ``pedantic`` does with the samples, and a test pins it.
 from __future__ import annotations
 
 import cProfile
+import os
 import random
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -305,6 +308,10 @@ class VcsSession:
             self.config, selection.progress, label, (self._serial, self.count, self.started)
         )
         seed = random.SystemRandom().getrandbits(32)
+        # Every variant's rounds in a worker process of its own, all on one CPU: a
+        # process's kind (its heap, what it imported) and its core are then the same for
+        # each, and the blocks compare the libraries alone.
+        cpu = max(os.sched_getaffinity(0))
         order = random.Random(seed)
         started = time.perf_counter()
         done: list[Block] = []
@@ -327,7 +334,9 @@ class VcsSession:
                         name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
                         layout=selection.layout,
                         recycle=selection.recycle,
-                        **self._environment(variant, vcs, sandbox, (op, payload)),
+                        **self._environment(
+                            variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu
+                        ),
                     ),
                     vcs,
                 )
@@ -359,6 +368,9 @@ class VcsSession:
                     result.harness["interleaved"] = {
                         **describe_blocks(variant.text, texts, blocks, done, run),
                         "order_seed": seed,
+                        "cpu": cpu,
+                        "process": "each variant's rounds in a worker process of its own "
+                        "(its environment's interpreter, or this one), all pinned to that CPU",
                     }
                     if variant.environment is not None:
                         result.harness["environment"] = variant.environment.describe()
@@ -370,12 +382,21 @@ class VcsSession:
         return interrupted
 
     def _environment(
-        self, backend: Variant, vcs: Backend, sandbox: Sandbox, remote: tuple[str, str] | None
+        self,
+        backend: Variant,
+        vcs: Backend,
+        sandbox: Sandbox,
+        remote: tuple[str, str] | None,
+        worker: bool = False,
+        cpu: int | None = None,
     ) -> dict[str, Any]:
         """For a ``version=`` variant: the environment's interpreter its rounds run in and
-        what its worker makes there (the same operation, payload and options)."""
+        what its worker makes there (the same operation, payload and options); with
+        ``worker``, any variant in a worker process (of this interpreter where it names no
+        release), pinned to ``cpu`` if given: the variants of an interleaved group run
+        alike."""
         found = backend.environment
-        if found is None:
+        if found is None and not worker:
             return {}
         if remote is None:
             raise Refusal(
@@ -385,8 +406,9 @@ class VcsSession:
             )
         op, payload = remote
         return {
-            "environment": found.python,
+            "environment": found.python if found is not None else Path(sys.executable),
             "remote": {
+                "cpu": cpu,
                 "variant": backend.plain.text,
                 "options": dict(vcs.options),
                 "op": op,
