@@ -56,6 +56,8 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench compare $(REF)/markus2013-tmpfs.json.gz $(REF)/markus2013-ext4.json.gz > $(REF)/compare-markus2013-tmpfs-ext4.txt
 	$(VENV)/bin/vcsbench run --backends 'git-cli,git-cli[template=empty]' --ops create+commit --payloads hello --repos 200 --fs tmpfs --progress none --out $(REF)/git-cli-templates.json.gz
 	$(VENV)/bin/vcsbench report $(REF)/git-cli-templates.json.gz > $(REF)/git-cli-templates.md
+	$(VENV)/bin/vcsbench run --backends 'git-pygit2[version=1.12.2],git-pygit2[version=1.14.1],git-pygit2[version=1.15.1],git-pygit2[version=1.18.2],git-pygit2[version=1.21.0]' --ops create,create+commit,commit,clone,log --payloads hello --fs tmpfs,ext4 --repos 300 --progress none --out $(REF)/pygit2-releases.json.gz
+	$(VENV)/bin/vcsbench report $(REF)/pygit2-releases.json.gz > $(REF)/pygit2-releases.md
 	$(VENV)/bin/vcsbench study markus2011 --out $(REF)/markus2011.json.gz
 	rm -rf $(REF)/load-plots
 	$(VENV)/bin/vcsbench report $(REF)/markus2011.json.gz --plots $(REF)/load-plots > /dev/null

@@ -63,6 +63,7 @@ class VcsSession:
         self.started = time.perf_counter()
         self.count = config.stash.get(COUNT, 0) or len(selection.cases())
         self._groups: dict[tuple[str, str, str], dict[str, Benchmark]] = {}
+        self._failed_groups: dict[tuple[str, str, str], str] = {}
         """Interleaved groups run so far: (op, payload, fs) to each variant's result not yet
         kept by its own item."""
         self._perturbed: dict[str, dict[str, object]] = {}
@@ -268,7 +269,13 @@ class VcsSession:
         if key not in self._groups:
             self._groups[key] = {}
             named = (benchmark.name, case_id(backend, op, payload, fs))
-            interrupted = self._run_group(named, fs, op, payload, group, rounds, key)
+            try:
+                interrupted = self._run_group(named, fs, op, payload, group, rounds, key)
+            except VcsbenchError as exc:  # each variant's item fails with it
+                self._failed_groups[key] = f"{exc} (in the interleaved group {op} {payload} {fs})"
+                interrupted = None
+        if key in self._failed_groups:
+            pytest.fail(self._failed_groups[key], pytrace=False)
             if interrupted is not None:
                 # The group's other variants have no pytest item left to keep them: they
                 # go with the run's facts (as benchmarks without samples do), now.

@@ -60,8 +60,7 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
         out += [
             paragraph(
                 f"{op} · payload {payload} · fs {fs}: {len(labels)} variants in {blocks} "
-                f"interleaved blocks, against {base.label}. {METHOD} Interval: at least "
-                f"{100 * LEVEL:.0f}%."
+                f"interleaved blocks, against {base.label}."
             ),
             table(
                 ["variant", "median ms", f"vs {base.label}, by block", "verdict",
@@ -71,4 +70,6 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
                 frozenset({"verdict", "median ms per block"}),
             ),
         ]  # fmt: skip
+    if out:
+        out.insert(0, paragraph(f"{METHOD} Interval: at least {100 * LEVEL:.0f}%."))
     return out
