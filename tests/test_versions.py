@@ -13,13 +13,13 @@ import pytest
 from helpers import hello_creates, vcsbench
 
 from vcsbench.backends import Variant
-from vcsbench.backends.envs import environment, expand_range, site_of
 from vcsbench.bench import floor
-from vcsbench.bench.interleave import paired
+from vcsbench.bench.envs import environment, expand_range, site_of
 from vcsbench.bench.log import RoundRecord
 from vcsbench.bench.options import parse_variants
 from vcsbench.bench.workers import WorkerEnd, decode, encode
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.paired import paired
 from vcsbench.results.stats import order_interval
 
 OTHER = "1.15.1"

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
-from vcsbench.backends.envs import Environment, check_version, environment
 from vcsbench.backends.git_cli import GitCli
 from vcsbench.backends.git_markus import GitMarkus
 from vcsbench.backends.git_pygit2 import GitPygit2
@@ -21,6 +20,7 @@ from vcsbench.backends.hg_lib import HgLib
 from vcsbench.backends.svn_cli import SvnCli
 from vcsbench.backends.svn_fs import SvnFs
 from vcsbench.backends.svn_pysvn import SvnPysvn
+from vcsbench.backends.versions import check_version
 from vcsbench.errors import VcsbenchError
 
 REGISTRY: dict[str, type[Backend]] = {
@@ -112,14 +112,6 @@ class Variant:
             self.cls,
             tuple((k, v) for k, v in self.options if k != "version"),
         )
-
-    @cached_property
-    def environment(self) -> Environment | None:
-        """The environment the measured process runs in (built now if not cached), for a
-        ``version=`` variant; None for this interpreter's library."""
-        if self.version is None or self.cls.pypi is None:
-            return None
-        return environment(self.cls.pypi, self.version)
 
     @cached_property
     def availability(self) -> Availability:

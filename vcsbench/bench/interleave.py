@@ -6,13 +6,7 @@ an order drawn for each pair of blocks and reversed for its second (the seed dra
 the run and recorded): every variant leads as often as it trails. A slow hour of the
 machine then falls on every variant alike.
 
-The block is the unit of comparison. For a baseline A and a variant V of one group,
-block k gives the ratio r_k = median_V(k) / median_A(k) of rounds run side by side in
-time, in which drift between blocks cancels; the comparison is the median of the r_k
-with a distribution-free interval from their order statistics (a sign test: for 30
-blocks the 10th smallest and 10th largest, 95.7%). V differs from A when the interval
-leaves out 1. Rounds within a block are not independent samples of the difference and
-are not used as such.
+The comparison of the blocks: :mod:`vcsbench.results.paired`.
 """
 
 from __future__ import annotations
@@ -22,7 +16,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vcsbench.results.stats import order_interval
+from vcsbench.results.paired import METHOD
 
 if TYPE_CHECKING:
     from vcsbench.bench.rounds import BenchmarkRun
@@ -31,10 +25,11 @@ DEFAULT_BLOCKS = 30
 """Blocks by default (fewer where they would hold under ``MIN_BLOCK_ROUNDS`` rounds): at
 30 blocks of 10 rounds, an A/A of git-pygit2 create+commit on a busy 2-core machine came
 out different in 1 run of 20, and a 10% slowdown in 20 of 20; at 10 blocks of 30, 18 of
-20 (a block as long as a scheduler's slice is hit whole by another process)."""
+20 (a block as long as a scheduler's slice is hit whole by another process); with every
+variant in a worker pinned to one CPU, 0 of 20 A/A runs."""
 MIN_BLOCK_ROUNDS = 10
-LEVEL = 0.95
-METHOD = " ".join(__doc__.split("\n\n")[2].split()) if __doc__ else ""
+
+__all__ = ["DEFAULT_BLOCKS", "METHOD", "MIN_BLOCK_ROUNDS", "Block", "describe_blocks", "targets"]
 
 
 @dataclass(frozen=True)
@@ -74,33 +69,3 @@ def describe_blocks(
         "median_ms": medians,
         "method": METHOD,
     }
-
-
-@dataclass(frozen=True)
-class Paired:
-    """A variant against a baseline over the blocks both ran."""
-
-    ratio: float
-    low: float
-    high: float
-    confidence: float
-    blocks: int
-
-    @property
-    def significant(self) -> bool:
-        return self.low > 1 or self.high < 1
-
-    def verdict(self) -> str:
-        if not self.significant:
-            return "no significant difference"
-        return "slower" if self.ratio > 1 else "faster"
-
-
-def paired(base: list[float | None], other: list[float | None]) -> Paired | None:
-    """The block-by-block comparison of ``other`` with ``base`` (their block medians, in
-    block order); None with fewer than 2 blocks both have."""
-    ratios = [o / b for b, o in zip(base, other, strict=False) if b and o is not None]
-    if len(ratios) < 2:
-        return None
-    low, high, confidence = order_interval(ratios, LEVEL)
-    return Paired(statistics.median(ratios), low, high, confidence, len(ratios))

@@ -271,7 +271,7 @@ def parse_payloads(text: str) -> list[str]:
 def _versions(name: str) -> list[str]:
     """A variant naming a range of releases (``version=1.14..1.21``) as one variant per
     minor release, its last patch; any other variant as it is."""
-    from vcsbench.backends.envs import RANGE, expand_range
+    from vcsbench.bench.envs import RANGE, expand_range
 
     base, options = split_variant(name)
     version = options.get("version", "")

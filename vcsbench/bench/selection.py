@@ -12,6 +12,7 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
 from vcsbench.backends.base import parse_options
+from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
     DEFAULT_REPOS,
@@ -209,7 +210,7 @@ class Selection:
                         f"{variant.text}: --age fills the sandbox in this process, with this "
                         "library; drop --age or the version="
                     )
-                _ = variant.environment  # built (or found) now: a bad release is refused here
+                environment_of(variant)  # built (or found) now: a bad release is refused here
         return selection
 
     @classmethod

@@ -24,6 +24,7 @@ import pytest
 
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
+from vcsbench.bench.envs import environment_of
 from vcsbench.bench.progress import ProgressDisplay, duration
 from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write_results
 from vcsbench.bench.rounds import BenchmarkRun
@@ -179,8 +180,9 @@ class VcsSession:
                     result = run.finish(described(backend, vcs))
                     if perturbation is not None:
                         result.harness["perturbation"] = perturbation
-                    if backend.environment is not None:
-                        result.harness["environment"] = backend.environment.describe()
+                    built = environment_of(backend)
+                    if built is not None:
+                        result.harness["environment"] = built.describe()
                     if rules.describe(rounds):
                         result.harness["pytest_benchmark_rules"] = rules.describe(rounds)
                     result.harness["teardown_s"] = None
@@ -379,8 +381,9 @@ class VcsSession:
                         "process": "each variant's rounds in a worker process of its own "
                         "(its environment's interpreter, or this one), all pinned to that CPU",
                     }
-                    if variant.environment is not None:
-                        result.harness["environment"] = variant.environment.describe()
+                    built = environment_of(variant)
+                    if built is not None:
+                        result.harness["environment"] = built.describe()
                     result.harness["teardown_s"] = None
                     result.harness["teardown_note"] = (
                         "the group's sandbox came down after its variants were kept"
@@ -402,7 +405,7 @@ class VcsSession:
         ``worker``, any variant in a worker process (of this interpreter where it names no
         release), pinned to ``cpu`` if given: the variants of an interleaved group run
         alike."""
-        found = backend.environment
+        found = environment_of(backend)
         if found is None and not worker:
             return {}
         if remote is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vcsbench.bench.interleave import LEVEL, METHOD, paired
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
 from vcsbench.results.model import Benchmark
+from vcsbench.results.paired import LEVEL, METHOD, paired
 
 
 def _blocks(bench: Benchmark) -> dict[str, Any] | None:

@@ -25,14 +25,17 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from vcsbench.backends.versions import RANGE, check_version
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox.removal import remove_tree
 
+if TYPE_CHECKING:
+    from vcsbench.backends import Variant
+
 READY = ".vcsbench-env"
 """Written last into a built environment: what it holds, as one line per field."""
-VERSION = re.compile(r"^[0-9]+(\.[0-9]+){0,3}([a-z]+[0-9]*)?$")
-"""A release as the variant may name it (PEP 440's common forms, no local parts)."""
 
 
 def cache_root() -> Path:
@@ -67,13 +70,6 @@ class Environment:
             "the requirement installed by pip (wheels only), and vcsbench's own "
             "site-packages behind it; cached by a digest of the three",
         }
-
-
-def check_version(library: str, version: str) -> None:
-    if not VERSION.match(version):
-        raise VcsbenchError(
-            f"version {version!r} of {library} is not a release number (e.g. 1.15.1)"
-        )
 
 
 def environment(library: str, version: str, where: Path | None = None) -> Environment:
@@ -171,7 +167,6 @@ def _pip_refusal(library: str, version: str, stderr: str) -> str:
     return f"pip could not install {library}=={version}: {last}"
 
 
-RANGE = re.compile(r"^([0-9]+)\.([0-9]+)\.\.([0-9]+)\.([0-9]+)$")
 _RELEASES: dict[str, list[str]] = {}
 
 
@@ -229,11 +224,27 @@ def site_of(python: Path) -> list[str]:
     return [line for line in out.splitlines() if line]
 
 
+_BUILT: dict[tuple[str, str], Environment] = {}
+
+
+def environment_of(variant: Variant) -> Environment | None:
+    """The environment a ``version=`` variant's measured process runs in (built now if
+    it is not cached; once per process); None for this interpreter's library."""
+    library = variant.cls.pypi
+    if variant.version is None or library is None:
+        return None
+    key = (library, variant.version)
+    if key not in _BUILT:
+        _BUILT[key] = environment(library, variant.version)
+    return _BUILT[key]
+
+
 __all__ = [
+    "RANGE",
     "Environment",
     "cache_root",
-    "check_version",
     "environment",
+    "environment_of",
     "expand_range",
     "releases",
     "site_of",

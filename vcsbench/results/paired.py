@@ -1,0 +1,50 @@
+"""Two variants of one interleaved run compared block by block (``--interleave``).
+
+The block is the unit of comparison. For a baseline A and a variant V of one group,
+block k gives the ratio r_k = median_V(k) / median_A(k) of rounds run side by side in
+time, in which drift between blocks cancels; the comparison is the median of the r_k
+with a distribution-free interval from their order statistics (a sign test: for 30
+blocks the 10th smallest and 10th largest, 95.7%). V differs from A when the interval
+leaves out 1. Rounds within a block are not independent samples of the difference and
+are not used as such.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from vcsbench.results.stats import order_interval
+
+LEVEL = 0.95
+METHOD = " ".join(__doc__.split("\n\n")[1].split()) if __doc__ else ""
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A variant against a baseline over the blocks both ran."""
+
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    blocks: int
+
+    @property
+    def significant(self) -> bool:
+        return self.low > 1 or self.high < 1
+
+    def verdict(self) -> str:
+        if not self.significant:
+            return "no significant difference"
+        return "slower" if self.ratio > 1 else "faster"
+
+
+def paired(base: list[float | None], other: list[float | None]) -> Paired | None:
+    """The block-by-block comparison of ``other`` with ``base`` (their block medians, in
+    block order); None with fewer than 2 blocks both have."""
+    ratios = [o / b for b, o in zip(base, other, strict=False) if b and o is not None]
+    if len(ratios) < 2:
+        return None
+    low, high, confidence = order_interval(ratios, LEVEL)
+    return Paired(statistics.median(ratios), low, high, confidence, len(ratios))
