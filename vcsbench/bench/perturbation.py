@@ -14,7 +14,6 @@ with a distribution-free interval of that median from the blocks' order statisti
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import time
@@ -27,6 +26,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.measure.calibrate import Check
 from vcsbench.measure.probes import syncfs
 from vcsbench.results.metrics import PERTURBATION_GOAL
+from vcsbench.results.stats import order_interval
 from vcsbench.sandbox import Sandbox, SandboxInfo
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.workload.operation import Operation, RoundPaths
@@ -59,29 +59,17 @@ class Perturbation:
     def ratio(self) -> float:
         return statistics.median(self.ratios)
 
-    def _order(self) -> tuple[int, float]:
-        """The k-th smallest and k-th largest block ratio bound the median ratio with
-        confidence 1 - 2 P(Binomial(n, 1/2) < k): the largest k keeping it >= LEVEL."""
-        n = len(self.blocks)
-        best = (1, 1 - 2 * 0.5**n)
-        below = 0.0
-        for k in range(1, n // 2 + 1):
-            below += math.comb(n, k - 1) * 0.5**n
-            if 1 - 2 * below < LEVEL:
-                break
-            best = (k, 1 - 2 * below)
-        return best
-
     @property
     def interval(self) -> tuple[float, float]:
-        k, _ = self._order()
-        ordered = sorted(self.ratios)
-        return ordered[k - 1], ordered[-k]
+        """The k-th smallest and k-th largest block ratio: a distribution-free interval of
+        the median ratio (:func:`~vcsbench.results.stats.order_interval`)."""
+        low, high, _ = order_interval(self.ratios, LEVEL)
+        return low, high
 
     @property
     def confidence(self) -> float:
         """How sure the interval is to hold the median ratio (distribution-free)."""
-        return self._order()[1]
+        return order_interval(self.ratios, LEVEL)[2]
 
     def describe(self) -> dict[str, object]:
         low, high = self.interval
