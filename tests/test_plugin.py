@@ -59,9 +59,10 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def run_json(suite: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
     out = suite.path / "out.json"
-    result = suite.runpytest_subprocess(
-        "--benchmark-only", f"--benchmark-json={out}", "-p", "no:cacheprovider", *args
-    )
+    result = suite.runpytest_subprocess(  # the perturbation check has tests of its own
+        "--benchmark-only", f"--benchmark-json={out}", "-p", "no:cacheprovider",
+        "--vcs-perturbation=off", *args,
+    )  # fmt: skip
     return result, json.loads(out.read_text()) if out.exists() else {}
 
 

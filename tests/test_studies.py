@@ -50,8 +50,9 @@ def ratio(a: float, b: float) -> str:
 def study(tmp_path: Path, *args: str) -> tuple[str, list[Benchmark]]:
     out = tmp_path / "study.json"
     result = vcsbench(
-        "study", *args, "--out", str(out), "--image-dir", str(tmp_path), env={"COLUMNS": "100"}
-    )
+        "study", *args, "--out", str(out), "--image-dir", str(tmp_path), "--perturbation", "off",
+        env={"COLUMNS": "100"},
+    )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     table = out.with_suffix(".md").read_text()
     # The terminal gets the same text fitted to its width; the file keeps the Markdown.

@@ -130,6 +130,24 @@ def measure(
     directories are removed once it is measured: the sandbox is left as it was found."""
     order = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
+    try:
+        found = _blocks(make, sandbox, root, blocks, rounds, order, budget_s)
+    except BaseException:
+        remove_tree(root)  # what it can: the failure is the news, not what stays
+        raise
+    _remove(root)
+    return Perturbation(label, tuple(found))
+
+
+def _blocks(
+    make: Callable[[], Operation],
+    sandbox: SandboxInfo,
+    root: Path,
+    blocks: int,
+    rounds: int,
+    order: random.Random,
+    budget_s: float | None,
+) -> list[tuple[float, float]]:
     if budget_s is not None:
         started = time.perf_counter()
         bare_loop(make(), root / "pilot", 1)
@@ -155,8 +173,7 @@ def measure(
         for kind in ("bare", "harness"):
             _remove(root / f"{kind}-{block}")
         found.append((medians["bare"], medians["harness"]))
-    _remove(root)
-    return Perturbation(label, tuple(found))
+    return found
 
 
 def _remove(path: Path) -> None:

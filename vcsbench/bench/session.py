@@ -461,8 +461,8 @@ class VcsSession:
                 rounds=max(1, min(ROUNDS_BESIDE, rounds)),
                 budget_s=BUDGET_ONCE_S if mode == "once" else None,
             ).describe()
-        except VcsbenchError as exc:
-            found = {"label": label, "error": str(exc)}
+        except Exception as exc:  # a full sandbox, a failing backend: its rounds will tell
+            found = {"label": label, "error": f"{type(exc).__name__}: {exc}"}
         if mode == "once":
             self._perturbed[variant] = found
             found = {**found, "once": True}
