@@ -38,6 +38,7 @@ def test_compare_matches_the_golden_text_and_names_the_filesystem() -> None:
     result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", cwd=DATA)
     assert result.returncode == 0, result.stderr
     assert "filesystem: tmpfs (rw,relatime)  →  ext4 (rw,relatime)" in result.stdout
+    assert "it cannot tell drift from change" in result.stdout  # two runs, a time change
     golden("tiny.compare.txt", result.stdout)
 
 
@@ -56,6 +57,7 @@ def test_compare_of_a_run_with_itself_finds_nothing_significant() -> None:
     assert result.returncode == 0
     assert "The two environments do not differ" in result.stdout
     assert "slower" not in result.stdout and "faster" not in result.stdout
+    assert "cannot tell drift from change" not in result.stdout  # said where time changed
 
 
 @pytest.mark.parametrize("fmt", ["md", "github", "rst", "latex", "csv", "html"])

@@ -294,6 +294,16 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
         f"~ : not significant (p >= {ALPHA}; without per-round samples: within "
         f"{STEADY:.0%}); ratios are other / base."
     )
+    timed = [pair for pair in pairs if pair.changes["time"].significant]
+    if timed:
+        lines.append(
+            "The two files are separate runs: the Mann-Whitney test takes each run's rounds "
+            "as independent samples, so the machine's drift between the runs reads as a "
+            "significant change in time too; it cannot tell drift from change. Bytes, "
+            "footprint and inodes do not drift. To tell a time change, run the variants "
+            "interleaved in one run (--interleave; docs/compare-versions.md), or a variant "
+            "against a copy of itself (NAME[copy=2]) to see the drift."
+        )
     alone = unmatched(base, other, pairs)
     if alone:
         lines.append("")
