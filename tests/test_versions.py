@@ -7,6 +7,7 @@ import json
 import math
 import random
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from helpers import hello_creates, vcsbench
 
 from vcsbench.backends import Variant
 from vcsbench.bench import floor
-from vcsbench.bench.envs import environment, expand_range, site_of
+from vcsbench.bench.envs import environment, expand_range
 from vcsbench.bench.log import RoundRecord
 from vcsbench.bench.options import parse_variants
 from vcsbench.bench.workers import WorkerEnd, decode, encode
@@ -33,6 +34,17 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     found = tmp_path_factory.mktemp("xdg") / "vcsbench" / "envs"
     found.mkdir(parents=True)
     return found
+
+
+def site_of(python: Path) -> list[str]:
+    """The import path of an environment's interpreter."""
+    out = subprocess.run(
+        [str(python), "-c", "import sys; print('\\n'.join(sys.path))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line for line in out.splitlines() if line]
 
 
 def test_an_environment_is_built_once_then_found_and_leans_on_this_vcsbench(cache: Path) -> None:

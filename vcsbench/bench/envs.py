@@ -153,11 +153,19 @@ def _build(target: Path, library: str, version: str, home: str) -> None:
     (target / READY).write_text(f"requirement {library}=={version}\nhome {home}\n")
 
 
+def _listed(stderr: str) -> list[str] | None:
+    """The releases pip names when it cannot install the one asked ("from versions: ..."),
+    oldest first; None where it names none."""
+    found = re.search(r"\(from versions: ([^)]*)\)", stderr)
+    if found is None:
+        return None
+    return [v.strip() for v in found.group(1).split(",") if v.strip()]
+
+
 def _pip_refusal(library: str, version: str, stderr: str) -> str:
     """pip's answer as one line: the releases there are, when it names them."""
-    listed = re.search(r"\(from versions: ([^)]*)\)", stderr)
-    if listed:
-        versions = [v.strip() for v in listed.group(1).split(",") if v.strip()]
+    versions = _listed(stderr)
+    if versions is not None:
         shown = ", ".join(versions[-8:]) if versions else "none"
         return (
             f"{library} {version} is not a release pip can install here (wheels only); the "
@@ -181,11 +189,11 @@ def releases(library: str) -> list[str]:
             text=True,
             check=False,
         )  # fmt: skip
-        listed = re.search(r"\(from versions: ([^)]*)\)", done.stderr)
+        listed = _listed(done.stderr)
         if listed is None:
             last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
             raise VcsbenchError(f"pip could not list the releases of {library}: {last}")
-        _RELEASES[library] = [v.strip() for v in listed.group(1).split(",") if v.strip()]
+        _RELEASES[library] = listed
     return _RELEASES[library]
 
 
@@ -213,17 +221,6 @@ def expand_range(library: str, text: str) -> list[str]:
     return [last[minor][1] for minor in sorted(last)]
 
 
-def site_of(python: Path) -> list[str]:
-    """The import path of an environment's interpreter (for a test's and doctor's look)."""
-    out = subprocess.run(
-        [str(python), "-c", "import sys; print('\\n'.join(sys.path))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [line for line in out.splitlines() if line]
-
-
 _BUILT: dict[tuple[str, str], Environment] = {}
 
 
@@ -247,5 +244,4 @@ __all__ = [
     "environment_of",
     "expand_range",
     "releases",
-    "site_of",
 ]

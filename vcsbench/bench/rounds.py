@@ -163,11 +163,9 @@ class BenchmarkRun:
         try:
             while not self.stopped and len(self.log) < min(target, self.rounds):
                 left = min(target, self.rounds) - len(self.log)
-                if self.environment is not None:
-                    recycled = 0 < self.recycle < self.rounds
+                recycled = 0 < self.recycle < self.rounds
+                if recycled or self.environment is not None:
                     self._run_worker(min(self.recycle, left) if recycled else left)
-                elif 0 < self.recycle < self.rounds:
-                    self._run_worker(min(self.recycle, left))
                 else:
                     for record in self._batches(len(self.log), left):
                         self._accept(record)
@@ -511,9 +509,8 @@ class BenchmarkRun:
                 "reason": f"the floor could not be measured: {_describe(exc)}",
             }
         n_rounds = len(log)
-        if self.described is not None:  # the environment's library, not this process's
-            label = self.remote.get("label") if self.remote else None
-            describe_backend = {**self.described, "variant": str(label or "")}
+        if self.described is not None:  # the worker's library, under the caller's name
+            describe_backend = {**self.described, "variant": describe_backend["variant"]}
         return Benchmark(
             name=self.name,
             backend=BackendInfo.from_json(describe_backend, "backend"),

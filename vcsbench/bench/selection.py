@@ -270,7 +270,8 @@ class Selection:
             return any(v.version is not None or v.copy is not None for v in group)
         return self.interleave > 0
 
-    def blocks_for(self, group: list[Variant], rounds: int) -> int:
+    def blocks_for(self, rounds: int) -> int:
+        """Blocks for an interleaved benchmark of ``rounds`` rounds a variant."""
         from vcsbench.bench.interleave import DEFAULT_BLOCKS, MIN_BLOCK_ROUNDS
 
         if self.interleave:

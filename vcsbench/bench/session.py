@@ -309,7 +309,7 @@ class VcsSession:
         from vcsbench.workload.payloads import load_payload
 
         selection = self.selection
-        blocks = selection.blocks_for(group, rounds)
+        blocks = selection.blocks_for(rounds)
         texts = [v.text for v in group]
         label = f"{op} {payload} {fs.text}: {len(group)} variants interleaved in {blocks} blocks"
         process.doing(label)
@@ -424,7 +424,6 @@ class VcsSession:
                 "op": op,
                 "payload": payload,
                 "temp_root": str(sandbox.root),
-                "label": backend.text,
             },
         }
 
@@ -494,7 +493,8 @@ class VcsSession:
 
 def described(variant: Variant, vcs: Backend) -> dict[str, object]:
     """What the result records of the backend, labelled by the variant's own name where
-    that says more than the backend's options (``version=``, ``copy=``)."""
+    that says more than the backend's options (``version=``, ``copy=``); a worker's
+    own description is recorded under this name too (:meth:`BenchmarkRun.finish`)."""
     found = vcs.describe()
     if variant.version is not None or variant.copy is not None:
         found["variant"] = variant.text

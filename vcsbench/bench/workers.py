@@ -243,10 +243,17 @@ class EnvironmentSpawner:
             return message
 
     def _reaped(self) -> WorkerExit:
+        """Wait for the worker (its requests closed: a persistent one exits), close its
+        pipes, and say how it ended."""
         assert self._proc is not None
         if self._proc.stdin is not None and not self._proc.stdin.closed:
-            self._proc.stdin.close()
-        code = self._proc.wait()
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        try:
+            code = self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            code = self._proc.wait()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
         self._proc = None
@@ -254,17 +261,5 @@ class EnvironmentSpawner:
         return WorkerExit(f"exited with {code}" if code >= 0 else f"was killed by signal {-code}")
 
     def stop(self) -> None:
-        if self._proc is None:
-            return
-        if self._proc.stdin is not None and not self._proc.stdin.closed:
-            with contextlib.suppress(OSError):
-                self._proc.stdin.close()  # a persistent worker reads the end and exits
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        self._proc = None
-        self.worker_pid = 0
+        if self._proc is not None:
+            self._reaped()
