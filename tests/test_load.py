@@ -29,6 +29,16 @@ from vcsbench.workload.payloads import load_payload
 CLI = (sys.executable, "-m", "vcsbench.cli")
 
 
+@pytest.fixture(autouse=True)
+def _no_clients_directory_left() -> Any:
+    """Every load leaves the session's temp directory as it found it (a clients'
+    directory left there once was found only by a later test)."""
+    temp = Path(os.environ["TMPDIR"])
+    before = set(temp.glob("vcsbench-*"))
+    yield
+    assert set() == set(temp.glob("vcsbench-*")) - before
+
+
 def _max_in_flight(records: dict[str, Any], step: int) -> int:
     """The most sessions of ``step`` in flight at one instant, from their raw intervals."""
     edges = []

@@ -37,6 +37,7 @@ from vcsbench.load.repositories import (
     shared_content,
     shared_file,
 )
+from vcsbench.process import die_with_parent
 from vcsbench.sandbox.removal import remove_tree  # what is left goes with the run's clients
 
 MAX_RETRIES = 50
@@ -69,6 +70,14 @@ def ordinary_priority() -> None:
 
 def _preexec() -> Any:
     return ordinary_priority if os.getpriority(os.PRIO_PROCESS, 0) != 0 else None
+
+
+def _local_client_child() -> None:
+    """A local client's process: the ordinary priority, and death with the engine that
+    started it (one killed mid-commit had gone on writing below the clients' directory
+    after the run removed it, and made it again)."""
+    ordinary_priority()
+    die_with_parent()
 
 
 def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> None:
@@ -261,7 +270,7 @@ class LocalClient(Client):
             [sys.executable, "-m", "vcsbench.load.worker", backend, str(scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            preexec_fn=_preexec(),
+            preexec_fn=_local_client_child,
         )
         # Started and warm before any step: a step's sessions do not share the CPU with
         # the clients' own start-up.
@@ -335,7 +344,7 @@ def _encode(request: dict[str, Any]) -> bytes:
 
 
 def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
-    scratch.mkdir(parents=True, exist_ok=True)
+    scratch.mkdir(exist_ok=True)  # in the clients' directory, which the run made: never again
     path = AccessPath.from_json(config["path"])
     if path.local:
         return LocalClient(config, scratch)
