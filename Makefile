@@ -21,7 +21,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(TEST_STAMP)
-	$(VENV)/bin/python -m pytest tests
+	$(VENV)/bin/python -m pytest tests --durations=15
 
 install: $(STAMP)
 
