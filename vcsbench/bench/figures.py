@@ -6,7 +6,7 @@ from __future__ import annotations
 from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
 from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import Delta
-from vcsbench.results.environment import FilesystemInfo
+from vcsbench.results.environment import FilesystemInfo, Throttle
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Metric
 from vcsbench.sandbox import SandboxInfo
@@ -49,6 +49,7 @@ def filesystem_info(info: SandboxInfo) -> FilesystemInfo:
         kernel=info.kernel,
         device_shared=info.device_shared,
         disk=info.disk,
+        throttle=None if info.throttle is None else Throttle.of_sandbox(info.throttle),
     )
 
 

@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fs",
-        help="sandboxes to calibrate in (default: tmpfs,ext4,xfs,btrfs as root, else dir:$TMPDIR)",
+        help="sandboxes to calibrate in (default: tmpfs,ext4,xfs,btrfs as root, else "
+        "dir:$TMPDIR); a storage profile (ext4:profile=hdd) is checked against what the "
+        "device delivers",
     )
     parser.add_argument("--image-dir", type=Path, help="where loop images go (default: temp)")
 

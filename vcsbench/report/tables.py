@@ -32,6 +32,7 @@ from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
 from vcsbench.report.interleaved import interleaved
 from vcsbench.report.stability import warnings as stability_warnings
+from vcsbench.results.environment import Throttle
 from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
@@ -195,6 +196,20 @@ def table_rows(
     return header, out
 
 
+def storage(throttle: Throttle) -> str:
+    """A storage profile as a report's header gives it: the limits, where they come
+    from, what the device delivered, and what it could not."""
+    name = f"profile {throttle.profile}: " if throttle.profile else "limits: "
+    source = f" ({throttle.source})" if throttle.source else ""
+    delivered = []
+    for key, rate in throttle.measured.items():
+        direction, unit = key.split("_")
+        shown = f"{rate:,.0f} {direction} IO/s" if unit == "iops" else f"{rate / 1e6:,.1f} MB/s"
+        delivered.append(shown if unit == "iops" else f"{shown} {direction}")
+    text = f"{name}{throttle.described}{source}; the device delivered {', '.join(delivered)}"
+    return "; ".join([text, *throttle.notes, *(f"NOT HONOURED: {p}" for p in throttle.problems)])
+
+
 def environment(files: list[Run]) -> list[tuple[str, str]]:
     """(label, value) lines describing where and how the results were obtained."""
     lines: list[tuple[str, str]] = []
@@ -217,6 +232,8 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
             if fs.device_shared:
                 device += " (shared with everything else on it)"
             add("filesystem", f"{fs.spec}: {fs.fstype} ({fs.mount_options}) on {device}")
+            if fs.throttle is not None:
+                add("storage", f"{fs.spec}: {storage(fs.throttle)}")
             backend = bench.backend
             versions = ", ".join(f"{k} {v}" for k, v in backend.versions.items())
             options = ", ".join(f"{k}={v}" for k, v in backend.options.items() if v)
@@ -231,7 +248,8 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
-    order = ["machine", "system", "filesystem", "backend", "cache", "command", "results"]
+    order = ["machine", "system", "filesystem", "storage", "backend", "cache", "command"]
+    order.append("results")
     return sorted(lines, key=lambda line: order.index(line[0]))
 
 
@@ -260,6 +278,10 @@ def document(
     runs = run_labels(benches)
     doc = Document("vcsbench report")
     advice = stability_warnings(benches, max((f.machine.cpu_count for f in files), default=0))
+    throttled = {b.filesystem.spec: b.filesystem.throttle for b in benches}
+    for spec, throttle in throttled.items():
+        for problem in throttle.problems if throttle is not None else ():
+            advice.append(f"{spec}: the storage profile was not honoured: {problem}")
     if advice:
         doc.add(Items(tuple(("warning", line) for line in advice)))
     if machines or runs:  # the labels the headline's "from" column uses

@@ -7,13 +7,78 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vcsbench.results.schema import (
+    SchemaError,
     count,
     expect,
+    number,
     optional,
     optional_count,
     required,
     str_map,
 )
+
+THROTTLE_LIMITS = ("read_iops", "write_iops", "read_bps", "write_bps")
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A storage profile on the sandbox's device: its limits, how they were set, and
+    what the device delivered under them when the sandbox was made."""
+
+    profile: str
+    source: str
+    described: str
+    mechanism: str
+    limits: dict[str, int]
+    measured: dict[str, float]
+    """Per limit, the rate measured (IO/s or bytes/s)."""
+    expected: dict[str, float]
+    """Per limit, the rate expected (a lower IOPS limit may bind first)."""
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Throttle:
+        d = expect(data, dict, where)
+        maps = {}
+        for key in ("limits", "measured", "expected"):
+            values = expect(d.get(key, {}), dict, f"{where}.{key}")
+            if not set(values) <= set(THROTTLE_LIMITS):
+                raise SchemaError(
+                    f"{where}.{key} names limits other than {', '.join(THROTTLE_LIMITS)}"
+                )
+            maps[key] = {k: number(values, k, f"{where}.{key}") for k in values}
+        texts = {}
+        for key in ("problems", "notes"):
+            items = expect(d.get(key, []), list, f"{where}.{key}")
+            texts[key] = tuple(expect(item, str, f"{where}.{key}[]") for item in items)
+        return cls(
+            profile=optional(d, "profile", str, where, ""),
+            source=optional(d, "source", str, where, ""),
+            described=optional(d, "described", str, where, ""),
+            mechanism=optional(d, "mechanism", str, where, ""),
+            limits={k: int(v) for k, v in maps["limits"].items()},
+            measured=maps["measured"],
+            expected=maps["expected"],
+            problems=texts["problems"],
+            notes=texts["notes"],
+        )
+
+    @classmethod
+    def of_sandbox(cls, record: dict[str, Any]) -> Throttle:
+        """From the sandbox's record (per limit: measured, expected, and how)."""
+        checks = record["measured"]
+        return cls(
+            profile=record["profile"],
+            source=record["source"],
+            described=record["described"],
+            mechanism=record["mechanism"],
+            limits=dict(record["limits"]),
+            measured={k: float(v["measured"]) for k, v in checks.items()},
+            expected={k: float(v["expected"]) for k, v in checks.items()},
+            problems=tuple(record["problems"]),
+            notes=tuple(record["notes"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -82,6 +147,14 @@ class FilesystemInfo:
     """dir: sandboxes only: device counters were taken from a device others also use."""
     disk: str = ""
     """The disk under the image or directory ("memory" for tmpfs)."""
+    throttle: Throttle | None = None
+    """A storage profile's limits on the device, or None (the device as it is)."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.throttle is None:
+            del data["throttle"]  # unthrottled: as files were before profiles
+        return data
 
     @classmethod
     def from_json(cls, data: object, where: str) -> FilesystemInfo:
@@ -99,6 +172,9 @@ class FilesystemInfo:
             kernel=optional(d, "kernel", str, where, ""),
             device_shared=optional(d, "device_shared", bool, where, False),
             disk=optional(d, "disk", str, where, ""),
+            throttle=None
+            if d.get("throttle") is None
+            else Throttle.from_json(d["throttle"], f"{where}.throttle"),
         )
 
 

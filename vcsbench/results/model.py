@@ -270,7 +270,7 @@ class Benchmark:
             "op": self.op,
             "backend": asdict(self.backend),
             "payload": asdict(self.payload),
-            "filesystem": asdict(self.filesystem),
+            "filesystem": self.filesystem.to_json(),
             "cache": self.cache,
             "cache_note": self.cache_note,
             "verify": self.verify,

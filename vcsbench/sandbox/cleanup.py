@@ -25,6 +25,7 @@ from vcsbench.sandbox.ownership import (
     prove_image,
     prove_mount,
     prove_process,
+    prove_throttled_device,
 )
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.sandbox.state import (
@@ -39,6 +40,7 @@ from vcsbench.sandbox.state import (
     owner_alive,
     process_starttime,
 )
+from vcsbench.sandbox.throttle import clear_rules, describe_limits, rules_on
 
 
 def _step(argv: list[str]) -> str | None:
@@ -153,6 +155,24 @@ def _unmount(state: State, failures: list[str]) -> None:
         failures.append(f"unmount {failed}")
 
 
+def _unthrottle(state: State, failures: list[str]) -> None:
+    """Remove the throttle rules on the run's loop device, before it is detached (a rule
+    follows the device number to whoever attaches it next). Rules on a number that is
+    not provably the run's device any more are someone else's now: said, left."""
+    devno = state.throttle_device
+    if devno is None:
+        return
+    rules = rules_on(devno)
+    if not rules:
+        return
+    why = prove_throttled_device(state)
+    if why is not None:
+        shown = describe_limits(rules)
+        failures.append(f"throttle rules on {devno} ({shown}): {why}: left as they are")
+        return
+    failures += clear_rules(devno)
+
+
 def teardown(state: State) -> list[str]:
     """Undo what ``state`` records, newest first, each thing only once it is proven this
     run's. Returns the steps that failed or were refused (empty: everything is gone)."""
@@ -161,6 +181,7 @@ def teardown(state: State) -> list[str]:
         failures += end_processes(state)
         if state.mountpoint:
             _unmount(state, failures)
+        _unthrottle(state, failures)
         if state.image is not None:
             why = prove_image(state) if os.path.lexists(state.image.path) else None
             if why is not None:

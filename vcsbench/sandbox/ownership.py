@@ -10,6 +10,8 @@ ownership is proved by it and by identities recorded as things were made:
   file with the token;
 - an image: a regular file of ours with the recorded device and inode;
 - a loop device: backed by exactly that file (the kernel's record of its inode);
+- a throttle rule: on the device number recorded, while that number is the loop device
+  proven the run's;
 - a tmpfs mount: its source names the token; a loop mount: its device is proven;
 - a process: the same boot and start time as recorded, and the token in its
   environment (``VCSBENCH_OWNER``, which every process a run starts inherits) or
@@ -85,6 +87,27 @@ def prove_image(state: State) -> str | None:
         return f"image {image.path} cannot be looked at ({exc.strerror})"
     if not stat.S_ISREG(st.st_mode) or not _same(image, st) or st.st_uid != os.geteuid():
         return f"image {image.path} is not the regular file of yours recorded (another inode)"
+    return None
+
+
+def prove_throttled_device(state: State) -> str | None:
+    """Why the device the state's throttle rules are on is not provably this run's loop
+    device (the one backed by its image, with the number recorded), or None."""
+    devno, device, image = state.throttle_device, state.loop_device, state.image
+    if device is None or image is None:
+        return f"device {devno} has no loop device or image recorded"
+    if os.path.lexists(image.path):
+        why = prove_image(state)
+        if why is not None:
+            return why
+    if loop_backings().get(device) != (image.dev, image.ino):
+        return f"{device} is not backed by the image recorded (detached, or another file's)"
+    try:
+        rdev = os.stat(device).st_rdev
+    except OSError as exc:
+        return f"{device} cannot be looked at ({exc.strerror})"
+    if f"{os.major(rdev)}:{os.minor(rdev)}" != devno:
+        return f"{device} is not device {devno} any more"
     return None
 
 

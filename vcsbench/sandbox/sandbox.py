@@ -28,6 +28,7 @@ from typing import Any
 from vcsbench import process
 from vcsbench.errors import VcsbenchError
 from vcsbench.process import signals_held
+from vcsbench.sandbox import throttle
 from vcsbench.sandbox.cleanup import clean_stale, report_problems, teardown
 from vcsbench.sandbox.mounts import block_device_stat, disk_model, mount_containing, mount_entry
 from vcsbench.sandbox.ownership import tmpfs_source
@@ -72,6 +73,9 @@ class SandboxInfo:
     """Why there are no device counters, where there are none."""
     disk: str = ""
     """The disk that holds the image (loop kinds) or the directory (dir:); "memory" for tmpfs."""
+    throttle: dict[str, Any] | None = None
+    """A storage profile's limits on the device, how they were set and what the device
+    delivered under them (:func:`vcsbench.sandbox.throttle.measure`); None: unthrottled."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -217,6 +221,9 @@ class Sandbox:
         mkfs = f"mkfs.{spec.kind}"
         if shutil.which(mkfs) is None:
             raise VcsbenchError(f"{where}: {mkfs} not found; apt install {MKFS_PACKAGE[spec.kind]}")
+        why = throttle.unavailable() if spec.limits else None
+        if why is not None:
+            raise VcsbenchError(f"{where}: {why}")
         if self.image_dir is None:
             with self._recorded("image_dir"):
                 self._state.image_dir = make_dir(None, f"{NAME_PREFIX}images-", self._state.token)
@@ -239,12 +246,55 @@ class Sandbox:
         with self._recorded("loop"):
             device = _run(["losetup", "--find", "--show", str(image)], where).strip()
             self._state.loop_device = device
+        devno = throttle.device_number(device)
+        foreign = throttle.rules_on(devno)
+        if foreign:
+            raise VcsbenchError(
+                f"{where}: the loop device {device} ({devno}) already carries block throttle "
+                f"rules this run did not set ({throttle.describe_limits(foreign)}), which "
+                "would slow every figure taken on it; they are left as they are: if they are "
+                f"a leftover, remove them (echo '{devno} 0' > {throttle.BLKIO}/"
+                "blkio.throttle.<rule>_device) and run again"
+            )
         mount_argv = ["mount", "-t", spec.kind]
         if spec.mount_options:
             mount_argv += ["-o", spec.mount_options]
         with self._recorded("mounted"):
             _run([*mount_argv, device, mountpoint], where)
         self._describe(mount_entry(mountpoint), str(image), size)
+        if spec.limits:
+            self._throttle(device, devno, Path(mountpoint))
+
+    def _throttle(self, device: str, devno: str, root: Path) -> None:
+        """Set the spec's limits on the loop device (recorded first), then measure what
+        the device delivers under them."""
+        spec = self.spec
+        assert self._state is not None and self.info is not None
+        limits = dict(spec.limits)
+        with self._recorded(f"throttle {devno}"):
+            self._state.throttle_device = devno
+            self._state.throttle = limits
+        for key, value in limits.items():
+            throttle.set_rule(devno, key, value)
+        self._save("throttled")
+        profile = throttle.PROFILES.get(spec.profile)
+        measured = throttle.measure(root, limits, self.info.device_stat_path)
+        problems, notes = throttle.judge(measured)
+        self.info.throttle = {
+            "profile": spec.profile,
+            "source": profile.source if profile else "",
+            "limits": limits,
+            "described": throttle.describe_limits(limits),
+            "mechanism": f"cgroup v1 blkio.throttle.*_device on {device} ({devno}), root group",
+            "measured": measured,
+            "problems": problems,
+            "notes": notes,
+        }
+        for problem in problems:
+            print(
+                f"vcsbench: warning: --fs {spec.text}: profile not honoured: {problem}",
+                file=sys.stderr,
+            )
 
     def _describe(self, entry: dict[str, str] | None, image: str | None, size: int | None) -> None:
         if entry is None:

@@ -1,8 +1,9 @@
 """Filesystem specs: what ``--fs`` names, parsed in one place.
 
 A spec names a sandbox: ``tmpfs[:size=2G]``, ``ext4:size=8G,mkfs=-N 2000000,mount=noatime``,
-``xfs``, ``btrfs``, ``dir:PATH[,device=shared]``; :func:`parse_fs_spec` reads one, and
-:func:`parse_fs_list` a comma-separated list of them.
+``xfs:profile=hdd``, ``btrfs:write-iops=100,write-bw=20M`` (a throttled device: sizes per
+second, K/M/G binary as everywhere here), ``dir:PATH[,device=shared]``;
+:func:`parse_fs_spec` reads one, and :func:`parse_fs_list` a comma-separated list of them.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import throttle
 
 NAME_PREFIX = "vcsbench-"
 KINDS = ("tmpfs", "ext4", "xfs", "btrfs", "dir")
 LOOP_KINDS = ("ext4", "xfs", "btrfs")
-SPEC_KEYS = {"tmpfs": ("size", "mount"), "ext4": ("size", "mkfs", "mount")}
+THROTTLE_KEYS = ("profile", *throttle.SPEC_KEYS)
+SPEC_KEYS = {"tmpfs": ("size", "mount"), "ext4": ("size", "mkfs", "mount", *THROTTLE_KEYS)}
 SPEC_KEYS["xfs"] = SPEC_KEYS["btrfs"] = SPEC_KEYS["ext4"]
 
 DEFAULT_IMAGE_SIZE = 8 << 30
@@ -50,6 +53,10 @@ class FsSpec:
     mount_options: str = ""
     path: Path | None = None
     device_shared: bool = False
+    profile: str = ""
+    """A named storage profile (:mod:`vcsbench.sandbox.throttle`), or ""."""
+    limits: tuple[tuple[str, int], ...] = ()
+    """The device's limits (the profile's, and explicit ones): (read_iops, 80), ..."""
 
     @property
     def managed(self) -> bool:
@@ -79,6 +86,11 @@ def parse_fs_spec(text: str) -> FsSpec:
             rest = rest[: -len(DIR_DEVICE_OPTION)]
         if not rest:
             raise VcsbenchError(f"{where}: dir needs a path, e.g. dir:/srv/bench")
+        if any(f",{key}=" in rest for key in THROTTLE_KEYS):
+            raise VcsbenchError(
+                f"{where}: a dir: sandbox's device is shared with everything else on it, so "
+                "vcsbench never throttles it; a storage profile goes with ext4, xfs or btrfs"
+            )
         path = Path(rest).expanduser()
         if not path.is_dir():
             raise VcsbenchError(f"{where}: {rest} is not an existing directory")
@@ -100,6 +112,11 @@ def parse_fs_spec(text: str) -> FsSpec:
                 raise VcsbenchError(f"{where}: {key} is given twice")
             values[key] = value
             last = key
+        elif eq and kind == "tmpfs" and key in THROTTLE_KEYS:
+            raise VcsbenchError(
+                f"{where}: {key}= limits a block device, and tmpfs has none; use it with "
+                "ext4, xfs or btrfs (e.g. ext4:profile=hdd)"
+            )
         elif last in ("mkfs", "mount"):
             # Mount and mkfs options contain commas themselves: data=journal,noatime.
             values[last] += "," + token
@@ -115,13 +132,47 @@ def parse_fs_spec(text: str) -> FsSpec:
         mkfs_args = tuple(shlex.split(values.get("mkfs", "")))
     except ValueError as exc:
         raise VcsbenchError(f"{where}: mkfs options cannot be split: {exc}") from None
+    profile, limits = parse_limits(values, where)
     return FsSpec(
         text=text,
         kind=kind,
         size_bytes=size,
         mkfs_args=mkfs_args,
         mount_options=values.get("mount", ""),
+        profile=profile,
+        limits=tuple((key, limits[key]) for key in throttle.LIMITS if key in limits),
     )
+
+
+def parse_limits(values: dict[str, str], where: str) -> tuple[str, dict[str, int]]:
+    """The profile named (or "") and the limits of ``profile=`` and the explicit
+    ``read-iops=``, ``write-iops=``, ``read-bw=``, ``write-bw=`` options (which win)."""
+    name = values.get("profile", "")
+    limits: dict[str, int] = {}
+    if name:
+        if name not in throttle.PROFILES:
+            raise VcsbenchError(
+                f"{where}: unknown storage profile {name!r}; use one of "
+                f"{', '.join(throttle.PROFILES)} or limits like write-iops=100,write-bw=20M"
+            )
+        limits.update(throttle.PROFILES[name].limits)
+    for option, key in throttle.SPEC_KEYS.items():
+        if option not in values:
+            continue
+        text = values[option]
+        if key.endswith("_iops"):
+            if not text.isdigit() or int(text) <= 0:
+                raise VcsbenchError(
+                    f"{where}: {option}={text} is not a whole number of IOs per second "
+                    "above 0 (e.g. 100)"
+                )
+            limits[key] = int(text)
+        else:
+            size = parse_size(text, where)
+            if size <= 0:
+                raise VcsbenchError(f"{where}: {option}={text} must be more than 0 bytes/s")
+            limits[key] = size
+    return name, limits
 
 
 SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/root")

@@ -102,6 +102,10 @@ class State:
     user_image_dir: str | None = None
     """An image directory the user gave (kept)."""
     loop_device: str | None = None
+    throttle_device: str | None = None
+    """The loop device's MAJ:MIN, recorded before any throttle rule is set on it."""
+    throttle: dict[str, int] = field(default_factory=dict)
+    """The rules set (or about to be) on it: {"write_iops": 80, ...}."""
     workdir: Made | None = None
     dirs: list[Made] = field(default_factory=list)
     """Directories made outside the sandbox for the run (the load clients')."""
@@ -142,6 +146,7 @@ def load_state(path: Path) -> State:
         )
     known = {"token", "pid", "starttime", "boot_id", "kind", "uid", "temp_root", "format"}
     known |= {*_MADE_FIELDS, "user_image_dir", "loop_device", "dirs", "processes", "steps"}
+    known |= {"throttle_device", "throttle"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise StateError(f"has unknown fields {unknown}")
@@ -150,7 +155,7 @@ def load_state(path: Path) -> State:
             raise StateError(f"field {name!r} is missing or not text")
     if not _whole(data.get("pid")) or not _whole(data.get("uid")):
         raise StateError("field 'pid' or 'uid' is missing or not a whole number")
-    for name in ("user_image_dir", "loop_device"):
+    for name in ("user_image_dir", "loop_device", "throttle_device"):
         if data.get(name) is not None and not isinstance(data[name], str):
             raise StateError(f"field {name!r} is not text")
     made = {
@@ -164,6 +169,13 @@ def load_state(path: Path) -> State:
         raise StateError("field 'dirs', 'steps' or 'processes' is not a list")
     if not all(isinstance(step, str) for step in steps):
         raise StateError("field 'steps' holds something other than strings")
+    rules = data.get("throttle", {})
+    if not (
+        isinstance(rules, dict)
+        and all(isinstance(k, str) and _whole(v) for k, v in rules.items())
+        and len(rules) <= 4
+    ):
+        raise StateError("field 'throttle' is not a record of up to 4 limits")
     records = []
     for entry in processes:
         if not (
@@ -185,6 +197,8 @@ def load_state(path: Path) -> State:
         temp_root=data["temp_root"],
         user_image_dir=data.get("user_image_dir"),
         loop_device=data.get("loop_device"),
+        throttle_device=data.get("throttle_device"),
+        throttle=dict(rules),
         dirs=[Made.from_json(d, "dirs") for d in dirs],
         processes=records,
         steps=list(steps),
