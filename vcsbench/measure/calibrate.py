@@ -18,6 +18,7 @@ from typing import Any
 from vcsbench.measure.footprint import footprint
 from vcsbench.measure.probes import Probe
 from vcsbench.sandbox import FsSpec, Sandbox
+from vcsbench.sandbox.throttle import rate_text
 
 CALIBRATION_BYTES = 16 << 20
 TOLERANCE = 0.01
@@ -233,14 +234,12 @@ def throttle_checks(fs: str, measured: dict[str, dict[str, Any]]) -> Iterator[Ch
     when the sandbox was made): within 10 %, or the machine cannot honour the profile."""
     for key, r in measured.items():
         direction, unit = key.split("_")
+        shown = rate_text(key, r["measured"])
         if unit == "iops":
-            shown = f"{r['measured']:,.0f} {direction} IO/s (limit {r['expected']:,.0f})"
+            shown += f" (limit {r['expected']:,.0f})"
         else:
-            shown = (
-                f"{r['measured'] / 1e6:,.1f} MB/s {direction} (expected {r['expected'] / 1e6:,.1f}"
-            )
-            shown += "" if r["binding"] == key else f", its {direction} IO/s limit binding first"
-            shown += ")"
+            binding = "" if r["binding"] == key else f", its {direction} IO/s limit binding first"
+            shown += f" (expected {r['expected'] / 1e6:,.1f}{binding})"
         yield Check(fs, f"profile: {key}", bool(r["ok"]), f"{shown}; accepted within 10 %")
 
 

@@ -41,6 +41,7 @@ from vcsbench.sandbox.state import (
     State,
     process_starttime,
 )
+from vcsbench.sandbox.throttle import device_number
 
 
 def _same(made: Made, st: os.stat_result) -> bool:
@@ -103,10 +104,10 @@ def prove_throttled_device(state: State) -> str | None:
     if loop_backings().get(device) != (image.dev, image.ino):
         return f"{device} is not backed by the image recorded (detached, or another file's)"
     try:
-        rdev = os.stat(device).st_rdev
+        number = device_number(device)
     except OSError as exc:
         return f"{device} cannot be looked at ({exc.strerror})"
-    if f"{os.major(rdev)}:{os.minor(rdev)}" != devno:
+    if number != devno:
         return f"{device} is not device {devno} any more"
     return None
 

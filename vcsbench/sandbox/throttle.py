@@ -75,18 +75,17 @@ PROFILES = {
 }
 
 
+def rate_text(key: str, value: float) -> str:
+    """A rate for limit ``key``: ``80 write IO/s``, ``150.0 MB/s read``."""
+    direction, unit = key.split("_")
+    if unit == "iops":
+        return f"{value:,.0f} {direction} IO/s"
+    return f"{value / MB:,.1f} MB/s {direction}"
+
+
 def describe_limits(limits: dict[str, int]) -> str:
-    """``80 read IO/s, 80 write IO/s, 150 MB/s read, 150 MB/s write``."""
-    parts = []
-    for key in LIMITS:
-        if key in limits:
-            value = limits[key]
-            direction, unit = key.split("_")
-            if unit == "iops":
-                parts.append(f"{value:,} {direction} IO/s")
-            else:
-                parts.append(f"{value / MB:,.1f} MB/s {direction}")
-    return ", ".join(parts)
+    """``80 read IO/s, 80 write IO/s, 150.0 MB/s read, 150.0 MB/s write``."""
+    return ", ".join(rate_text(key, limits[key]) for key in LIMITS if key in limits)
 
 
 def unavailable() -> str | None:
@@ -162,6 +161,27 @@ def _device_ios(stat_path: str | None, direction: str) -> tuple[int, int]:
     return int(ios), int(sectors) * 512
 
 
+def _ios(fd: int, view: memoryview, direction: str, unit: str, seconds: float) -> tuple[int, float]:
+    """Direct IOs of ``len(view)`` bytes, one at a time, for ``seconds``: random offsets
+    for an IOPS limit, sequential for bandwidth. (IOs done, seconds taken)."""
+    size = len(view)
+    slots = FILE_BYTES // size
+    rng = random.Random(0)
+    count = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        offset = (rng.randrange(slots) if unit == "iops" else count % slots) * size
+        if direction == "write":
+            done = os.pwrite(fd, view, offset)
+        else:
+            done = os.preadv(fd, [view], offset)
+        if done != size:
+            raise OSError(f"a {size}-byte direct IO moved {done} bytes")
+        count += 1
+    return count, time.perf_counter() - start
+
+
 def measure(
     root: Path, limits: dict[str, int], stat_path: str | None = None
 ) -> dict[str, dict[str, float | int | bool | str]]:
@@ -186,39 +206,16 @@ def measure(
                 continue
             direction, unit = key.split("_")
             size = IO_SIZE[unit]
-            view = memoryview(buffer)[:size]
             flags = os.O_WRONLY if direction == "write" else os.O_RDONLY
             fd = os.open(path, flags | os.O_DIRECT | os.O_NOFOLLOW)
-            rng = random.Random(0)
-            slots = FILE_BYTES // size
-            count = 0
             try:
-                deadline = time.perf_counter() + WARM_S
-                start = 0.0
-                window = _window_s(limits[key], unit)
-                while True:
-                    now = time.perf_counter()
-                    if not start and now >= deadline:
-                        start, count = now, 0
-                        deadline = now + window
-                        device0 = _device_ios(stat_path, direction)
-                    elif start and now >= deadline:
-                        break
-                    slot = rng.randrange(slots) if unit == "iops" else count % slots
-                    offset = slot * size
-                    done = (
-                        os.pwrite(fd, view, offset)
-                        if direction == "write"
-                        else os.preadv(fd, [view], offset)
-                    )
-                    if done != size:
-                        raise OSError(f"a {size}-byte direct IO moved {done} bytes")
-                    count += 1
-                elapsed = time.perf_counter() - start
-                device1 = _device_ios(stat_path, direction)
+                with memoryview(buffer)[:size] as view:
+                    _ios(fd, view, direction, unit, WARM_S)
+                    device0 = _device_ios(stat_path, direction)
+                    count, elapsed = _ios(fd, view, direction, unit, _window_s(limits[key], unit))
+                    device1 = _device_ios(stat_path, direction)
             finally:
                 os.close(fd)
-                view.release()
             rate = count / elapsed if unit == "iops" else count * size / elapsed
             ios, moved = device1[0] - device0[0], device1[1] - device0[1]
             # The kernel counts every IO the device gets against an IOPS limit, whatever
@@ -263,11 +260,8 @@ def judge(results: dict[str, dict[str, float | int | bool | str]]) -> tuple[list
             )
         if r["ok"]:
             continue
-        shown = (
-            f"{measured:,.0f} {direction} IO/s against {expected:,.0f}"
-            if unit == "iops"
-            else f"{measured / MB:,.1f} MB/s {direction} against {expected / MB:,.1f}"
-        )
+        against = f"{expected:,.0f}" if unit == "iops" else f"{expected / MB:,.1f}"
+        shown = f"{rate_text(key, measured)} against {against}"
         why = (
             "the disk under the image is slower than the profile: the machine cannot honour it"
             if measured < expected
