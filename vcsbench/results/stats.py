@@ -15,6 +15,14 @@ def quantile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def _half_binomial(n: int, k: int) -> float:
+    """P(Binomial(n, 1/2) = k), in logarithms: C(n, k) / 2^n overflows a float's range
+    on either side for a thousand values."""
+    return math.exp(
+        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
+    )
+
+
 def order_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """A distribution-free interval of the median of ``values`` (a sign test's): the k-th
     smallest and k-th largest, k the largest keeping confidence 1 - 2 P(Binomial(n, 1/2)
@@ -26,7 +34,7 @@ def order_interval(values: Sequence[float], level: float = 0.95) -> tuple[float,
     best = (1, 1 - 2 * 0.5**n)
     below = 0.0
     for k in range(1, n // 2 + 1):
-        below += math.comb(n, k - 1) * 0.5**n
+        below += _half_binomial(n, k - 1)
         if 1 - 2 * below < level:
             break
         best = (k, 1 - 2 * below)
