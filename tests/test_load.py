@@ -97,7 +97,8 @@ def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) 
 
 
 def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list[dict[str, Any]]:
-    """Steps as the engine answers them: each with its sessions' records and counters."""
+    """Steps as the engine answers them: each with its sessions' records and counters;
+    step k's sessions in 10/(k+1) s, so that the throughput rises step by step."""
     steps = []
     for index, (lat, err) in enumerate(zip(latencies, errors, strict=True)):
         records: dict[str, list[Any]] = {
@@ -122,8 +123,8 @@ def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list
                     "server_write_by_pid": {"10": 1000},
                     "client_cpu_s": 0.0,
                 },
-                "after": {
-                    "t": 100.0 * index + 10,
+                "after": {  # 10 s, 5 s, ...: the same sessions in less time, step by step
+                    "t": 100.0 * index + 10 / (index + 1),
                     "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
                     "server_cpu_s": None,
                     "server_cpu_by_pid": {"10": 3.0},
@@ -180,23 +181,41 @@ def test_a_server_process_that_ends_mid_step_is_named_not_subtracted() -> None:
     assert 1 == row["server_processes_ended"]
 
 
-def test_capacity_is_the_last_step_within_the_factor_without_errors() -> None:
-    def row(clients: int, p95: float | None, errors: dict[str, int] | None = None) -> Any:
+def test_capacity_is_the_highest_step_within_the_bound_while_throughput_rises() -> None:
+    def row(
+        clients: int, p95: float | None, ok_s: float, errors: dict[str, int] | None = None
+    ) -> Any:
         return {
             "level": clients,
-            "ops_per_s": float(clients),
+            "ops_per_s": ok_s,
             "errors": errors or {},
             "latency_ms": {"p95": p95},
         }
 
-    figures = [row(1, 10.0), row(2, 12.0), row(4, 19.9), row(8, 25.0), row(16, 12.0)]
-    assert capacity(figures, 2.0)["level"] == 4  # 25 > 2 x 10: stop there
-    assert capacity(figures, 3.0)["level"] == 16
-    assert capacity([row(1, 10.0), row(2, 11.0, {"commit": 1})], 2.0)["level"] == 1
-    assert capacity([row(1, None, {"create": 3})], 2.0)["level"] is None
+    # A first step slow with repository creation (p95 30 ms), then 12-14 ms while the
+    # throughput rises; at 8 clients it rises no more (47 is not 5% above 45): 4 clients.
+    # The old rule (within 2x the first step's p95, alone) said 8 clients for this path.
+    storm = [row(1, 30.0, 10.0), row(2, 12.0, 25.0), row(4, 14.0, 45.0), row(8, 40.0, 47.0)]
+    cap = capacity(storm, 2.0)
+    assert 4 == cap["level"] and 45.0 == cap["ops_per_s"]
+    assert "within 2x the lowest step p95 (12.0 ms)" in cap["rule"]
+    assert "rose more than 5% a step" in cap["rule"]
+    assert "ok/s 47.0 at 8 clients, not 5% above 45.0 at 4 clients" == cap["stopped"]
+    # Throughput flat from the first step: more clients only queue.
+    assert 1 == capacity([row(1, 10.0, 10.0), row(2, 11.0, 10.4)], 2.0)["level"]
+    # Rising throughput, but p95 past 2x the lowest (20 ms) at 4 clients: 2 clients.
+    rising = capacity([row(1, 10.0, 10.0), row(2, 12.0, 20.0), row(4, 25.0, 30.0)], 2.0)
+    assert 2 == rising["level"]
+    assert "p95 25.0 ms at 4 clients, over 20.0 ms" == rising["stopped"]
+    assert "" == capacity([row(1, 10.0, 10.0), row(2, 12.0, 20.0)], 2.0)["stopped"]
+    assert capacity([row(1, 10.0, 5.0), row(2, 11.0, 9.0, {"commit": 1})], 2.0)["level"] == 1
+    assert capacity([row(1, None, 0.0, {"create": 3})], 2.0)["level"] is None
     # An open-loop step whose generator fell behind offered less than its level: stop.
-    late = [row(2, 10.0), {**row(20, 11.0), "generator": {"behind": True}}]
-    assert capacity(late, 2.0)["level"] == 2
+    late = [row(2, 10.0, 2.0), {**row(20, 11.0, 15.0), "generator": {"behind": True}}]
+    late_cap = capacity(late, 2.0)
+    assert late_cap["level"] == 2
+    assert "the load generator falling behind at 20 arrivals/s" == late_cap["stopped"]
+    assert "and the load generator on its schedule" in late_cap["rule"]
 
 
 def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
@@ -620,12 +639,17 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
     assert header[9:14] == ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"]
     assert [float(x) for x in first[9:14]] == pytest.approx([55.0, 91.0, 95.5, 99.1, 100.0])
     assert first[header.index("capacity")] == "yes"
+    # The device wrote 40 KiB in 3 requests per session, 10 sessions in 10 s.
+    assert float(first[header.index("device_write_bytes_per_s")]) == pytest.approx(40960)
+    assert float(first[header.index("device_write_requests_per_s")]) == pytest.approx(3)
 
     bmf = json.loads(vcsbench("export", str(base)).stdout)
     step = bmf["load deadline closed svnserve tmpfs 2"]
     assert step["latency"]["value"] == pytest.approx(165e6)
     assert step["latency"]["upper_value"] == pytest.approx(297.3e6)
-    assert step["throughput"]["value"] == pytest.approx(1.0) and step["errors"]["value"] == 0
+    assert (
+        step["throughput"]["value"] == pytest.approx(2.0) and step["errors"]["value"] == 0
+    )  # 10 in 5 s
 
     # The other run stays within 2x at step 2: it passes one more step, but 10 sessions
     # a step are too few for a verdict.
@@ -637,6 +661,26 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
         "clients only 10 successful sessions on one side (a verdict needs 20): not a verdict"
     ) in compare.stdout
     assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms
+
+
+def test_a_line_per_pair_of_access_paths_gives_the_ratios_an_rfc_quotes(tmp_path: Path) -> None:
+    """Two paths of one run, svn and git, the same latencies; git's device wrote four
+    times svn's per session (160 against 40 KiB) and completed 2 ok/s at capacity."""
+    path = _load_file(tmp_path / "two.json", [TENTHS, [1.5 * x for x in TENTHS]])
+    document = json.loads(path.read_text())
+    svn = document["vcsbench_load"]["loads"][0]
+    git = json.loads(json.dumps(svn)) | {"path": "git-daemon", "vcs": "git"}
+    for step in git["steps"]:
+        step["device"]["write_bytes"] *= 4
+    document["vcsbench_load"]["loads"].append(git)
+    path.write_text(json.dumps(document))
+    report = vcsbench("report", str(path))
+    assert report.returncode == 0, report.stderr
+    assert "## Between access paths" in report.stdout
+    assert (
+        "svnserve / git-daemon: device writes per session 0.25x (40.0 / 160.0 KiB); ok/s "
+        "at capacity 1.00x (2.0 at 2 clients / 2.0 at 2 clients)."
+    ) in report.stdout
 
 
 def test_load_compare_gives_a_verdict_only_beyond_noise(tmp_path: Path) -> None:

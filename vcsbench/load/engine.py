@@ -42,6 +42,7 @@ from locust.env import Environment
 from vcsbench.load import sessions
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
+from vcsbench.measure import writers
 from vcsbench.measure.probes import read_device, syncfs
 from vcsbench.measure.processes import (
     cgroup_cpu_s,
@@ -75,6 +76,20 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
         "server_write_by_pid": written_by_pid(pids),
         "client_cpu_s": own_cpu_s(),
     }
+
+
+def step_writers(
+    config: dict[str, Any],
+    snap: writers.Snapshot,
+    before: dict[str, Any],
+    after: dict[str, Any],
+) -> dict[str, object] | None:
+    """Who wrote to the sandbox's device over a step (none where there is no device)."""
+    if before["device"] is None or after["device"] is None:
+        return None
+    name, number = writers.device_of(config.get("device_stat"))
+    written = after["device"][1] - before["device"][1]
+    return writers.top_writers(snap, writers.snapshot(), written, name, number)
 
 
 def answer(
@@ -131,6 +146,7 @@ class LocalDriver:
         wait_until(lambda: self.runner.user_count >= users, WORKER_TIMEOUT_S)
         gevent.sleep(0.05)  # every user's on_start has run
         syncfs(Path(config["repos"]))
+        snap = writers.snapshot()
         before = counters(config, self.server_pids)
         shared.started = shared.arrivals = 0
         shared.rate = float(level)
@@ -149,6 +165,7 @@ class LocalDriver:
         after = counters(config, self.server_pids)
         records, details = shared.take_records()
         step = answer(level, before, after, records, details)
+        step["writers"] = step_writers(config, snap, before, after)
         if self.open_loop:
             step["arrivals"] = shared.arrivals
             step["generator_lag_s"] = shared.lags
@@ -234,6 +251,7 @@ class MasterDriver:
         wait_until(lambda: runner.user_count >= users, WORKER_TIMEOUT_S)
         gevent.sleep(0.3)  # the users' on_start has run on the workers
         syncfs(Path(config["repos"]))
+        snap = writers.snapshot()
         before = counters(config, self.client_pids)
         runner.send_message("open", {"index": index})
         gevent.sleep(float(config["step_seconds"]))
@@ -253,6 +271,7 @@ class MasterDriver:
             records["worker"] += [node] * len(report["records"]["step"])
             details += report["details"][: max(0, sessions.MAX_DETAILS - len(details))]
         step = answer(level, before, after, records, details)
+        step["writers"] = step_writers(config, snap, before, after)
         step.update(workers=sorted(reports), workers_lost=list(self.lost))
         if self.open_loop:
             step["arrivals"] = sum(r["arrivals"] for r in reports.values())

@@ -98,6 +98,8 @@ def step_figures(
             "limit_ms": limit * 1000,
             "behind": p99 > limit,
         }
+    if step.get("writers") is not None:
+        row["writers"] = step["writers"]
     window = [s for s in samples if before["t"] <= s["t_s"] <= after["t"]]
     row["system"] = _system(window)
     return row
@@ -121,31 +123,77 @@ def _system(window: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+RISE = 0.05
+"""A step past the first counts toward the capacity only if its successful sessions per
+second rose by more than this share over the step before: more clients that bring no
+more throughput are queueing, not capacity."""
+
+
+def capacity_rule(factor: float, base_ms: float | None = None, generator: bool = False) -> str:
+    """The capacity rule in words, with the path's lowest p95 where it is known."""
+    lowest = "the lowest step p95" + (f" ({base_ms:,.1f} ms)" if base_ms is not None else "")
+    return (
+        f"the highest step whose p95 stayed within {factor:g}x {lowest}, among the steps "
+        f"counting up from the first while ok/s rose more than {RISE:.0%} a step with no "
+        "error" + (" and the load generator on its schedule" if generator else "")
+    )
+
+
+def _level(row: dict[str, Any]) -> str:
+    if "generator" in row:
+        return f"{row['level']:g} arrivals/s"
+    return f"{row['level']:g} client" + ("" if row["level"] == 1 else "s")
+
+
 def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
-    """The highest level (clients, or arrivals per second) whose step kept p95 within
-    ``factor`` x the first step's p95 with no error, counting up from the first step."""
+    """The highest level (clients, or arrivals per second) whose p95 stayed within
+    ``factor`` x the lowest p95 of any step without errors, among the steps counting up
+    from the first while successful sessions per second rose by more than ``RISE`` a
+    step, with no error (and, open loop, a generator on its schedule). Throughput and
+    latency together: more clients that bring no more throughput are queueing. The
+    lowest p95, not the first step's: a first step may be mostly repository creation.
+    The same rule for closed and open loops; ``stopped`` says what ended the steps
+    counted (empty: the last step was still rising)."""
     if not figures or figures[0]["latency_ms"]["p95"] is None:
         return {"level": None, "reason": "the first step has no successful session"}
-    base = figures[0]["latency_ms"]["p95"]
-    best = None
+    clean = [
+        r["latency_ms"]["p95"]
+        for r in figures
+        if not r["errors"] and r["latency_ms"]["p95"] is not None
+    ]
+    base = min(clean) if clean else figures[0]["latency_ms"]["p95"]
+    rule = capacity_rule(factor, base, any("generator" in row for row in figures))
+    counted: list[dict[str, Any]] = []
+    stopped = ""
     for row in figures:
-        p95 = row["latency_ms"]["p95"]
-        if row["errors"] or p95 is None or p95 > factor * base:
+        if row["errors"] or row["latency_ms"]["p95"] is None:
+            stopped = f"errors at {_level(row)}"
+        elif row.get("generator", {}).get("behind"):  # a late generator offered less load
+            stopped = f"the load generator falling behind at {_level(row)}"
+        elif counted and row["ops_per_s"] <= counted[-1]["ops_per_s"] * (1 + RISE):
+            stopped = (
+                f"ok/s {row['ops_per_s']:,.1f} at {_level(row)}, not {RISE:.0%} above "
+                f"{counted[-1]['ops_per_s']:,.1f} at {_level(counted[-1])}"
+            )
+        if stopped:
             break
-        if row.get("generator", {}).get("behind"):  # a late generator offered less load
-            break
-        best = row
-    rule = (
-        f"the highest step whose p95 stayed within {factor:g}x the first step's "
-        f"({base:.1f} ms) with no error, counting up from the first step"
-    )
-    if any("generator" in row for row in figures):
-        rule += ", stopping at a step whose load generator fell behind its schedule"
-    if best is None:
-        return {"level": None, "rule": rule, "reason": "the first step had errors"}
+        counted.append(row)
+    within = [row for row in counted if row["latency_ms"]["p95"] <= factor * base]
+    over = [row for row in counted if row["latency_ms"]["p95"] > factor * base]
+    if over and (not within or over[-1]["level"] > within[-1]["level"]):
+        last = over[-1]
+        stopped = (
+            f"p95 {last['latency_ms']['p95']:,.1f} ms at {_level(last)}, over "
+            f"{factor * base:,.1f} ms" + (f"; then {stopped}" if stopped else "")
+        )
+    if not within:
+        reason = "the first step had errors" if not counted else "no step within the bound"
+        return {"level": None, "rule": rule, "reason": reason, "stopped": stopped}
+    best = within[-1]
     return {
         "level": best["level"],
         "ops_per_s": best["ops_per_s"],
         "p95_ms": best["latency_ms"]["p95"],
         "rule": rule,
+        "stopped": stopped,
     }

@@ -92,8 +92,8 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption(
         "capacity-factor",
         2.0,
-        "capacity: the most clients whose p95 stays within this factor of the first "
-        "step's p95, with no error (default 2)",
+        "capacity: the highest step, while throughput rises, whose p95 stays within this "
+        "factor of the lowest step p95 (default 2)",
         float,
     ),
     LoadOption("port", 0, "the server's port (default: a free one)", int),

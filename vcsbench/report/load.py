@@ -7,6 +7,7 @@ Reads :class:`~vcsbench.results.load.Load` from the result model only.
 from __future__ import annotations
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.measure.writers import size_text
 from vcsbench.report.document import (
     Document,
     Heading,
@@ -20,7 +21,7 @@ from vcsbench.report.document import (
 )
 from vcsbench.report.format import render_rows
 from vcsbench.report.stats import mann_whitney_p
-from vcsbench.results.load import Load, LoadPath, LoadStep
+from vcsbench.results.load import Load, LoadPath, LoadStep, Writers
 from vcsbench.results.model import Run
 
 
@@ -84,6 +85,8 @@ def _step_cells(load: Load, row: LoadStep) -> list[str]:
         f"{row.retries:,}",
         number(device.write_bytes_per_session / 1024) if device else "—",
         number(device.write_requests_per_session) if device else "—",
+        number(device.write_bytes / row.duration_s / 1e6) if device and row.duration_s else "—",
+        number(device.write_requests / row.duration_s) if device and row.duration_s else "—",
         number(row.server_cpu_s * 1000 / (row.ok or 1)),
         number(row.system.get("iowait_pct_mean")),
     ]
@@ -106,9 +109,22 @@ def _step_header(load: Load) -> list[str]:
         "retries",
         "device KiB/session",
         "device writes/session",
+        "device MB/s written",
+        "device writes/s",
         "server CPU ms/session",
         "iowait %",
     ]
+
+
+def _writers_text(found: Writers, limit: int = 3) -> str:
+    shown = [
+        f"{w.name}{' (kernel)' if w.kernel_thread else ''} {size_text(w.write_bytes)}"
+        for w in found.top[:limit]
+    ]
+    share = found.unattributed_share
+    return ", ".join(shown or ["no task"]) + (
+        f", {share:.0%} to no task" if share is not None else ""
+    )
 
 
 def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
@@ -121,7 +137,12 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
             (
                 "Capacity: ",
                 strong(level_text(load, cap.level)),
-                f" ({number(cap.ops_per_s)} ok/s, p95 {number(cap.p95_ms)} ms): {cap.rule}.",
+                f" ({number(cap.ops_per_s)} ok/s, p95 {number(cap.p95_ms)} ms): {cap.rule}"
+                + (
+                    f"; ended by {cap.stopped}."
+                    if cap.stopped
+                    else "; the last step was still within it: more may fit."
+                ),
             )
         )
     for row in entry.steps:
@@ -135,6 +156,21 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
                     "as much as the server; run fewer arrivals, or workers on more machines.",
                 )
             )
+    written = [row for row in entry.steps if row.writers is not None]
+    if written:
+        lines.append(
+            (
+                "Who wrote to the device, per step (the top tasks by what the kernel charged "
+                "them with, /proc/PID/io: processes on any device, kernel threads named for "
+                "this one; the rest of the device's writes charged to no task): "
+                + "; ".join(
+                    f"{level_text(load, row.level)}: {_writers_text(row.writers)}"
+                    for row in written
+                    if row.writers is not None
+                )
+                + ".",
+            )
+        )
     if entry.locust_workers:
         lost = entry.workers_lost
         lines.append(
@@ -229,7 +265,48 @@ def load_document(run: Run) -> Document:
             if not entry.steps:
                 continue
         doc.add(_path_notes(load, entry))
+    pairs = pair_lines(load)
+    if pairs:
+        doc.add(Heading("Between access paths"))
+        doc.add(Paragraph(tuple((line,) for line in pairs)))
     return doc
+
+
+def device_kib_per_session(entry: LoadPath) -> float | None:
+    """The device's writes per successful session over every step it was seen in (KiB)."""
+    seen = [row for row in entry.steps if row.device is not None and row.ok]
+    ok = sum(row.ok for row in seen)
+    return sum(row.device.write_bytes for row in seen if row.device) / ok / 1024 if ok else None
+
+
+def pair_lines(load: Load) -> list[str]:
+    """A line per pair of access paths of different VCSs (of any two, where the run has
+    one VCS), in the run's order: the ratios an RFC quotes -- the device's writes per
+    session, and the successful sessions per second at each one's capacity."""
+    entries = [entry for entry in load.paths if entry.steps]
+    cross = {entry.vcs for entry in entries}
+    lines = []
+    for i, a in enumerate(entries):
+        for b in entries[i + 1 :]:
+            if len(cross) > 1 and a.vcs == b.vcs:
+                continue
+            parts = []
+            kib_a, kib_b = device_kib_per_session(a), device_kib_per_session(b)
+            if kib_a is not None and kib_b:
+                parts.append(
+                    f"device writes per session {kib_a / kib_b:,.2f}x "
+                    f"({kib_a:,.1f} / {kib_b:,.1f} KiB)"
+                )
+            ops_a, ops_b = a.capacity.ops_per_s, b.capacity.ops_per_s
+            if ops_a is not None and ops_b:
+                parts.append(
+                    f"ok/s at capacity {ops_a / ops_b:,.2f}x ({ops_a:,.1f} at "
+                    f"{level_text(load, a.capacity.level)} / {ops_b:,.1f} at "
+                    f"{level_text(load, b.capacity.level)})"
+                )
+            if parts:
+                lines.append(f"{a.path} / {b.path}: " + "; ".join(parts) + ".")
+    return lines
 
 
 MIN_SESSIONS = 20

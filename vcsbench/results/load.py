@@ -97,6 +97,49 @@ class Generator:
 
 
 @dataclass(frozen=True)
+class Writer:
+    name: str
+    kernel_thread: bool
+    write_bytes: int
+
+
+@dataclass(frozen=True)
+class Writers:
+    """Who wrote to the device over a step (:mod:`vcsbench.measure.writers`)."""
+
+    top: tuple[Writer, ...]
+    charged_bytes: int
+    other_kernel_bytes: int
+    unattributed_share: float | None
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Writers:
+        d = expect(data, dict, where)
+        items = expect(d.get("top") or [], list, f"{where}.top")[:MAX_WRITERS]
+        top = []
+        for i, item in enumerate(items):
+            at = f"{where}.top[{i}]"
+            item = expect(item, dict, at)
+            top.append(
+                Writer(
+                    name=expect(item.get("name"), str, f"{at}.name")[:64],
+                    kernel_thread=expect(item.get("kernel_thread", False), bool, at),
+                    write_bytes=count(item, "write_bytes", at),
+                )
+            )
+        return cls(
+            top=tuple(top),
+            charged_bytes=count(d, "charged_bytes", where, 0),
+            other_kernel_bytes=count(d, "other_kernel_bytes", where, 0),
+            unattributed_share=optional_number(d, "unattributed_share", where),
+        )
+
+
+MAX_WRITERS = 20
+"""Writers read from a step at most (a result file is data: its lists are bounded)."""
+
+
+@dataclass(frozen=True)
 class LoadStep:
     """One step: a number of clients (closed loop) or arrivals per second (open loop)."""
 
@@ -122,6 +165,7 @@ class LoadStep:
     server_processes_ended: int = 0
     """Server processes that ended during the step (a lost worker's): their CPU and
     writes in the step are not counted."""
+    writers: Writers | None = None
 
     @property
     def error_count(self) -> int:
@@ -159,18 +203,23 @@ class LoadStep:
             generator=None
             if d.get("generator") is None
             else Generator.from_json(d["generator"], f"{where}.generator"),
+            writers=None
+            if d.get("writers") is None
+            else Writers.from_json(d["writers"], f"{where}.writers"),
         )
 
 
 @dataclass(frozen=True)
 class Capacity:
-    """The highest step whose p95 stayed within a factor of the first's with no error."""
+    """The highest step by the rule in ``rule`` (throughput still rising, p95 within a
+    bound, no error); ``stopped``: what ended it."""
 
     level: float | None
     ops_per_s: float | None = None
     p95_ms: float | None = None
     rule: str = ""
     reason: str = ""
+    stopped: str = ""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Capacity:
@@ -181,6 +230,7 @@ class Capacity:
             p95_ms=optional_number(d, "p95_ms", where),
             rule=optional(d, "rule", str, where, ""),
             reason=optional(d, "reason", str, where, ""),
+            stopped=optional(d, "stopped", str, where, ""),
         )
 
 

@@ -9,8 +9,9 @@ open-loop runs (an arrival every 500 ms, "stable", and every 50 ms, "overload").
 
 from __future__ import annotations
 
+from vcsbench.load.figures import capacity_rule
 from vcsbench.report.format import cell
-from vcsbench.report.load import errors_text, level_text
+from vcsbench.report.load import errors_text, level_text, pair_lines
 from vcsbench.results import Run
 from vcsbench.results.load import Load
 from vcsbench.studies.base import LoadStudy
@@ -62,11 +63,13 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         )
     lines += [
         "",
-        "Capacity: the most clients whose p95 stayed within 2x the one-client p95 with no "
-        "error. Written by no server process: the device's bytes beyond what the server's "
+        f"Capacity: {capacity_rule(2.0)}. Written by no server process: the device's "
+        "bytes beyond what the server's "
         "processes were charged with in /proc (the journal, metadata); 0% where they were "
         "charged with more (files rewritten or removed before writeback), — where they "
         "cannot be seen (Apache's CGI processes for git are reaped unseen).",
+        "",
+        *(f"- {line}" for line in pair_lines(_load(closed))),
         "",
         "### Open loop (tsung's pair): a session every 500 ms and every 50 ms",
         "",

@@ -79,6 +79,7 @@ def loads(runs: list[Run]) -> str:
             "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "errors", "retries",
             "device_write_bytes_per_session", "server_cpu_ms_per_session", "iowait_pct",
             "offered_per_s", "generator_lag_p99_ms", "capacity",
+            "device_write_bytes_per_s", "device_write_requests_per_s",
         ]
     )  # fmt: skip
     for run in runs:
@@ -98,6 +99,9 @@ def loads(runs: list[Run]) -> str:
                         row.system.get("iowait_pct_mean"), row.offered_per_s,
                         row.generator.lag_ms_p99 if row.generator else None,
                         "yes" if row.level == entry.capacity.level else "",
+                        device.write_bytes / row.duration_s if device and row.duration_s else None,
+                        device.write_requests / row.duration_s
+                        if device and row.duration_s else None,
                     ]
                 )  # fmt: skip
     return buffer.getvalue()

@@ -1,0 +1,101 @@
+"""Who wrote to the device: tasks' charges between two snapshots, with known work (a
+child that writes K bytes), the device's kernel threads told from others', and a load
+step on a loop device whose writers and unattributed share add up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import vcsbench
+
+from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
+
+K = 4 << 20
+
+
+def test_a_child_that_writes_k_bytes_is_charged_k_bytes(tmp_path: Path) -> None:
+    before = snapshot()
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys\n"
+            "fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY)\n"
+            f"os.write(fd, b'x' * {K}); os.fsync(fd); os.close(fd)\n"
+            "sys.stdin.read()",  # alive, so that the snapshot after reads it by itself
+            str(tmp_path / "k"),
+        ],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        for _ in range(100):  # written and fsync'd: the charge is there before it returns
+            if (tmp_path / "k").exists() and (tmp_path / "k").stat().st_size == K:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        found = top_writers(before, snapshot(), 2 * K, top=1000)
+    finally:
+        child.communicate(b"")
+    mine = [w for w in found["top"] if w["pid"] == child.pid]  # type: ignore[union-attr, index]
+    # The file's K bytes, and at most 16 KiB besides (seen here: one 4 KiB page more).
+    (charged,) = [w["write_bytes"] for w in mine]
+    assert K <= charged <= K + 16384, charged
+    assert mine[0]["kernel_thread"] is False
+
+
+def test_the_devices_kernel_threads_count_others_are_apart_and_the_rest_is_no_tasks() -> None:
+    """Device loop3 (7:3) wrote 10 MiB. Its journal thread was charged 1 MiB and its
+    flusher 1 MiB, a process 3 MiB; the loop device's own worker (writing the image
+    file: the same IO seen from below) and another disk's flusher are apart. A pid
+    reused within the interval is a new task: all it wrote counts."""
+    mib = 1 << 20
+    before = {
+        (10, 1): Task("jbd2/loop3-8", True, 5 * mib),
+        (11, 1): Task("kworker/u8:2-flush-7:3", True, 0),
+        (12, 1): Task("kworker/u8:4-loop3", True, 0),
+        (13, 1): Task("kworker/u8:5-flush-254:0", True, 0),
+        (20, 1): Task("svnserve", False, 7 * mib),
+    }
+    after = {
+        (10, 1): Task("jbd2/loop3-8", True, 6 * mib),
+        (11, 1): Task("kworker/u8:2-flush-7:3", True, mib),
+        (12, 1): Task("kworker/u8:4-loop3", True, 10 * mib),
+        (13, 1): Task("kworker/u8:5-flush-254:0", True, 9 * mib),
+        (20, 2): Task("svnserve", False, 3 * mib),  # pid 20 again, started later
+    }
+    found = top_writers(before, after, 10 * mib, "loop3", "7:3")
+    assert [("svnserve", 3 * mib), ("jbd2/loop3-8", mib), ("kworker/u8:2-flush-7:3", mib)] == [
+        (w["name"], w["write_bytes"])
+        for w in found["top"]  # type: ignore[union-attr]
+    ]
+    assert 5 * mib == found["charged_bytes"]
+    assert 19 * mib == found["other_kernel_bytes"]
+    assert 0.5 == pytest.approx(found["unattributed_share"])
+    assert device_thread("xfsaild/loop3", "loop3", "7:3")
+    assert not device_thread("jbd2/loop30-8", "loop3", "7:3")  # another device
+    assert not device_thread("kworker/u8:4-loop3", "loop3", "7:3")
+
+
+def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    result = vcsbench(
+        "load", "--paths", "local:git-pygit2", "--students", "8", "--steps", "2",
+        "--step-seconds", "2", "--fs", "ext4:size=256M", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    (step,) = json.loads(out.read_text())["vcsbench_load"]["loads"][0]["steps"]
+    found, device = step["writers"], step["device"]
+    top = found["top"]
+    assert top and top[0]["write_bytes"] > 0
+    assert any(not w["kernel_thread"] for w in top)  # the clients, which commit
+    charged = found["charged_bytes"]
+    assert charged >= sum(w["write_bytes"] for w in top)
+    assert found["unattributed_share"] == pytest.approx(
+        max(0.0, 1 - charged / device["write_bytes"])
+    )
+    report = vcsbench("report", str(out))
+    assert "Who wrote to the device, per step" in report.stdout
+    assert f"{found['unattributed_share']:.0%} to no task" in report.stdout
