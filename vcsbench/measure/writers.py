@@ -122,12 +122,3 @@ def top_writers(
         "device_write_bytes": device_write_bytes,
         "unattributed_share": unattributed,
     }
-
-
-def size_text(value: object) -> str:
-    if not isinstance(value, int | float):
-        return "?"
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:,.1f} {unit}"
-    return f"{value:,.0f} B"

@@ -7,7 +7,6 @@ Reads :class:`~vcsbench.results.load.Load` from the result model only.
 from __future__ import annotations
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.measure.writers import size_text
 from vcsbench.report.document import (
     Document,
     Heading,
@@ -114,6 +113,13 @@ def _step_header(load: Load) -> list[str]:
         "server CPU ms/session",
         "iowait %",
     ]
+
+
+def size_text(value: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:,.1f} {unit}"
+    return f"{value:,} B"
 
 
 def _writers_text(found: Writers, limit: int = 3) -> str:
