@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
@@ -172,3 +173,24 @@ def proc_stat(pid: int) -> list[str] | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
+
+
+def end_group_members(leader: int, wait_s: float = 10.0) -> None:
+    """End what is left of the process group ``leader`` led, once the leader is gone, and
+    wait (at most ``wait_s``) until no member is left: ending the leader alone leaves
+    its children running (a load client's git or svn command, still writing into a
+    directory about to be removed)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        members = []
+        for entry in os.scandir("/proc"):
+            fields = proc_stat(int(entry.name)) if entry.name.isdigit() else None
+            # state, parent, process group: a member not yet a zombie
+            if fields is not None and fields[2] == str(leader) and fields[0] != "Z":
+                members.append(int(entry.name))
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)

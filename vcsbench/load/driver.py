@@ -5,20 +5,18 @@ outlive the run, dies with the run's process, and is forgotten once it has ended
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
 import signal
 import subprocess
-import time
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.plan import LoadPlan
-from vcsbench.process import die_with_parent, proc_stat
+from vcsbench.process import die_with_parent, end_group_members
 from vcsbench.sandbox import Sandbox
 
 ENGINE_NICE = -10
@@ -37,27 +35,6 @@ def _engine_child() -> None:
     """In the engine's process before it runs: its priority, and death with the run."""
     os.setpriority(os.PRIO_PROCESS, 0, engine_nice())
     die_with_parent()
-
-
-def end_session_members(leader: int, wait_s: float = 10.0) -> None:
-    """End what is left of the session ``leader`` led (its clients: a git or svn
-    command still writing into the clients' directory), once the leader is gone, and
-    wait until none is left: the directory is removed next, and a client still running
-    would make files in it again."""
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        members = []
-        for entry in os.scandir("/proc"):
-            fields = proc_stat(int(entry.name)) if entry.name.isdigit() else None
-            # state, parent, process group: a member not yet a zombie
-            if fields is not None and fields[2] == str(leader) and fields[0] != "Z":
-                members.append(int(entry.name))
-        if not members:
-            return
-        for pid in members:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.05)
 
 
 class Engine:
@@ -116,7 +93,7 @@ class Engine:
                     break
                 except (ProcessLookupError, subprocess.TimeoutExpired):
                     continue
-        end_session_members(self.proc.pid)
+        end_group_members(self.proc.pid)
         for pipe in (self.proc.stdin, self.proc.stdout):
             if pipe is not None:
                 pipe.close()
@@ -145,5 +122,5 @@ def stop_workers(workers: list[subprocess.Popen[bytes]], sandbox: Sandbox) -> No
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
-        end_session_members(worker.pid)
+        end_group_members(worker.pid)
         sandbox.forget_process(worker.pid)

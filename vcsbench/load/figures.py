@@ -179,9 +179,8 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
             break
         counted.append(row)
     within = [row for row in counted if row["latency_ms"]["p95"] <= factor * base]
-    over = [row for row in counted if row["latency_ms"]["p95"] > factor * base]
-    if over and (not within or over[-1]["level"] > within[-1]["level"]):
-        last = over[-1]
+    if counted and counted[-1] not in within:  # the last step counted is past the bound
+        last = counted[-1]
         stopped = (
             f"p95 {last['latency_ms']['p95']:,.1f} ms at {_level(last)}, over "
             f"{factor * base:,.1f} ms" + (f"; then {stopped}" if stopped else "")

@@ -49,12 +49,12 @@ def snapshot() -> Snapshot:
             continue
         pid = int(entry.name)
         fields = proc_stat(pid)
+        if fields is None:
+            continue
         try:
             text = Path(f"/proc/{pid}/io").read_text()
             name = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:  # gone, or not ours to read
-            continue
-        if fields is None:
             continue
         written = next(
             (int(line.split()[1]) for line in text.splitlines() if line.startswith("write_bytes:")),
@@ -119,6 +119,5 @@ def top_writers(
         "tasks": len(grown),
         "charged_bytes": charged,
         "other_kernel_bytes": elsewhere,
-        "device_write_bytes": device_write_bytes,
         "unattributed_share": unattributed,
     }

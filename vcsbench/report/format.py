@@ -47,6 +47,14 @@ def fmt_metric(name: str, value: float | None) -> str:
     return fmt_num(value, d.scale, d.digits)
 
 
+def fmt_bytes(value: int) -> str:
+    """Bytes in the largest binary unit they fill: ``3.5 MiB``, ``76.0 KiB``, ``512 B``."""
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:,.1f} {unit}"
+    return f"{value:,} B"
+
+
 def fmt_ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 

@@ -18,7 +18,7 @@ from vcsbench.report.document import (
     strong,
     table,
 )
-from vcsbench.report.format import render_rows
+from vcsbench.report.format import fmt_bytes, render_rows
 from vcsbench.report.stats import mann_whitney_p
 from vcsbench.results.load import Load, LoadPath, LoadStep, Writers
 from vcsbench.results.model import Run
@@ -115,16 +115,9 @@ def _step_header(load: Load) -> list[str]:
     ]
 
 
-def size_text(value: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:,.1f} {unit}"
-    return f"{value:,} B"
-
-
 def _writers_text(found: Writers, limit: int = 3) -> str:
     shown = [
-        f"{w.name}{' (kernel)' if w.kernel_thread else ''} {size_text(w.write_bytes)}"
+        f"{w.name}{' (kernel)' if w.kernel_thread else ''} {fmt_bytes(w.write_bytes)}"
         for w in found.top[:limit]
     ]
     share = found.unattributed_share

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vcsbench.load.figures import capacity_rule
 from vcsbench.report.format import cell
-from vcsbench.report.load import errors_text, level_text, pair_lines
+from vcsbench.report.load import device_kib_per_session, errors_text, level_text, pair_lines
 from vcsbench.results import Run
 from vcsbench.results.load import Load
 from vcsbench.studies.base import LoadStudy
@@ -50,11 +50,11 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
                 errors[kind] = errors.get(kind, 0) + count
         devices = [row.device for row in steps if row.device is not None and row.ok]
         written = sum(device.write_bytes for device in devices)
-        ok = sum(row.ok for row in steps if row.device is not None and row.ok)
         counted = all(device.server_process_write_bytes is not None for device in devices)
         process = sum(device.server_process_write_bytes or 0 for device in devices)
         share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
-        per = f"{written / ok / 1024:,.1f}" if ok else "—"
+        kib = device_kib_per_session(entry)
+        per = "—" if kib is None else f"{kib:,.1f}"
         top = steps[-1].system.get("iowait_pct_mean") if steps else None
         cap_text = level_text(_load(closed), level)
         lines.append(
