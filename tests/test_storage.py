@@ -209,12 +209,17 @@ def test_no_rule_is_left_by_an_interrupted_set_up(
     )  # fmt: skip
     devno = None
     deadline = time.monotonic() + 60
-    while devno is None and time.monotonic() < deadline:  # the measuring has begun
-        for path in isolated_state.glob("*.json"):
-            with_rule = json.loads(path.read_text())
-            if "throttled" in with_rule["steps"]:
-                devno = with_rule["throttle_device"]
-        time.sleep(0.05)
+    try:  # a state file is never seen half made: every read here parses
+        while devno is None and time.monotonic() < deadline:  # the measuring has begun
+            for path in isolated_state.glob("*.json"):
+                with_rule = json.loads(path.read_text())
+                if "throttled" in with_rule["steps"]:
+                    devno = with_rule["throttle_device"]
+            time.sleep(0.05)
+    finally:
+        if devno is None:
+            proc.kill()
+            proc.communicate(timeout=60)
     assert devno is not None
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)

@@ -243,6 +243,7 @@ def clean_stale(quiet_known: bool = False) -> tuple[list[str], list[str]]:
                 failures = teardown(state)
                 if not failures:
                     path.unlink(missing_ok=True)
+                    path.with_suffix(".tmp").unlink(missing_ok=True)
                     cleaned.append(_what(state) or path.name)
                     continue
                 why = [f"(teardown): {failure}" for failure in failures]

@@ -186,9 +186,11 @@ class Sandbox:
                 uid=os.geteuid(),
                 temp_root=os.path.normpath(tempfile.gettempdir()),
             )
-            fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".json", dir=directory)
+            # the file is made under a name cleanup does not read and renamed whole: a
+            # state file is never seen empty (a cleanup beside it would report it)
+            fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".tmp", dir=directory)
             os.close(fd)
-            self._state_path = Path(name)
+            self._state_path = Path(name).with_suffix(".json")
             process.register(self)
         if spec.kind == "dir":
             assert spec.path is not None
