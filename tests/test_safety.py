@@ -151,6 +151,35 @@ def test_a_hand_started_session_leader_is_never_killed(isolated_state: Path) -> 
         sleeper.wait()
 
 
+@pytest.mark.parametrize("carries_token", [True, False])
+def test_a_group_member_its_leader_left_is_ended_only_with_the_runs_token(
+    isolated_state: Path, carries_token: bool
+) -> None:
+    token = secrets.token_hex(16)
+    env = {"PATH": os.environ["PATH"], **({"VCSBENCH_OWNER": token} if carries_token else {})}
+    leader = subprocess.Popen(  # starts a member, then waits for its stdin to close
+        ["sh", "-c", "sleep 60 & echo $!; read _"], env=env, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert leader.stdout is not None and leader.stdin is not None
+    member = int(leader.stdout.readline())
+    try:
+        record = {"pid": leader.pid, "starttime": starttime(leader.pid), "cgroup": None}
+        member_start = starttime(member)
+        leader.stdin.close()
+        leader.wait(timeout=10)  # the leader is gone; its member runs on in its group
+        claim(isolated_state, token=token, processes=[record])
+        result = vcsbench("cleanup")
+        assert 0 == result.returncode, result.stderr
+        alive = Path(f"/proc/{member}").exists() and starttime(member) == member_start
+        state = Path(f"/proc/{member}/stat").read_text().split(")")[1].split()[0] if alive else ""
+        assert (alive and state != "Z") is not carries_token
+        assert [] == list(isolated_state.glob("*.json"))
+    finally:
+        subprocess.run(["kill", "-9", str(member)], check=False, capture_output=True)
+        leader.stdout.close()
+
+
 def test_a_cgroup_with_vcsbenchs_name_is_left_with_its_processes(
     root: None, isolated_state: Path
 ) -> None:

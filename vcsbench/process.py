@@ -175,6 +175,17 @@ def proc_stat(pid: int) -> list[str] | None:
         return None
 
 
+def group_members(leader: int) -> list[int]:
+    """The processes of the process group ``leader`` led (or leads), zombies left out."""
+    members = []
+    for entry in os.scandir("/proc"):
+        fields = proc_stat(int(entry.name)) if entry.name.isdigit() else None
+        # state, parent, process group: a member not yet a zombie
+        if fields is not None and fields[2] == str(leader) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
 def end_group_members(leader: int, wait_s: float = 10.0) -> None:
     """End what is left of the process group ``leader`` led, once the leader is gone, and
     wait (at most ``wait_s``) until no member is left: ending the leader alone leaves
@@ -182,12 +193,7 @@ def end_group_members(leader: int, wait_s: float = 10.0) -> None:
     directory about to be removed)."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        members = []
-        for entry in os.scandir("/proc"):
-            fields = proc_stat(int(entry.name)) if entry.name.isdigit() else None
-            # state, parent, process group: a member not yet a zombie
-            if fields is not None and fields[2] == str(leader) and fields[0] != "Z":
-                members.append(int(entry.name))
+        members = group_members(leader)
         if not members:
             return
         for pid in members:

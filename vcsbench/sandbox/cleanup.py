@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from vcsbench.process import signals_held
+from vcsbench.process import group_members, signals_held
 from vcsbench.sandbox.mounts import loop_backings, mount_entry, mounts_below
 from vcsbench.sandbox.ownership import (
+    carries_token,
     process_ended,
     prove_cgroup,
     prove_dir,
@@ -31,7 +32,6 @@ from vcsbench.sandbox.removal import remove_tree
 from vcsbench.sandbox.state import (
     MARKER,
     Made,
-    Process,
     State,
     StateError,
     boot_id,
@@ -56,10 +56,12 @@ def _step(argv: list[str]) -> str | None:
 
 def end_processes(state: State) -> list[str]:
     """End the recorded processes proven this run's, with their process groups and
-    cgroups; a pid that now names another process is left alone, and said."""
+    cgroups, and wait until they are gone; a pid that now names another process is left
+    alone, and said. A group member left after its leader ended (a client command the
+    load engine started) is ended when it carries the run's token."""
     failures: list[str] = []
     same_boot = state.boot_id == boot_id()
-    ended: list[Process] = []
+    ended: list[tuple[int, str | None]] = []
     for entry in state.processes:
         why = prove_process(entry, state.token) if same_boot else "gone"
         if why is None:
@@ -68,9 +70,11 @@ def end_processes(state: State) -> list[str]:
                     os.killpg(entry.pid, signal.SIGKILL)
                 else:
                     os.kill(entry.pid, signal.SIGKILL)
-            ended.append(entry)
+            ended.append((entry.pid, entry.starttime))
         elif why != "gone":
             failures.append(f"{why}: left running")
+        if same_boot and why in (None, "gone"):
+            _end_members(entry.pid, state.token, why is None, ended)
         group = entry.cgroup
         if group is None or not os.path.lexists(group.path):
             continue
@@ -91,18 +95,39 @@ def end_processes(state: State) -> list[str]:
                     failures.append(f"remove cgroup {group.path}: {exc.strerror}")
                     break
                 time.sleep(0.02)
-    # What was killed must be gone before the filesystem it used is unmounted.
-    deadline = time.monotonic() + 5
-    for entry in ended:
+    # What was killed must be gone before the filesystem it used is unmounted: a member
+    # blocked in a write to a throttled device dies seconds after its leader.
+    deadline = time.monotonic() + 10
+    for pid, start in ended:
         while (
-            process_starttime(entry.pid) == entry.starttime
-            and not process_ended(entry.pid)
+            process_starttime(pid) == start
+            and not process_ended(pid)
             and time.monotonic() < deadline
         ):
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(entry.pid, os.WNOHANG)
+                os.waitpid(pid, os.WNOHANG)
             time.sleep(0.02)
     return failures
+
+
+def _end_members(
+    leader: int, token: str, signalled: bool, ended: list[tuple[int, str | None]]
+) -> None:
+    """End the members of ``leader``'s process group that carry the run's token (the
+    leader may be gone: a group outlives it), and add them to ``ended`` to be waited for,
+    with every member of a proven leader's group (``signalled`` with it). A member of a
+    gone leader's group without the token is not provably the run's: its number may have
+    been given to another process group since."""
+    for pid in group_members(leader):
+        if pid == leader:
+            continue
+        start = process_starttime(pid)
+        if carries_token(pid, token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        elif not signalled:
+            continue
+        ended.append((pid, start))
 
 
 def _proven(made: Made, token: str, what: str, failures: list[str]) -> bool:

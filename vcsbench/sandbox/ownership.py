@@ -139,15 +139,21 @@ def process_ended(pid: int) -> bool:
     return fields is None or fields[0] in ("Z", "X")
 
 
+def carries_token(pid: int, token: str) -> bool:
+    """Whether process ``pid`` was started with the run's token in its environment (a
+    process the run started, or one of theirs: the environment is inherited)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"{OWNER_ENV}={token}".encode() in environ
+
+
 def prove_process(entry: Process, token: str) -> str | None:
     """Why ``entry`` is not provably this run's process (or gone), or None."""
     if process_starttime(entry.pid) != entry.starttime or process_ended(entry.pid):
         return "gone"
-    try:
-        environ = Path(f"/proc/{entry.pid}/environ").read_bytes().split(b"\0")
-    except OSError:
-        environ = []
-    if f"{OWNER_ENV}={token}".encode() in environ:
+    if carries_token(entry.pid, token):
         return None
     if entry.cgroup is not None and prove_cgroup(entry.cgroup, token) is None:
         try:
