@@ -58,6 +58,20 @@ def test_known_work_on_ext4_is_attributed_to_the_byte(root: None, tmp_path: Path
     assert 2 == bench.per_repo("scratch_inodes")
     # The device wrote at least the data, after syncfs, in each round.
     assert all(v is not None and v >= WRITTEN for v in bench.rounds.values["io_write_device"])
+    # Who wrote it: this process, charged with every round's bytes (and the verifier's
+    # none: it reads), beside the device's journal; what the device wrote beyond their
+    # charges is no task's (none here: the journal's charge covers it).
+    found = bench.writers
+    assert found is not None and found.unattributed_share is not None
+    me = Path("/proc/self/comm").read_text().strip()
+    assert any(  # another process of this name may write too, on a shared machine
+        ROUNDS * WRITTEN <= w.write_bytes <= ROUNDS * WRITTEN + 64 * 1024
+        for w in found.top
+        if w.name == me and not w.kernel_thread
+    ), found.top
+    assert any(w.kernel_thread and w.name.startswith("jbd2/loop") for w in found.top)
+    assert found.charged_bytes >= sum(w.write_bytes for w in found.top)
+    assert 0 <= found.unattributed_share <= 1
 
 
 def test_content_bytes_compare_across_filesystems_and_directory_bytes_do_not(

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import vcsbench
+from helpers import hello_creates, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
 
@@ -99,3 +99,23 @@ def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path
     report = vcsbench("report", str(out))
     assert "Who wrote to the device, per step" in report.stdout
     assert f"{found['unattributed_share']:.0%} to no task" in report.stdout
+
+
+def test_each_benchmark_names_who_wrote_to_its_device(root: None, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("20", "git-pygit2,svn-fs", "commit"), "--fs", "ext4:size=128M",
+        "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    benches = json.loads(out.read_text())["benchmarks"]
+    for bench in benches:
+        found = bench["extra_info"]["vcsbench"]["writers"]
+        device = bench["extra_info"]["vcsbench"]["metrics"]["io_write_device"]["total"]
+        # the rounds alone wrote this much to the device; the benchmark's writers were
+        # charged with at least the part of it their processes wrote
+        assert found["top"] and found["charged_bytes"] > 0 and device > 0
+    report = vcsbench("report", str(out))
+    assert "Who wrote to the device over each benchmark" in report.stdout
+    for bench in benches:
+        assert f"{bench['extra_info']['vcsbench']['backend']['variant']}: " in report.stdout

@@ -37,6 +37,7 @@ from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
 from vcsbench.bench.workers import EnvironmentSpawner, Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import Refusal, VcsbenchError
+from vcsbench.measure import writers
 from vcsbench.measure.footprint import Footprint, footprint
 from vcsbench.measure.probes import (
     Probe,
@@ -45,6 +46,7 @@ from vcsbench.measure.probes import (
     drop_caches,
     peak_rss_bytes,
     peak_rss_reset,
+    read_device,
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
 from vcsbench.process import signals_held
@@ -52,6 +54,7 @@ from vcsbench.results.environment import BackendInfo, PayloadInfo
 from vcsbench.results.model import (
     Benchmark,
 )
+from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.workload.operation import Operation, RoundPaths
 
@@ -141,6 +144,7 @@ class BenchmarkRun:
         self.stopped = False
         """The sandbox failed every round of a batch: no more rounds are to be run."""
         self._env_processes = 0
+        self._writers_before: tuple[writers.Snapshot, int] | None = None
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
@@ -433,6 +437,9 @@ class BenchmarkRun:
         peak_rss_reset()
         self._rss_start = current_rss_bytes()
         self._sampler.start()
+        stat_path = self.sandbox.device_stat_path
+        if stat_path:
+            self._writers_before = (writers.snapshot(), read_device(stat_path).write_bytes)
         self._t0 = time.perf_counter()
 
     def aside(self, kind: str, count: int, profile: cProfile.Profile | None = None) -> None:
@@ -469,6 +476,7 @@ class BenchmarkRun:
         """Stop sampling; measure footprint, scratch and floor; return the benchmark."""
         wall_s = time.perf_counter() - self._t0 if self._started else 0.0
         samples = self._sampler.stop() if self._started else []
+        found = self._writers()
         self.probe.close()
         rss_end = current_rss_bytes()
         rss_peak = peak_rss_bytes()
@@ -567,7 +575,20 @@ class BenchmarkRun:
                 "units": SAMPLE_UNITS,
                 "samples": samples,
             },
+            writers=found,
         )
+
+    def _writers(self) -> Writers | None:
+        """Who wrote to the sandbox's device from the first round to now (the rounds, and
+        the preparation and verification around them)."""
+        stat_path = self.sandbox.device_stat_path
+        if self._writers_before is None or not stat_path:
+            return None
+        snap, written = self._writers_before
+        name, number = writers.device_of(stat_path)
+        written = read_device(stat_path).write_bytes - written
+        found = writers.top_writers(snap, writers.snapshot(), written, name, number)
+        return Writers.from_json(found, "writers")
 
     def _measured(self, index: int) -> list[Path]:
         return self.operation.measured(self.paths(index))

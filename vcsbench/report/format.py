@@ -14,6 +14,7 @@ from typing import Any
 from tabulate import tabulate
 
 from vcsbench.results.metrics import METRICS
+from vcsbench.results.writers import Writers
 
 TABULATE_FORMAT = {
     "md": "pipe",
@@ -105,3 +106,15 @@ def render_rows(
     """A table: the first ``text_columns`` columns on the left, the figures on the right."""
     align = ["left"] * text_columns + ["right"] * (len(header) - text_columns)
     return table(header, rows, fmt, align)
+
+
+def writers_text(found: Writers, limit: int = 3) -> str:
+    """The top writers to a device and the share charged to no task, in one phrase."""
+    shown = [
+        f"{w.name}{' (kernel)' if w.kernel_thread else ''} {fmt_bytes(w.write_bytes)}"
+        for w in found.top[:limit]
+    ]
+    share = found.unattributed_share
+    return ", ".join(shown or ["no task"]) + (
+        f", {share:.0%} to no task" if share is not None else ""
+    )

@@ -18,9 +18,9 @@ from vcsbench.report.document import (
     strong,
     table,
 )
-from vcsbench.report.format import fmt_bytes, render_rows
+from vcsbench.report.format import render_rows, writers_text
 from vcsbench.report.stats import mann_whitney_p
-from vcsbench.results.load import Load, LoadPath, LoadStep, Writers
+from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
 
 
@@ -115,17 +115,6 @@ def _step_header(load: Load) -> list[str]:
     ]
 
 
-def _writers_text(found: Writers, limit: int = 3) -> str:
-    shown = [
-        f"{w.name}{' (kernel)' if w.kernel_thread else ''} {fmt_bytes(w.write_bytes)}"
-        for w in found.top[:limit]
-    ]
-    share = found.unattributed_share
-    return ", ".join(shown or ["no task"]) + (
-        f", {share:.0%} to no task" if share is not None else ""
-    )
-
-
 def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
     cap = entry.capacity
     lines: list[Line] = []
@@ -163,7 +152,7 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
                 "them with, /proc/PID/io: processes on any device, kernel threads named for "
                 "this one; the rest of the device's writes charged to no task): "
                 + "; ".join(
-                    f"{level_text(load, row.level)}: {_writers_text(row.writers)}"
+                    f"{level_text(load, row.level)}: {writers_text(row.writers)}"
                     for row in written
                     if row.writers is not None
                 )

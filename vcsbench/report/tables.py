@@ -25,7 +25,7 @@ from vcsbench.report.document import (
     paragraph,
     table,
 )
-from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio
+from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio, writers_text
 from vcsbench.report.format import table as text_table
 from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
@@ -305,6 +305,17 @@ def document(
             table(header, body, 1, frozenset(TEXT_COLUMNS)),
         )
         doc.add(*error_paragraphs(rows))
+        written = [(b.label, b.writers) for b in rows if b.writers is not None]
+        if written:
+            doc.add(
+                paragraph(
+                    "Who wrote to the device over each benchmark (its rounds, and the "
+                    "preparation and verification around them; the top tasks by what the "
+                    "kernel charged them with, /proc/PID/io, the rest charged to no task): "
+                    + "; ".join(f"{label}: {writers_text(found)}" for label, found in written)
+                    + "."
+                )
+            )
         for bench in rows:
             blocks_table = block_table(bench, block)
             if blocks_table:

@@ -27,6 +27,7 @@ from vcsbench.results.schema import (
     optional_number,
     required,
 )
+from vcsbench.results.writers import Writers
 
 LOAD_SCHEMA = 1
 LOAD_KEY = "vcsbench_load"
@@ -94,49 +95,6 @@ class Generator:
             limit_ms=number(d, "limit_ms", where),
             behind=required(d, "behind", bool, where),
         )
-
-
-@dataclass(frozen=True)
-class Writer:
-    name: str
-    kernel_thread: bool
-    write_bytes: int
-
-
-@dataclass(frozen=True)
-class Writers:
-    """Who wrote to the device over a step (:mod:`vcsbench.measure.writers`)."""
-
-    top: tuple[Writer, ...]
-    charged_bytes: int
-    other_kernel_bytes: int
-    unattributed_share: float | None
-
-    @classmethod
-    def from_json(cls, data: object, where: str) -> Writers:
-        d = expect(data, dict, where)
-        items = expect(d.get("top") or [], list, f"{where}.top")[:MAX_WRITERS]
-        top = []
-        for i, item in enumerate(items):
-            at = f"{where}.top[{i}]"
-            item = expect(item, dict, at)
-            top.append(
-                Writer(
-                    name=expect(item.get("name"), str, f"{at}.name")[:64],
-                    kernel_thread=expect(item.get("kernel_thread", False), bool, at),
-                    write_bytes=count(item, "write_bytes", at),
-                )
-            )
-        return cls(
-            top=tuple(top),
-            charged_bytes=count(d, "charged_bytes", where, 0),
-            other_kernel_bytes=count(d, "other_kernel_bytes", where, 0),
-            unattributed_share=optional_number(d, "unattributed_share", where),
-        )
-
-
-MAX_WRITERS = 20
-"""Writers read from a step at most (a result file is data: its lists are bounded)."""
 
 
 @dataclass(frozen=True)

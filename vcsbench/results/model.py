@@ -43,6 +43,7 @@ from vcsbench.results.schema import (
     required,
 )
 from vcsbench.results.stats import quantile
+from vcsbench.results.writers import Writers
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
@@ -177,11 +178,13 @@ class Benchmark:
     harness: dict[str, Any] = field(default_factory=dict)
     sampler: dict[str, Any] = field(default_factory=dict)
     rounds_asked: int = 0
+    """Rounds the benchmark was to run; more than ``repos`` when it was interrupted."""
+    writers: Writers | None = None
+    """Who wrote to the sandbox's device over the benchmark (none without a device)."""
     age: int = 0
     """Repositories the sandbox was filled with before the first round (``--age``)."""
     layout: str = "flat"
     """Where repositories go: ``flat`` (one directory) or ``hashed`` (``@hashed/ab/cd/``)."""
-    """Rounds the benchmark was to run; more than ``repos`` when it was interrupted."""
     schema_version: int = SCHEMA_VERSION
     source: str = ""
     """The file it was read from (not stored)."""
@@ -291,6 +294,7 @@ class Benchmark:
             "harness": self.harness,
             "rounds": self.rounds.to_json(),
             "sampler": self.sampler,
+            **({"writers": self.writers.to_json()} if self.writers is not None else {}),
         }
 
     @classmethod
@@ -345,6 +349,9 @@ class Benchmark:
             floor=floor,
             harness=optional(d, "harness", dict, where, {}),
             sampler=optional(d, "sampler", dict, where, {}),
+            writers=None
+            if d.get("writers") is None
+            else Writers.from_json(d["writers"], f"{where}.writers"),
             schema_version=SCHEMA_VERSION,
             source=source,
         )
