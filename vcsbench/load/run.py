@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vcsbench.bench.figures import filesystem_info
 from vcsbench.errors import VcsbenchError
 from vcsbench.load import servers
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
@@ -155,7 +156,7 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
             "path": path.name,
             "vcs": path.vcs,
             "server": None,
-            "filesystem": sandbox.info.as_dict(),
+            "filesystem": filesystem_info(sandbox.info).to_json(),  # as a benchmark has it
             "steps": [],
             "capacity": capacity([], plan.capacity_factor),
             "verified_repositories": 0,

@@ -13,6 +13,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from vcsbench.results.environment import Throttle
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.writers import Writers
 
@@ -118,3 +119,17 @@ def writers_text(found: Writers, limit: int = 3) -> str:
     return ", ".join(shown or ["no task"]) + (
         f", {share:.0%} to no task" if share is not None else ""
     )
+
+
+def storage_text(throttle: Throttle) -> str:
+    """A storage profile as a report's header gives it: the limits, where they come
+    from, what the device delivered, and what it could not."""
+    name = f"profile {throttle.profile}: " if throttle.profile else "limits: "
+    source = f" ({throttle.source})" if throttle.source else ""
+    delivered = []
+    for key, rate in throttle.measured.items():
+        direction, unit = key.split("_")
+        shown = f"{rate:,.0f} {direction} IO/s" if unit == "iops" else f"{rate / 1e6:,.1f} MB/s"
+        delivered.append(shown if unit == "iops" else f"{shown} {direction}")
+    text = f"{name}{throttle.described}{source}; the device delivered {', '.join(delivered)}"
+    return "; ".join([text, *throttle.notes, *(f"NOT HONOURED: {p}" for p in throttle.problems)])

@@ -18,7 +18,7 @@ from vcsbench.report.document import (
     strong,
     table,
 )
-from vcsbench.report.format import render_rows, writers_text
+from vcsbench.report.format import render_rows, storage_text, writers_text
 from vcsbench.report.stats import mann_whitney_p
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
@@ -245,6 +245,15 @@ def load_document(run: Run) -> Document:
         doc.add(paragraph(strong("Interrupted"), f": {load.interrupted}."))
     for entry in load.paths:
         doc.add(Heading(f"{entry.path} ({entry.vcs}) on {entry.fs}"))
+        throttle = entry.filesystem.throttle if entry.filesystem is not None else None
+        if throttle is not None:
+            doc.add(paragraph(f"Storage: {storage_text(throttle)}."))
+            for problem in throttle.problems:
+                doc.add(
+                    paragraph(
+                        strong("Warning"), f": the storage profile was not honoured: {problem}."
+                    )
+                )
         if entry.steps:
             rows = [_step_cells(load, row) for row in entry.steps]
             doc.add(table(_step_header(load), rows, text_columns=0))

@@ -25,14 +25,13 @@ from vcsbench.report.document import (
     paragraph,
     table,
 )
-from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio, writers_text
+from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio, storage_text, writers_text
 from vcsbench.report.format import table as text_table
 from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
 from vcsbench.report.interleaved import interleaved
 from vcsbench.report.stability import warnings as stability_warnings
-from vcsbench.results.environment import Throttle
 from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
@@ -196,20 +195,6 @@ def table_rows(
     return header, out
 
 
-def storage(throttle: Throttle) -> str:
-    """A storage profile as a report's header gives it: the limits, where they come
-    from, what the device delivered, and what it could not."""
-    name = f"profile {throttle.profile}: " if throttle.profile else "limits: "
-    source = f" ({throttle.source})" if throttle.source else ""
-    delivered = []
-    for key, rate in throttle.measured.items():
-        direction, unit = key.split("_")
-        shown = f"{rate:,.0f} {direction} IO/s" if unit == "iops" else f"{rate / 1e6:,.1f} MB/s"
-        delivered.append(shown if unit == "iops" else f"{shown} {direction}")
-    text = f"{name}{throttle.described}{source}; the device delivered {', '.join(delivered)}"
-    return "; ".join([text, *throttle.notes, *(f"NOT HONOURED: {p}" for p in throttle.problems)])
-
-
 def environment(files: list[Run]) -> list[tuple[str, str]]:
     """(label, value) lines describing where and how the results were obtained."""
     lines: list[tuple[str, str]] = []
@@ -233,7 +218,7 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
                 device += " (shared with everything else on it)"
             add("filesystem", f"{fs.spec}: {fs.fstype} ({fs.mount_options}) on {device}")
             if fs.throttle is not None:
-                add("storage", f"{fs.spec}: {storage(fs.throttle)}")
+                add("storage", f"{fs.spec}: {storage_text(fs.throttle)}")
             backend = bench.backend
             versions = ", ".join(f"{k} {v}" for k, v in backend.versions.items())
             options = ", ".join(f"{k}={v}" for k, v in backend.options.items() if v)

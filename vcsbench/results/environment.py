@@ -154,6 +154,10 @@ class FilesystemInfo:
         data = asdict(self)
         if self.throttle is None:
             del data["throttle"]  # unthrottled: as files were before profiles
+        else:  # as JSON has them, for a reader given this dict itself
+            data["throttle"].update(
+                problems=list(self.throttle.problems), notes=list(self.throttle.notes)
+            )
         return data
 
     @classmethod
