@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import skip_or_fail, vcsbench
+from helpers import REPO, skip_or_fail, vcsbench
 
 from vcsbench.backends import make_backend
 from vcsbench.backends._git import git_env, loose_objects
@@ -279,3 +279,54 @@ def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
         tmp_path, "markus2013", "--backends", backends, "--repos", "2", "--fs", f"dir:{tmp_path}"
     )
     assert said in table
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["markus2011", "--profile", "floppy"], "--profile 'floppy' is not a storage profile; "
+         "use one of hdd, sata-ssd, cloud-ssd, usb-stick"),
+        (["markus2011", "--profile", "hdd", "--fs", "tmpfs"], "profile= limits a block device"),
+        (["markus2011", "--profile", "hdd", "--fs", "ext4:write-iops=100"],
+         "--profile hdd and --fs ext4:write-iops=100 both set storage limits; give one"),
+        (["markus2011", "--students", "0"], "--students 0 must be 1 or more"),
+        (["markus2013", "--students", "5"], "--students are for load studies (markus2011)"),
+    ],
+)  # fmt: skip
+def test_a_bad_profile_or_student_count_is_one_line(argv: list[str], message: str) -> None:
+    result = vcsbench("study", *argv)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert message in line
+
+
+def test_a_profile_joins_each_spec_and_a_throttled_markus2011_runs_its_own_steps() -> None:
+    from vcsbench.sandbox.spec import with_option
+    from vcsbench.studies import LOAD_STUDIES
+    from vcsbench.studies.base import _plan
+
+    assert "ext4:size=8G,profile=hdd,xfs:profile=hdd" == with_option(
+        "ext4:size=8G,xfs", "profile=hdd"
+    )
+    study = LOAD_STUDIES["markus2011"]
+    plain = _plan(study, "closed", study.paths, "ext4:size=8G", 8.0, 800)
+    assert (1, 2, 4, 8, 16, 32, 64, 128) == tuple(plain.steps) and 0 == plain.step_ops
+    throttled = _plan(study, "closed", study.paths, "ext4:size=8G,profile=hdd", 5.0, 40)
+    assert (1, 4, 16) == tuple(throttled.steps) and 16 == throttled.step_ops
+    assert 40 == throttled.students
+    assert (2,) == tuple(_plan(study, "open", study.paths, "ext4:profile=hdd", 5.0, 40).steps)
+
+
+def test_markus2011_sets_the_2011_account_beside_its_top_step() -> None:
+    from vcsbench.results import read
+    from vcsbench.studies.markus2011 import account
+
+    load = read(REPO / "results" / "reference" / "markus2011.json.gz").load
+    assert load is not None
+    lines = account(load.paths)
+    top = [entry.steps[-1] for entry in load.paths]
+    iowait = lines[4].split("|")[3:-1]
+    assert [f"{s.system['iowait_pct_mean']:.0f} %" for s in top] == [c.strip() for c in iowait]
+    p95 = lines[5].split("|")[3:-1]
+    assert [f"{s.p95_ms / 1000:,.1f} s" for s in top] == [c.strip() for c in p95]
+    assert "| 30-50 % |" in lines[4] and "| 20 s |" in lines[5]

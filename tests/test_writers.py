@@ -79,6 +79,21 @@ def test_the_devices_kernel_threads_count_others_are_apart_and_the_rest_is_no_ta
     assert not device_thread("kworker/u8:4-loop3", "loop3", "7:3")
 
 
+def test_a_child_reaped_in_the_interval_hands_its_parent_only_what_it_wrote_in_it() -> None:
+    """A shell (pid 30) had written 1 MiB; its child (31) had written 8 MiB before the
+    interval and 2 MiB in it, then was reaped: the shell's counter grows by 10 MiB, of
+    which 2 MiB were written in the interval. A child born and reaped inside it (3 MiB)
+    is the shell's growth whole."""
+    mib = 1 << 20
+    before = {(30, 1): Task("bash", False, mib, 1), (31, 5): Task("pytest", False, 8 * mib, 30)}
+    after = {(30, 1): Task("bash", False, (1 + 8 + 2 + 3) * mib, 1)}
+    found = top_writers(before, after, 100 * mib)
+    assert [("bash", 5 * mib)] == [
+        (w["name"], w["write_bytes"])
+        for w in found["top"]  # type: ignore[union-attr]
+    ]
+
+
 def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path) -> None:
     out = tmp_path / "load.json"
     result = vcsbench(
@@ -100,6 +115,10 @@ def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path
     assert 0 == report.returncode, report.stderr
     assert "limits: 4,000 write IO/s; the device delivered" in report.stdout
     assert "Who wrote to the device, per step" in report.stdout
+    # the profile's own count of what it limited, beside the device's requests
+    ios, requests = device["throttle_write_ios"], device["write_requests"]
+    assert ios > 0 and requests > 0
+    assert f"limits counted {ios:,} write IOs for the device's {requests:,}" in report.stdout
     assert f"{found['unattributed_share']:.0%} to no task" in report.stdout
 
 

@@ -20,6 +20,8 @@ from vcsbench.cli.common import (
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import Run
 from vcsbench.results.io import beside
+from vcsbench.sandbox.spec import parse_fs_list, with_option
+from vcsbench.sandbox.throttle import PROFILES
 from vcsbench.studies import LOAD_STUDIES, STUDIES
 from vcsbench.studies.base import Study
 
@@ -31,6 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--step-seconds", type=float, help="load studies: each step's length (default: below)"
+    )
+    parser.add_argument(
+        "--students",
+        type=int,
+        help="load studies: how many students submit (default: the study's, below)",
+    )
+    parser.add_argument(
+        "--profile",
+        help="a storage profile on the study's filesystems, as --fs ext4:profile=NAME: "
+        f"{', '.join(PROFILES)} (vcsbench doctor --calibrate lists their figures)",
     )
     # The study fixes its operations and payloads; --ops and --payloads are not offered.
     add_selection(
@@ -45,11 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.bench.runner import run_suite
 
     if args.study in LOAD_STUDIES:
+        if args.students is not None and args.students < 1:
+            raise VcsbenchError(f"--students {args.students} must be 1 or more")
         return _load_study(args)
-    if args.paths or args.step_seconds:
+    if args.paths or args.step_seconds or args.students is not None:
         raise VcsbenchError(
-            f"--paths and --step-seconds are for load studies ({', '.join(LOAD_STUDIES)}), "
-            f"not {args.study}"
+            f"--paths, --step-seconds and --students are for load studies "
+            f"({', '.join(LOAD_STUDIES)}), not {args.study}"
         )
 
     study = STUDIES[args.study]
@@ -61,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "payloads": study.payloads,
         "backends": backends,
         "repos": args.repos or str(study.repos),
-        "fs": args.fs or study.fs,
+        "fs": _with_profile(args.fs or study.fs, args.profile),
     }
     selection = selection_of(args, **fixed)
     out = out_path(args, study.name)
@@ -99,7 +113,14 @@ def _load_study(args: argparse.Namespace) -> int:
     install_signal_handlers()
     started = time.time()
     try:
-        text = run_load_study(study, out, args.paths, args.fs, args.step_seconds)
+        text = run_load_study(
+            study,
+            out,
+            args.paths,
+            _with_profile(args.fs or study.fs, args.profile),
+            args.step_seconds,
+            args.students,
+        )
     except KeyboardInterrupt:  # the closed loop's file, if this run wrote it
         mine = out.exists() and out.stat().st_mtime >= started
         return interrupted(out, read(out) if mine else None)
@@ -109,6 +130,25 @@ def _load_study(args: argparse.Namespace) -> int:
     print(for_terminal(text))
     print(f"table: {beside(out, '.md')}")
     return 0
+
+
+def _with_profile(fs: str, profile: str | None) -> str:
+    """The study's filesystems with ``--profile`` on each (refused in one line where it
+    does not apply: an unknown name, tmpfs, a spec that names its own)."""
+    if profile is None:
+        return fs
+    if profile not in PROFILES:
+        raise VcsbenchError(
+            f"--profile {profile!r} is not a storage profile; use one of {', '.join(PROFILES)}"
+        )
+    for spec in parse_fs_list(fs):
+        if spec.limits:
+            raise VcsbenchError(
+                f"--profile {profile} and --fs {spec.text} both set storage limits; give one"
+            )
+    text = with_option(fs, f"profile={profile}")
+    parse_fs_list(text)  # tmpfs and dir: are refused here, with what would be accepted
+    return text
 
 
 def study_markdown(study: Study, runs: list[Run], out: Path) -> str:

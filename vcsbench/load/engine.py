@@ -52,6 +52,7 @@ from vcsbench.measure.processes import (
     written_by_pid,
 )
 from vcsbench.sandbox.removal import remove_tree
+from vcsbench.sandbox.throttle import counted_ios
 
 DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
@@ -64,8 +65,10 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
     group = config.get("server_cgroup")
     pids = members(server_pids, config.get("server_session"), group)
     device = read_device(config["device_stat"]) if config.get("device_stat") else None
+    throttled = config.get("throttle_device")
     return {
         "t": time.perf_counter(),
+        "throttle_ios": counted_ios(throttled) if throttled else None,
         "device": None
         if device is None
         else [device.read_bytes, device.write_bytes, device.read_requests, device.write_requests],

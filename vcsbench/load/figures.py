@@ -85,6 +85,11 @@ def step_figures(
             "write_bytes_per_session": delta[1] / per,
             "write_requests_per_session": delta[3] / per,
         }
+        if before.get("throttle_ios") and after.get("throttle_ios"):
+            # under a storage profile: the IOs its limits counted, before merging
+            (read0, write0), (read1, write1) = before["throttle_ios"], after["throttle_ios"]
+            reads, writes = read1 - read0, write1 - write0
+            row["device"] |= {"throttle_read_ios": reads, "throttle_write_ios": writes}
     if "arrivals" in step:  # open loop: how late the generator sent each arrival
         lags = sorted(step["generator_lag_s"])
         limit = max(LAG_LIMIT_S, 0.1 / step["level"])

@@ -34,6 +34,7 @@ from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
 from vcsbench.measure.machine import machine_info
 from vcsbench.measure.sampler import SystemSampler
+from vcsbench.measure.writers import device_of
 from vcsbench.results import Run, parse
 from vcsbench.results.io import beside, own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
@@ -92,6 +93,9 @@ def engine_config(
         "step_ops": plan.step_ops,
         "start": {rel: data.decode("latin-1") for rel, data in start.items()},
         "device_stat": sandbox.info.device_stat_path,
+        "throttle_device": device_of(sandbox.info.device_stat_path)[1]
+        if sandbox.info.throttle
+        else None,
         "server_session": server.pid if server is not None else None,  # a session leader
         "server_cgroup": str(server.group.path) if server and server.group else None,
         "client_home": str(sandbox.make_dir("vcsbench-clients-")),

@@ -2,7 +2,8 @@
 as iotop shows them, beside what the device wrote.
 
 The kernel charges a write to the task that dirtied the page (``write_bytes`` in
-/proc/PID/io, with the children it reaped), not to the thread that later submits it, and
+/proc/PID/io, with the children it reaped -- less, here, what a child reaped in the
+interval had written before it), not to the thread that later submits it, and
 charges much of a filesystem's own writing to no task. Measured on this project's
 machine: 200 fsync'd 4 KiB writes on a loop-mounted ext4 made the device write 7.1 MiB;
 the writing process was charged with 800 KiB, the journal thread (jbd2/loop0-8) with
@@ -36,6 +37,7 @@ class Task:
     name: str
     kernel: bool
     write_bytes: int
+    parent: int = 0
 
 
 Snapshot = dict[tuple[int, int], Task]
@@ -60,7 +62,8 @@ def snapshot() -> Snapshot:
             (int(line.split()[1]) for line in text.splitlines() if line.startswith("write_bytes:")),
             0,
         )
-        found[(pid, int(fields[19]))] = Task(name, bool(int(fields[6]) & PF_KTHREAD), written)
+        kernel = bool(int(fields[6]) & PF_KTHREAD)
+        found[(pid, int(fields[19]))] = Task(name, kernel, written, int(fields[1]))
     return found
 
 
@@ -97,11 +100,19 @@ def top_writers(
     """The ``top`` writers to the device (``loop0``, number ``7:0``) by what they were
     charged with between two snapshots, their total, and the share of the device's
     writes charged to none of them (at least); other kernel threads' charges apart."""
+    # A task reaped in the interval hands its whole charge to its parent: what it had
+    # before the interval is no part of the parent's growth.
+    pids = {key[0]: key for key in before}
+    handed: dict[tuple[int, int], int] = {}
+    for key, task in before.items():
+        parent = pids.get(task.parent)
+        if key not in after and parent is not None:
+            handed[parent] = handed.get(parent, 0) + task.write_bytes
     grown = []
     elsewhere = 0
     for key, task in after.items():
         was = before.get(key)
-        delta = task.write_bytes - (was.write_bytes if was else 0)
+        delta = task.write_bytes - (was.write_bytes if was else 0) - handed.get(key, 0)
         if delta <= 0:
             continue
         if task.kernel and not device_thread(task.name, device, number):

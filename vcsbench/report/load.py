@@ -144,6 +144,19 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
                     "as much as the server; run fewer arrivals, or workers on more machines.",
                 )
             )
+    counted = [row.device for row in entry.steps if row.device is not None]
+    ios = sum(d.throttle_write_ios or 0 for d in counted)
+    requests = sum(d.write_requests for d in counted)
+    if any(d.throttle_write_ios is not None for d in counted) and requests:
+        lines.append(
+            (
+                f"The storage profile's limits counted {ios:,} write IOs for the device's "
+                f"{requests:,} write requests ({ios / requests:,.1f} per request): it counts "
+                "IOs as they are submitted, before the block layer merges adjacent ones into "
+                "requests, and a disk seeks per request; above 1, the profile slows this "
+                "path more than the disk it describes would.",
+            )
+        )
     written = [row for row in entry.steps if row.writers is not None]
     if written:
         lines.append(

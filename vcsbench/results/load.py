@@ -57,6 +57,10 @@ class StepDevice:
     """What the server's processes were charged with in /proc; None where unseen."""
     unattributed_share: float | None
     """Of the device's writes, the share no server process wrote (journal, metadata)."""
+    throttle_read_ios: int | None = None
+    throttle_write_ios: int | None = None
+    """Under a storage profile: the IOs its limits counted (submitted, before the block
+    layer merged adjacent ones into the device's requests)."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> StepDevice:
@@ -70,6 +74,8 @@ class StepDevice:
             write_requests_per_session=number(d, "write_requests_per_session", where),
             server_process_write_bytes=optional_count(d, "server_process_write_bytes", where),
             unattributed_share=optional_number(d, "unattributed_share", where),
+            throttle_read_ios=optional_count(d, "throttle_read_ios", where),
+            throttle_write_ios=optional_count(d, "throttle_write_ios", where),
         )
 
 

@@ -209,6 +209,14 @@ def parse_fs_list(text: str) -> list[FsSpec]:
     A comma starts a new spec only where a filesystem kind follows it, so options with
     commas inside one spec stay together.
     """
+    specs = [parse_fs_spec(piece) for piece in _pieces(text)]
+    if not specs:
+        raise VcsbenchError("--fs: no filesystem given; use e.g. tmpfs or ext4,xfs")
+    return specs
+
+
+def _pieces(text: str) -> list[str]:
+    """The specs of a comma-separated list, as text (see :func:`parse_fs_list`)."""
     pieces: list[str] = []
     for token in text.split(","):
         head = token.partition(":")[0].strip()
@@ -216,7 +224,10 @@ def parse_fs_list(text: str) -> list[FsSpec]:
             pieces.append(token)
         else:
             pieces[-1] += "," + token
-    specs = [parse_fs_spec(piece) for piece in pieces if piece.strip()]
-    if not specs:
-        raise VcsbenchError("--fs: no filesystem given; use e.g. tmpfs or ext4,xfs")
-    return specs
+    return [piece for piece in pieces if piece.strip()]
+
+
+def with_option(text: str, option: str) -> str:
+    """Each spec of a list with ``option`` (``profile=hdd``) added: ``ext4:size=8G`` ->
+    ``ext4:size=8G,profile=hdd``; ``xfs`` -> ``xfs:profile=hdd``."""
+    return ",".join(f"{piece}{',' if ':' in piece else ':'}{option}" for piece in _pieces(text))

@@ -121,6 +121,24 @@ def rules_on(devno: str) -> dict[str, int]:
     return found
 
 
+def counted_ios(devno: str) -> tuple[int, int] | None:
+    """The read and write IOs the throttle has counted on ``devno`` (its root group, where
+    every process here is): IOs as submitted, before the block layer merges adjacent
+    ones into the requests the device's stat counts. None where nothing is counted."""
+    try:
+        text = (BLKIO / "blkio.throttle.io_serviced").read_text()
+    except OSError:
+        return None
+    found = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[0] == devno and fields[2].isdigit():
+            found[fields[1]] = int(fields[2])
+    if "Read" not in found or "Write" not in found:
+        return None
+    return found["Read"], found["Write"]
+
+
 def set_rule(devno: str, key: str, value: int) -> None:
     """Write one rule (``value`` 0 removes it)."""
     (BLKIO / f"blkio.throttle.{key}_device").write_text(f"{devno} {value}\n")

@@ -22,6 +22,7 @@ from vcsbench.report.formats import write
 from vcsbench.report.load import load_document
 from vcsbench.results.io import beside, writable_target, write_file
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.sandbox.spec import parse_fs_spec
 
 Tables = Callable[[list[Run]], dict[str, str]]
 KIB = 1024.0
@@ -59,6 +60,19 @@ class LoadStudy:
     source: str
     tables: Callable[[LoadStudy, Run, Run], str]
     """The study's own tables, from its closed-loop and its open-loop run."""
+    throttled: Throttled | None = None
+    """The steps on a throttled disk (a storage profile), where each session costs so
+    much more device time that the study's own steps would take hours."""
+
+
+@dataclass(frozen=True)
+class Throttled:
+    closed_steps: str
+    open_steps: str
+    step_seconds: float
+    step_sessions: int
+    """At most this many sessions start in a step (0: no bound)."""
+    why: str
 
 
 @dataclass(frozen=True)
@@ -190,15 +204,23 @@ def storage_tables(title: str, about: str) -> Tables:
     return tables
 
 
-def _plan(study: LoadStudy, shape: str, paths: str, fs: str, seconds: float) -> LoadPlan:
+def _plan(
+    study: LoadStudy, shape: str, paths: str, fs: str, seconds: float, students: int
+) -> LoadPlan:
+    steps = {"closed": study.closed_steps, "open": study.open_steps}[shape]
+    sessions = 0
+    if study.throttled is not None and parse_fs_spec(fs).limits:
+        throttled = study.throttled
+        steps = {"closed": throttled.closed_steps, "open": throttled.open_steps}[shape]
+        sessions = throttled.step_sessions
     return LoadPlan.parse(
         scenario="deadline",
         paths=paths,
         fs=fs,
-        students=study.students,
-        steps=study.closed_steps if shape == "closed" else study.open_steps,
+        students=students,
+        steps=steps,
         step_seconds=seconds,
-        step_ops=0,
+        step_ops=sessions,
         payload=study.payload,
         precreate=False,
         capacity_factor=2.0,
@@ -208,21 +230,36 @@ def _plan(study: LoadStudy, shape: str, paths: str, fs: str, seconds: float) -> 
 
 
 def run_load_study(
-    study: LoadStudy, out: Path, paths: str | None, fs: str | None, seconds: float | None
+    study: LoadStudy,
+    out: Path,
+    paths: str | None,
+    fs: str | None,
+    seconds: float | None,
+    students: int | None = None,
 ) -> str:
     """Run the study's closed and open loops; write both result files and the Markdown."""
     paths = paths or study.paths
     fs = fs or study.fs
-    seconds = seconds or study.step_seconds
+    students = students or study.students
+    throttled = study.throttled if parse_fs_spec(fs).limits else None
+    seconds = seconds or (throttled.step_seconds if throttled else study.step_seconds)
     command = ["vcsbench", *sys.argv[1:]]
     open_out = beside(out, "-open.json" + (".gz" if out.name.endswith(".gz") else ""))
     writable_target(open_out, "the open-loop results beside --out,")
-    plans = [_plan(study, shape, paths, fs, seconds) for shape in ("closed", "open")]
+    plans = [_plan(study, shape, paths, fs, seconds, students) for shape in ("closed", "open")]
     closed = run_load(plans[0], out, command)
     open_ = run_load(plans[1], open_out, command)
+    steps = ""
+    if throttled is not None:
+        steps = (
+            f"On this throttled disk the study runs {throttled.closed_steps} clients and "
+            f"{throttled.open_steps} arrivals/s, at most {throttled.step_sessions} sessions "
+            f"a step: {throttled.why}. "
+        )
     header = (
-        f"# {study.name}: {study.students:,} students at the deadline on {fs}\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}. {seconds:g} s per step; latency is "
+        f"# {study.name}: {students:,} students at the deadline on {fs}\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}. {steps}{seconds:g} s per step; "
+        "latency is "
         "each submission's wall time (open loop: from its scheduled arrival); every "
         "repository read back afterwards.\n\n"
         f"Results: `{out}` (closed loop), `{open_out}` (open loop); command: "
