@@ -59,5 +59,6 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench run --backends 'git-pygit2[version=1.12.2],git-pygit2[version=1.14.1],git-pygit2[version=1.15.1],git-pygit2[version=1.18.2],git-pygit2[version=1.21.0]' --ops create,create+commit,commit,clone,log --payloads hello --fs tmpfs,ext4 --repos 300 --progress none --out $(REF)/pygit2-releases.json.gz
 	$(VENV)/bin/vcsbench report $(REF)/pygit2-releases.json.gz > $(REF)/pygit2-releases.md
 	$(VENV)/bin/vcsbench study markus2011 --out $(REF)/markus2011.json.gz
+	$(VENV)/bin/vcsbench study markus2011 --profile hdd --out $(REF)/markus2011-hdd.json.gz
 	rm -rf $(REF)/load-plots
 	$(VENV)/bin/vcsbench report $(REF)/markus2011.json.gz --plots $(REF)/load-plots > /dev/null

@@ -136,6 +136,7 @@ def test_git_cli_fsync_options_are_passed_to_git(tmp_path: Path) -> None:
             "core.fsync": "loose-object",
             "core.fsyncMethod": "batch",
             "objects": "loose",
+            "bin": "",
         }
 
 

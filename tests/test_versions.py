@@ -228,3 +228,46 @@ def test_a_range_of_releases_is_the_last_patch_of_each_minor() -> None:
     with pytest.raises(VcsbenchError) as caught:
         expand_range("pygit2", "0.1..0.2")
     assert str(caught.value).startswith("no release of pygit2 from 0.1 to 0.2 that pip can")
+
+
+def test_a_git_from_a_directory_runs_interleaved_and_records_its_version(tmp_path: Path) -> None:
+    """``git-cli[bin=DIR]`` runs DIR's git: here a wrapper that counts its calls before it
+    runs the installed one, so every git command of the variant's rounds is seen to be it."""
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\necho x >> {calls}\nexec /usr/bin/git "$@"\n')
+    wrapper.chmod(0o755)
+    out = tmp_path / "r.json"
+    variant = f"git-cli[bin={bin_dir}]"
+    result = vcsbench(
+        *hello_creates("20", f"git-cli,{variant}", "create"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    found = {
+        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
+        for b in json.loads(out.read_text())["benchmarks"]
+    }
+    installed = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
+    mine = found[variant]
+    assert installed.strip() == mine["backend"]["versions"]["git"]
+    assert str(bin_dir) == mine["backend"]["versions"]["git from"]
+    assert "git from" not in found["git-cli"]["backend"]["versions"]
+    assert "interleaved" in mine["harness"]  # a tool from elsewhere alternates like a release
+    # one `git init` per round (its warm-up and pilot rounds too), and --version once or more
+    assert len(calls.read_text().splitlines()) >= 20
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        ("bin=relative/dir", "option bin='relative/dir' is not an absolute directory"),
+        ("bin=/proc", "option bin='/proc': no executable git in it; give the directory"),
+    ],
+)
+def test_a_git_directory_without_git_is_one_line(option: str, says: str) -> None:
+    result = vcsbench(*hello_creates("2", f"git-cli[{option}]", "create"), "--fs", "tmpfs")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert says in line

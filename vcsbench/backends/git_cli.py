@@ -7,6 +7,7 @@ user's and the system's git configuration shut out (see ``_git.git_env``).
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,6 +67,7 @@ class GitCli(GitBackend):
         "core.fsync": "",
         "core.fsyncMethod": "",
         "objects": "loose",
+        "bin": "",
     }
 
     def check_options(self) -> None:
@@ -88,6 +90,25 @@ class GitCli(GitBackend):
                 "(git add + git commit) or packed (git fast-import)"
             )
         self._env = git_env()
+        self._tool = self._bin_tool(self.options["bin"])
+
+    @staticmethod
+    def _bin_tool(directory: str) -> str:
+        """The git to run: ``bin=DIR``'s (another release, a build), else the PATH's."""
+        if not directory:
+            return "git"
+        tool = Path(directory) / "git"
+        if not Path(directory).is_absolute():
+            raise VcsbenchError(
+                f"option bin={directory!r} is not an absolute directory; give the full path "
+                "of the directory that holds the git to run"
+            )
+        if not (tool.is_file() and os.access(tool, os.X_OK)):
+            raise VcsbenchError(
+                f"option bin={directory!r}: no executable git in it; give the directory that "
+                "holds the git to run (an install's bin/, a build's bin-wrappers/)"
+            )
+        return str(tool)
 
     def durability(self) -> str:
         fsync = self.options["core.fsync"]
@@ -102,12 +123,13 @@ class GitCli(GitBackend):
     def versions(self) -> dict[str, str]:
 
         return {
-            "git": tool_version(["git", "--version"]),
+            "git": tool_version([self._tool, "--version"]),
+            **({"git from": self.options["bin"]} if self.options["bin"] else {}),
             "pygit2 (verifier)": importlib.metadata.version("pygit2"),
         }
 
     def _git(self, *args: str) -> list[str]:
-        argv = ["git", "-c", "init.defaultBranch=main"]
+        argv = [self._tool, "-c", "init.defaultBranch=main"]
         for key in ("core.fsync", "core.fsyncMethod"):
             if self.options[key]:
                 argv += ["-c", f"{key}={self.options[key]}"]

@@ -267,7 +267,10 @@ class Selection:
     def interleaves(self, group: list[Variant]) -> bool:
         """Whether these variants of one benchmark run in alternating blocks."""
         if self.interleave is None:
-            return any(v.version is not None or v.copy is not None for v in group)
+            return any(
+                v.version is not None or v.copy is not None or "bin" in v.backend_options
+                for v in group
+            )
         return self.interleave > 0
 
     def blocks_for(self, rounds: int) -> int:

@@ -34,6 +34,8 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
     device bytes per submission and the share no process wrote; then the open-loop pair."""
     loads = _load(closed).paths
     levels = [f"{row.level:g}" for row in loads[0].steps] if loads else []
+    opened = _load(open_).paths
+    arrivals = [row.level for row in opened[0].steps if row.level > 0] if opened else []
     lines = [
         f"### Closed loop: 1 to {levels[-1] if levels else '?'} students submitting at once",
         "",
@@ -78,7 +80,8 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         "",
         *account(loads),
         "",
-        "### Open loop (tsung's pair): a session every 500 ms and every 50 ms",
+        "### Open loop (tsung's): "
+        + " and ".join(f"a session every {1000 / level:,.0f} ms" for level in arrivals),
         "",
         "| access path | arrivals/s | p50 ms | p95 ms | p99 ms | max ms | errors "
         "| generator lag p99 ms |",
