@@ -585,10 +585,8 @@ class BenchmarkRun:
         if self._writers_before is None or not stat_path:
             return None
         snap, written = self._writers_before
-        name, number = writers.device_of(stat_path)
         written = read_device(stat_path).write_bytes - written
-        found = writers.top_writers(snap, writers.snapshot(), written, name, number)
-        return Writers.from_json(found, "writers")
+        return Writers.from_json(writers.since(snap, written, stat_path), "writers")
 
     def _measured(self, index: int) -> list[Path]:
         return self.operation.measured(self.paths(index))

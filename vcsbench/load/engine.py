@@ -90,9 +90,8 @@ def step_writers(
     """Who wrote to the sandbox's device over a step (none where there is no device)."""
     if before["device"] is None or after["device"] is None:
         return None
-    name, number = writers.device_of(config.get("device_stat"))
     written = after["device"][1] - before["device"][1]
-    return writers.top_writers(snap, writers.snapshot(), written, name, number)
+    return writers.since(snap, written, config.get("device_stat"))
 
 
 def answer(

@@ -132,3 +132,10 @@ def top_writers(
         "other_kernel_bytes": elsewhere,
         "unattributed_share": unattributed,
     }
+
+
+def since(before: Snapshot, device_write_bytes: int, stat_path: str | None) -> dict[str, object]:
+    """:func:`top_writers` from ``before`` to now, for the device whose stat file is
+    ``stat_path``, which wrote ``device_write_bytes`` meanwhile."""
+    name, number = device_of(stat_path)
+    return top_writers(before, snapshot(), device_write_bytes, name, number)
