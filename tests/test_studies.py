@@ -184,6 +184,39 @@ def test_fsfs_compression_changes_what_the_revision_stores(tmp_path: Path) -> No
     assert sizes["none"] >= payload.total_bytes > sizes["zlib"]
 
 
+@pytest.mark.parametrize("name", ["svn-fs", "svn-fs[compression=none]", "git-pygit2"])
+def test_create_commit_makes_what_create_then_commit_makes(name: str, tmp_path: Path) -> None:
+    """create+commit commits into the repository the library handed back (no second
+    open); what it stores is what create, then commit, stores -- byte for byte where
+    the bytes do not hold a time, and with the option that is read at open honoured."""
+    payload = load_payload("submission")
+    stored = {}
+    with make_backend(name) as backend:
+        backend.ready(tmp_path)
+        for how in ("one", "two"):
+            repo = tmp_path / how
+            if how == "one":
+                backend.create_commit(repo, payload.files, "m", tmp_path)
+            else:
+                backend.create(repo)
+                backend.commit(repo, payload.files, "m", tmp_path)
+            assert backend.verify(repo, payload.files) == []
+            if name.startswith("svn-fs"):
+                stored[how] = (repo / "db" / "revs" / "0" / "1").stat().st_size
+                assert not (repo / "db" / "revs" / "0" / "2").exists()
+            else:
+                head = subprocess.run(
+                    ["git", "-C", str(repo), "cat-file", "-p", "HEAD"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env=git_env(),
+                ).stdout
+                stored[how] = head.split("\n")[0]  # the tree: the same files, the same id
+                assert "parent " not in head
+    assert stored["one"] == stored["two"]
+
+
 def count_objects(repo: Path) -> dict[str, int]:
     out = subprocess.run(
         ["git", "-C", str(repo), "count-objects", "-v"],

@@ -180,6 +180,14 @@ class Backend(abc.ABC):
         call left there.
         """
 
+    def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        """A new repository at ``path`` and its first revision (``files``), as one request
+        makes them: a backend whose library hands back the repository it made commits
+        into that (a server creating a repository with its first revision does not open
+        it again); otherwise :meth:`create`, then :meth:`commit`."""
+        self.create(path)
+        self.commit(path, files, message, scratch)
+
     @abc.abstractmethod
     def verify(self, path: Path, files: Files) -> list[str]:
         """Differences between the newest revision and ``files`` (empty: all match)."""

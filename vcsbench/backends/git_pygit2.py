@@ -112,13 +112,16 @@ class GitPygit2(GitBackend):
         }
 
     def create(self, path: Path) -> None:
+        self._init(path)
+
+    def _init(self, path: Path) -> Any:
         import pygit2
 
         template = self.template.path(self.temp_root)
         flags = _const("RepositoryInitFlag.MKPATH")
         if template is not None:
             flags |= _const("RepositoryInitFlag.EXTERNAL_TEMPLATE")
-        pygit2.init_repository(str(path), bare=True, flags=flags, template_path=template)
+        return pygit2.init_repository(str(path), bare=True, flags=flags, template_path=template)
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         import pygit2
@@ -130,6 +133,18 @@ class GitPygit2(GitBackend):
             head = repo.head.peel(pygit2.Commit)
             parents = [head.id]
             base = head.tree
+        self._commit_into(repo, base, parents, files, message)
+
+    def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        """Into the repository ``init_repository`` hands back: a new one, whose HEAD is
+        unborn by construction (no parents, no base tree to read)."""
+        self._commit_into(self._init(path), None, [], files, message)
+
+    def _commit_into(
+        self, repo: Any, base: Any, parents: list[Any], files: Files, message: str
+    ) -> None:
+        import pygit2
+
         tree_id = self._write_tree(repo, base, _nest(files))
         signature = pygit2.Signature("vcsbench", "vcsbench@localhost")
         repo.create_commit("HEAD", signature, signature, message, tree_id, parents)

@@ -73,27 +73,52 @@ class SvnFs(SvnBackend):
         pool = svn.core.Pool()
         try:
             repos = svn.repos.open(str(path), pool)
-            fs = svn.repos.fs(repos)
-            youngest = svn.fs.youngest_rev(fs, pool)
-            txn = svn.repos.fs_begin_txn_for_commit2(
-                repos, youngest, {"svn:author": b"vcsbench", "svn:log": message.encode()}, pool
-            )
-            root = svn.fs.txn_root(txn, pool)
-            for directory in parents_of(list(files)):
-                if svn.fs.check_path(root, directory, pool) == svn.core.svn_node_none:
-                    svn.fs.make_dir(root, directory, pool)
-            for rel, data in files.items():
-                if svn.fs.check_path(root, rel, pool) == svn.core.svn_node_none:
-                    svn.fs.make_file(root, rel, pool)
-                stream = svn.fs.apply_text(root, rel, None, pool)
-                svn.core.svn_stream_write(stream, data)
-                svn.core.svn_stream_close(stream)
-            # A conflict raises SubversionException; what returns is the new revision.
-            new_rev = svn.repos.fs_commit_txn(repos, txn, pool)
-            if not isinstance(new_rev, int) or new_rev <= youngest:
-                raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
+            youngest = svn.fs.youngest_rev(svn.repos.fs(repos), pool)
+            self._commit_into(repos, youngest, files, message, pool)
         finally:
             pool.destroy()
+
+    def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+        """Into the repository ``svn.repos.create`` hands back (r0, as made). With a
+        ``compression`` option the repository's configuration is edited after create and
+        read when it is opened, so then it is opened again, as :meth:`commit` does."""
+        if self.options["compression"]:
+            super().create_commit(path, files, message, scratch)
+            return
+        import svn.core
+        import svn.repos
+
+        pool = svn.core.Pool()
+        try:
+            repos = svn.repos.create(str(path), None, None, None, self._fs_config(), pool)
+            self._commit_into(repos, 0, files, message, pool)
+        finally:
+            pool.destroy()
+
+    def _commit_into(
+        self, repos: Any, youngest: int, files: Files, message: str, pool: Any
+    ) -> None:
+        import svn.core
+        import svn.fs
+        import svn.repos
+
+        txn = svn.repos.fs_begin_txn_for_commit2(
+            repos, youngest, {"svn:author": b"vcsbench", "svn:log": message.encode()}, pool
+        )
+        root = svn.fs.txn_root(txn, pool)
+        for directory in parents_of(list(files)):
+            if svn.fs.check_path(root, directory, pool) == svn.core.svn_node_none:
+                svn.fs.make_dir(root, directory, pool)
+        for rel, data in files.items():
+            if svn.fs.check_path(root, rel, pool) == svn.core.svn_node_none:
+                svn.fs.make_file(root, rel, pool)
+            stream = svn.fs.apply_text(root, rel, None, pool)
+            svn.core.svn_stream_write(stream, data)
+            svn.core.svn_stream_close(stream)
+        # A conflict raises SubversionException; what returns is the new revision.
+        new_rev = svn.repos.fs_commit_txn(repos, txn, pool)
+        if not isinstance(new_rev, int) or new_rev <= youngest:
+            raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export the newest revision through the fs API (there is no working copy)."""

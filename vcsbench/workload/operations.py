@@ -56,8 +56,7 @@ class CreateCommit(Operation):
     summary = "a new repository and its first revision (the payload)"
 
     def run(self, paths: RoundPaths) -> None:
-        self.backend.create(paths.repo)
-        self.backend.commit(paths.repo, self.payload.files, COMMIT_MESSAGE, paths.scratch)
+        self.backend.create_commit(paths.repo, self.payload.files, COMMIT_MESSAGE, paths.scratch)
 
     def expected(self) -> Files:
         return dict(self.payload.files)

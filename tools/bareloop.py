@@ -1,0 +1,282 @@
+"""The simplest independent measurement of what vcsbench times, and vcsbench beside it.
+
+``loop``: the library calls of one operation and nothing else -- a fresh filesystem of
+its own (tmpfs, or ext4 on a loop device made as vcsbench makes one), ``perf_counter_ns``
+around each round's calls, the median printed. It imports no vcsbench code: it is the
+yardstick, not the instrument. create: a bare repository (pygit2) or ``svn.repos.create``;
+create+commit: that and one commit of ``test.txt`` ("hello world", vcsbench's ``hello``
+payload) into the repository the call handed back; commit: into a repository holding that
+first revision (made and put on disk untimed: ``syncfs``), one more revision replacing
+``test.txt`` and adding a file, as vcsbench's ``commit`` does.
+
+``compare``: the loop, then ``pytest benchmarks --benchmark-only`` for the same work, then
+the loop again, ``--runs`` times; each run's ratio is vcsbench's median over the mean of
+the two loops' medians beside it (the machine's drift over the minute between them is in
+that ratio, which is why there are several runs). As root (it mounts)::
+
+    .venv/bin/python tools/bareloop.py compare --fs tmpfs --ops create+commit --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BACKENDS = ("git-pygit2", "svn-fs")
+OPS = ("create", "create+commit", "commit")
+FIRST = {"test.txt": b"hello world"}
+CHANGE = {
+    "test.txt": b"replaced by vcsbench\n" + b"hello world"[::-1],
+    "vcsbench-added.txt": b"added by vcsbench\n",
+}
+IMAGE_BYTES = 8 << 30  # vcsbench's default image size, made and formatted the same way
+EXT4_MKFS = ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
+
+
+@contextmanager
+def filesystem(kind: str) -> Iterator[Path]:
+    """A fresh tmpfs or a fresh loop-mounted ext4, removed after."""
+    top = Path(tempfile.mkdtemp(prefix="bareloop-"))
+    mnt = top / "mnt"
+    mnt.mkdir()
+    device = None
+    try:
+        if kind == "tmpfs":
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2G", "bareloop", mnt], check=True)
+        else:
+            image = top / "ext4.img"
+            with open(image, "wb") as handle:
+                handle.truncate(IMAGE_BYTES)
+            subprocess.run([*EXT4_MKFS, image], check=True)
+            device = subprocess.run(
+                ["losetup", "--find", "--show", image], check=True, capture_output=True, text=True
+            ).stdout.strip()
+            subprocess.run(["mount", device, mnt], check=True)
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", mnt], check=True)
+    finally:
+        if device:
+            subprocess.run(["losetup", "-d", device], check=True)
+        for leftover in (top / "ext4.img", mnt):
+            if leftover.is_file():
+                leftover.unlink()
+            elif leftover.is_dir():
+                leftover.rmdir()
+        top.rmdir()
+
+
+def syncfs(path: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if libc.syncfs(fd) != 0:
+            raise OSError(ctypes.get_errno(), "syncfs")
+    finally:
+        os.close(fd)
+
+
+def git_calls() -> dict[str, Callable[[str], object]]:
+    import pygit2
+
+    blob_mode = pygit2.enums.FileMode.BLOB
+
+    def init(path: str) -> object:
+        return pygit2.init_repository(path, bare=True)
+
+    def commit(
+        repo: pygit2.Repository, files: dict[str, bytes], parents: list[object], base: object
+    ) -> None:
+        builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+        for name, data in files.items():
+            builder.insert(name, repo.create_blob(data), blob_mode)
+        signature = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        repo.create_commit("HEAD", signature, signature, "m", builder.write(), parents)
+
+    def create_commit(path: str) -> None:
+        commit(init(path), FIRST, [], None)
+
+    def later_commit(path: str) -> None:
+        repo = pygit2.Repository(path)
+        head = repo.head.peel(pygit2.Commit)
+        commit(repo, CHANGE, [head.id], head.tree)
+
+    def check(path: str, files: dict[str, bytes]) -> None:
+        tree = pygit2.Repository(path).head.peel(pygit2.Tree)
+        found = {entry.name: entry.data for entry in tree}
+        if found != files:
+            raise SystemExit(f"{path}: HEAD holds {sorted(found)}, not {sorted(files)}")
+
+    return {"create": init, "create+commit": create_commit, "commit": later_commit, "check": check}
+
+
+def svn_calls() -> dict[str, Callable[..., object]]:
+    import svn.core
+    import svn.fs
+    import svn.repos
+
+    def commit(repos: object, youngest: int, files: dict[str, bytes], pool: object) -> None:
+        txn = svn.repos.fs_begin_txn_for_commit2(repos, youngest, {"svn:log": b"m"}, pool)
+        root = svn.fs.txn_root(txn, pool)
+        for name, data in files.items():
+            if svn.fs.check_path(root, name, pool) == svn.core.svn_node_none:
+                svn.fs.make_file(root, name, pool)
+            stream = svn.fs.apply_text(root, name, None, pool)
+            svn.core.svn_stream_write(stream, data)
+            svn.core.svn_stream_close(stream)
+        svn.repos.fs_commit_txn(repos, txn, pool)
+
+    def init(path: str) -> None:
+        pool = svn.core.Pool()
+        svn.repos.create(path, None, None, None, {}, pool)
+        pool.destroy()
+
+    def create_commit(path: str) -> None:
+        pool = svn.core.Pool()
+        commit(svn.repos.create(path, None, None, None, {}, pool), 0, FIRST, pool)
+        pool.destroy()
+
+    def later_commit(path: str) -> None:
+        pool = svn.core.Pool()
+        repos = svn.repos.open(path, pool)
+        commit(repos, svn.fs.youngest_rev(svn.repos.fs(repos), pool), CHANGE, pool)
+        pool.destroy()
+
+    def check(path: str, files: dict[str, bytes]) -> None:
+        pool = svn.core.Pool()
+        fs = svn.repos.fs(svn.repos.open(path, pool))
+        root = svn.fs.revision_root(fs, svn.fs.youngest_rev(fs, pool), pool)
+        found = {
+            name.decode() if isinstance(name, bytes) else name: svn.core.Stream(
+                svn.fs.file_contents(root, name, pool)
+            ).read()
+            for name in svn.fs.dir_entries(root, "", pool)
+        }
+        pool.destroy()
+        if found != files:
+            raise SystemExit(
+                f"{path}: youngest revision holds {sorted(found)}, not {sorted(files)}"
+            )
+
+    return {"create": init, "create+commit": create_commit, "commit": later_commit, "check": check}
+
+
+def loop(backend: str, op: str, fs: str, rounds: int) -> float:
+    """The median round (ms) of ``rounds`` rounds, each verified after all are timed."""
+    calls = git_calls() if backend == "git-pygit2" else svn_calls()
+    timed = calls[op]
+    took: list[int] = []
+    with filesystem(fs) as mnt:
+        paths = [str(mnt / f"r{i:07d}") for i in range(rounds)]
+        for path in paths:
+            if op == "commit":
+                calls["create+commit"](path)
+                syncfs(mnt)
+            start = time.perf_counter_ns()
+            timed(path)
+            took.append(time.perf_counter_ns() - start)
+        want = {"create": None, "create+commit": FIRST, "commit": {**FIRST, **CHANGE}}[op]
+        for path in paths:
+            if want is None:
+                if not os.path.isdir(path):
+                    raise SystemExit(f"{path} was not made")
+            else:
+                calls["check"](path, want)
+    return statistics.median(took) / 1e6
+
+
+def vcsbench_medians(
+    fs: str, ops: list[str], rounds: int, extra: list[str]
+) -> dict[tuple[str, str], float]:
+    """pytest-benchmark's median (ms) per backend and operation, from its JSON."""
+    with tempfile.TemporaryDirectory(prefix="bareloop-json-") as where:
+        out = Path(where) / "run.json"
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "benchmarks",
+            "--benchmark-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--vcs-progress=none",
+            f"--vcs-backends={','.join(BACKENDS)}",
+            f"--vcs-ops={','.join(ops)}",
+            "--vcs-payloads=hello",
+            f"--vcs-fs={fs}",
+            f"--vcs-repos={rounds}",
+            f"--benchmark-json={out}",
+            *extra,
+        ]
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        found = json.loads(out.read_text())
+    medians = {}
+    for bench in found["benchmarks"]:
+        result = bench["extra_info"]["vcsbench"]
+        backend, op = result["backend"]["name"], result["op"]
+        medians[(backend, op)] = bench["stats"]["median"] * 1000
+    return medians
+
+
+def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str]) -> None:
+    print(
+        f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
+        "loop, vcsbench, loop (ratio over the two loops' mean)"
+    )
+    rows: dict[tuple[str, str], list[str]] = {}
+    for run in range(runs):
+        before = {(b, o): loop(b, o, fs, rounds) for b in BACKENDS for o in ops}
+        bench = vcsbench_medians(fs, ops, rounds, extra)
+        after = {(b, o): loop(b, o, fs, rounds) for b in BACKENDS for o in ops}
+        for key in before:
+            bare = (before[key] + after[key]) / 2
+            cell = f"{bench[key] / bare:.3f} ({bench[key]:.3f} / {before[key]:.3f}, "
+            rows.setdefault(key, []).append(f"{cell}{after[key]:.3f} ms)")
+        print(f"run {run + 1} of {runs} done", file=sys.stderr)
+    for (backend, op), cells in rows.items():
+        print(f"{backend} {op}: " + "; ".join(cells))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("loop", help="the bare loop alone")
+    one.add_argument("--backend", choices=BACKENDS, required=True)
+    both = sub.add_parser("compare", help="the loop, vcsbench, the loop; --runs times")
+    both.add_argument("--runs", type=int, default=3)
+    both.add_argument(
+        "--pytest-args", default="", help="more arguments for pytest, split at spaces"
+    )
+    for each in (one, both):
+        each.add_argument(
+            "--ops", default="create+commit", help=f"comma-separated, of {', '.join(OPS)}"
+        )
+        each.add_argument("--fs", choices=("tmpfs", "ext4"), default="tmpfs")
+        each.add_argument("--rounds", type=int, default=400)
+    args = parser.parse_args()
+    ops = args.ops.split(",")
+    bad = [op for op in ops if op not in OPS]
+    if bad:
+        parser.error(f"--ops {bad[0]!r}: not one of {', '.join(OPS)}")
+    if args.command == "loop":
+        for op in ops:
+            median = loop(args.backend, op, args.fs, args.rounds)
+            print(f"{args.backend} {op} {args.fs}: median {median:.4f} ms")
+    else:
+        compare(args.fs, ops, args.rounds, args.runs, args.pytest_args.split())
+
+
+if __name__ == "__main__":
+    main()
