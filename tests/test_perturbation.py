@@ -180,6 +180,31 @@ def test_a_report_warns_of_a_harness_beyond_the_goal(tmp_path: Path) -> None:
     assert "the harness moved" not in plain.stdout
 
 
+def test_a_report_says_the_harness_check_each_result_holds(tmp_path: Path) -> None:
+    """Within the goal too: the figure a reader needs to judge a small difference. A
+    record without its interval (an older or a hand-made file) is left out, not guessed."""
+    document = json.loads((REPO / "tests" / "data" / "tiny-tmpfs.json").read_text())
+    first, second = (b["extra_info"]["vcsbench"] for b in document["benchmarks"][:2])
+    first["harness"]["perturbation"] = {
+        "label": "git-pygit2 create+commit hello tmpfs",
+        "ratio": 1.0123,
+        "interval": [0.998, 1.021],
+        "confidence": 0.961,
+        "pairs": 1200,
+    }
+    second["harness"]["perturbation"] = {"label": "half a record", "ratio": 1.0}
+    checked = tmp_path / "checked.json"
+    checked.write_text(json.dumps(document))
+    report = vcsbench("report", str(checked))
+    assert 0 == report.returncode, report.stderr
+    assert (
+        "- **harness**: git-pygit2 create+commit hello tmpfs: 1.012x a bare loop of the same "
+        "calls (96% interval 0.998-1.021x, 1,200 alternating pairs of rounds)"
+    ) in report.stdout
+    assert "half a record" not in report.stdout
+    assert "the harness moved" not in report.stdout
+
+
 def test_perturbation_takes_once_on_or_off() -> None:
     result = vcsbench("run", "--perturbation", "maybe", "--out", "/tmp/never-written.json")
     assert 2 == result.returncode

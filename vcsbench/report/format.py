@@ -8,6 +8,7 @@ and ``<`` escaped, since Markdown renderers pass HTML through)."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -133,3 +134,30 @@ def storage_text(throttle: Throttle) -> str:
         delivered.append(shown if unit == "iops" else f"{shown} {direction}")
     text = f"{name}{throttle.described}{source}; the device delivered {', '.join(delivered)}"
     return "; ".join([text, *throttle.notes, *(f"NOT HONOURED: {p}" for p in throttle.problems)])
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def harness_text(found: object) -> str | None:
+    """The harness against a bare loop of the same calls, as a result records it
+    (``harness.perturbation``): ``None`` where it was not measured or is malformed."""
+    if not isinstance(found, dict):
+        return None
+    ratio = _number(found.get("ratio"))
+    interval = found.get("interval")
+    pairs = _number(found.get("pairs"))
+    confidence = _number(found.get("confidence"))
+    if ratio is None or not isinstance(interval, list) or len(interval) != 2:
+        return None
+    low, high = (_number(v) for v in interval)
+    if low is None or high is None or pairs is None or confidence is None:
+        return None
+    return (
+        f"{str(found.get('label', ''))[:200]}: {ratio:.3f}x a bare loop of the same calls "
+        f"({100 * confidence:.0f}% interval {low:.3f}-{high:.3f}x, {pairs:,.0f} alternating "
+        "pairs of rounds)"
+    )

@@ -25,7 +25,14 @@ from vcsbench.report.document import (
     paragraph,
     table,
 )
-from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio, storage_text, writers_text
+from vcsbench.report.format import (
+    fmt_metric,
+    fmt_ms,
+    fmt_ratio,
+    harness_text,
+    storage_text,
+    writers_text,
+)
 from vcsbench.report.format import table as text_table
 from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
@@ -230,10 +237,12 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
                 + durability,
             )
             add("cache", f"{bench.cache}; verify {bench.verify}")
+            add("harness", harness_text(bench.harness.get("perturbation")) or "")
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
-    order = ["machine", "system", "filesystem", "storage", "backend", "cache", "command"]
+    order = ["machine", "system", "filesystem", "storage", "backend", "cache", "harness"]
+    order.append("command")
     order.append("results")
     return sorted(lines, key=lambda line: order.index(line[0]))
 
