@@ -39,6 +39,9 @@ CHANGE = {
     "test.txt": b"replaced by vcsbench\n" + b"hello world"[::-1],
     "vcsbench-added.txt": b"added by vcsbench\n",
 }
+SYNC = False
+"""--syncfs-first: every timed call starts with the filesystem synced, as vcsbench's rounds
+start (its probe's syncfs); by default only commit's prepared repository is synced."""
 IMAGE_BYTES = 8 << 30  # vcsbench's default image size, made and formatted the same way
 EXT4_MKFS = ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
 
@@ -182,6 +185,7 @@ def loop(backend: str, op: str, fs: str, rounds: int) -> float:
         for path in paths:
             if op == "commit":
                 calls["create+commit"](path)
+            if op == "commit" or SYNC:
                 syncfs(mnt)
             start = time.perf_counter_ns()
             timed(path)
@@ -234,6 +238,7 @@ def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str]) -
     print(
         f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
         "loop, vcsbench, loop (ratio over the two loops' mean)"
+        + ("; the loop syncs the filesystem before each call" if SYNC else "")
     )
     rows: dict[tuple[str, str], list[str]] = {}
     for run in range(runs):
@@ -249,6 +254,9 @@ def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str]) -
         print(f"{backend} {op}: " + "; ".join(cells))
 
 
+SYNC_HELP = "syncfs before every timed call, as vcsbench's rounds start"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -260,12 +268,15 @@ def main() -> None:
         "--pytest-args", default="", help="more arguments for pytest, split at spaces"
     )
     for each in (one, both):
+        each.add_argument("--syncfs-first", action="store_true", help=SYNC_HELP)
         each.add_argument(
             "--ops", default="create+commit", help=f"comma-separated, of {', '.join(OPS)}"
         )
         each.add_argument("--fs", choices=("tmpfs", "ext4"), default="tmpfs")
         each.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
+    global SYNC
+    SYNC = args.syncfs_first
     ops = args.ops.split(",")
     bad = [op for op in ops if op not in OPS]
     if bad:
