@@ -363,3 +363,26 @@ def test_markus2011_sets_the_2011_account_beside_its_top_step() -> None:
     p95 = lines[5].split("|")[3:-1]
     assert [f"{s.p95_ms / 1000:,.1f} s" for s in top] == [c.strip() for c in p95]
     assert "| 30-50 % |" in lines[4] and "| 20 s |" in lines[5]
+
+
+@pytest.mark.parametrize("name", ["git-pygit2", "svn-fs"])
+def test_a_backend_that_changes_commit_makes_its_first_revision_through_it(
+    name: str, tmp_path: Path
+) -> None:
+    """The one-request shortcut is git-pygit2's and svn-fs's own: a subclass that changes
+    create or commit (a user's backend, git-markus) is not passed by."""
+    from vcsbench.backends import REGISTRY
+    from vcsbench.backends.base import Files
+
+    calls: list[str] = []
+
+    class Counted(REGISTRY[name]):  # type: ignore[misc]
+        def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
+            calls.append(message)
+            super().commit(path, files, message, scratch)
+
+    with Counted() as backend:
+        backend.ready(tmp_path)
+        backend.create_commit(tmp_path / "r", {"a.txt": b"a"}, "first", tmp_path)
+        assert backend.verify(tmp_path / "r", {"a.txt": b"a"}) == []
+    assert ["first"] == calls

@@ -188,6 +188,13 @@ class Backend(abc.ABC):
         self.create(path)
         self.commit(path, files, message, scratch)
 
+    def _creates_and_commits_as(self, cls: type[Backend]) -> bool:
+        """Whether this backend's create and commit are ``cls``'s own: a subclass that
+        changes either (a user's backend, git-markus) makes its first revision through
+        them, not through ``cls``'s one-request shortcut, which would pass them by."""
+        kind = type(self)
+        return kind.create is cls.create and kind.commit is cls.commit
+
     @abc.abstractmethod
     def verify(self, path: Path, files: Files) -> list[str]:
         """Differences between the newest revision and ``files`` (empty: all match)."""

@@ -89,11 +89,6 @@ class GitMarkus(GitPygit2):
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         self._commit_and_push(path, files, message)
 
-    def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
-        """MarkUs's way, whose first revision is the initial commit its create pushes."""
-        self.create(path)
-        self.commit(path, files, message, scratch)
-
     def _commit_and_push(self, path: Path, files: Files, message: str) -> None:
         """As MarkUs's ``do_commit_and_push``: files through the clone's index, a commit on
         HEAD, then a push of the branch to the bare repository (origin)."""

@@ -138,6 +138,9 @@ class GitPygit2(GitBackend):
     def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         """Into the repository ``init_repository`` hands back: a new one, whose HEAD is
         unborn by construction (no parents, no base tree to read)."""
+        if not self._creates_and_commits_as(GitPygit2):
+            super().create_commit(path, files, message, scratch)
+            return
         self._commit_into(self._init(path), None, [], files, message)
 
     def _commit_into(

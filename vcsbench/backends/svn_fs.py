@@ -82,7 +82,7 @@ class SvnFs(SvnBackend):
         """Into the repository ``svn.repos.create`` hands back (r0, as made). With a
         ``compression`` option the repository's configuration is edited after create and
         read when it is opened, so then it is opened again, as :meth:`commit` does."""
-        if self.options["compression"]:
+        if self.options["compression"] or not self._creates_and_commits_as(SvnFs):
             super().create_commit(path, files, message, scratch)
             return
         import svn.core
