@@ -39,9 +39,6 @@ CHANGE = {
     "test.txt": b"replaced by vcsbench\n" + b"hello world"[::-1],
     "vcsbench-added.txt": b"added by vcsbench\n",
 }
-SYNC = False
-"""--syncfs-first: every timed call starts with the filesystem synced, as vcsbench's rounds
-start (its probe's syncfs); by default only commit's prepared repository is synced."""
 IMAGE_BYTES = 8 << 30  # vcsbench's default image size, made and formatted the same way
 EXT4_MKFS = ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
 
@@ -175,8 +172,10 @@ def svn_calls() -> dict[str, Callable[..., object]]:
     return {"create": init, "create+commit": create_commit, "commit": later_commit, "check": check}
 
 
-def loop(backend: str, op: str, fs: str, rounds: int) -> float:
-    """The median round (ms) of ``rounds`` rounds, each verified after all are timed."""
+def loop(backend: str, op: str, fs: str, rounds: int, sync: bool = False) -> float:
+    """The median round (ms) of ``rounds`` rounds, each verified after all are timed.
+    ``sync``: every timed call starts with the filesystem synced, as vcsbench's rounds
+    start (its probe's syncfs); otherwise only commit's prepared repository is synced."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
@@ -185,7 +184,7 @@ def loop(backend: str, op: str, fs: str, rounds: int) -> float:
         for path in paths:
             if op == "commit":
                 calls["create+commit"](path)
-            if op == "commit" or SYNC:
+            if op == "commit" or sync:
                 syncfs(mnt)
             start = time.perf_counter_ns()
             timed(path)
@@ -234,17 +233,17 @@ def vcsbench_medians(
     return medians
 
 
-def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str]) -> None:
+def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str], sync: bool) -> None:
     print(
         f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
         "loop, vcsbench, loop (ratio over the two loops' mean)"
-        + ("; the loop syncs the filesystem before each call" if SYNC else "")
+        + ("; the loop syncs the filesystem before each call" if sync else "")
     )
     rows: dict[tuple[str, str], list[str]] = {}
     for run in range(runs):
-        before = {(b, o): loop(b, o, fs, rounds) for b in BACKENDS for o in ops}
+        before = {(b, o): loop(b, o, fs, rounds, sync) for b in BACKENDS for o in ops}
         bench = vcsbench_medians(fs, ops, rounds, extra)
-        after = {(b, o): loop(b, o, fs, rounds) for b in BACKENDS for o in ops}
+        after = {(b, o): loop(b, o, fs, rounds, sync) for b in BACKENDS for o in ops}
         for key in before:
             bare = (before[key] + after[key]) / 2
             cell = f"{bench[key] / bare:.3f} ({bench[key]:.3f} / {before[key]:.3f}, "
@@ -275,18 +274,16 @@ def main() -> None:
         each.add_argument("--fs", choices=("tmpfs", "ext4"), default="tmpfs")
         each.add_argument("--rounds", type=int, default=400)
     args = parser.parse_args()
-    global SYNC
-    SYNC = args.syncfs_first
     ops = args.ops.split(",")
     bad = [op for op in ops if op not in OPS]
     if bad:
         parser.error(f"--ops {bad[0]!r}: not one of {', '.join(OPS)}")
     if args.command == "loop":
         for op in ops:
-            median = loop(args.backend, op, args.fs, args.rounds)
+            median = loop(args.backend, op, args.fs, args.rounds, args.syncfs_first)
             print(f"{args.backend} {op} {args.fs}: median {median:.4f} ms")
     else:
-        compare(args.fs, ops, args.rounds, args.runs, args.pytest_args.split())
+        compare(args.fs, ops, args.rounds, args.runs, args.pytest_args.split(), args.syncfs_first)
 
 
 if __name__ == "__main__":

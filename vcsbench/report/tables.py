@@ -241,9 +241,10 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
-    order = ["machine", "system", "filesystem", "storage", "backend", "cache", "harness"]
-    order.append("command")
-    order.append("results")
+    order = [
+        "machine", "system", "filesystem", "storage", "backend", "cache", "harness", "command",
+        "results",
+    ]  # fmt: skip
     return sorted(lines, key=lambda line: order.index(line[0]))
 
 
