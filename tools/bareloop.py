@@ -172,17 +172,42 @@ def svn_calls() -> dict[str, Callable[..., object]]:
     return {"create": init, "create+commit": create_commit, "commit": later_commit, "check": check}
 
 
-def loop(backend: str, op: str, fs: str, rounds: int, sync: bool = False) -> float:
+def copy_tree(source: Path, target: Path) -> None:
+    """Directories made and files written again, parents first: a copy by plain system
+    calls (no times or owners carried over), as vcsbench writes its rounds' repositories."""
+    for top, _dirs, names in os.walk(source):
+        here = target / Path(top).relative_to(source)
+        here.mkdir(mode=Path(top).stat().st_mode & 0o7777)
+        for name in names:
+            fd = os.open(here / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, (Path(top) / name).read_bytes())
+            finally:
+                os.close(fd)
+            os.chmod(here / name, (Path(top) / name).stat().st_mode & 0o7777)
+
+
+def loop(
+    backend: str, op: str, fs: str, rounds: int, sync: bool = False, copied: bool = False
+) -> float:
     """The median round (ms) of ``rounds`` rounds, each verified after all are timed.
     ``sync``: every timed call starts with the filesystem synced, as vcsbench's rounds
-    start (its probe's syncfs); otherwise only commit's prepared repository is synced."""
+    start (its probe's syncfs); otherwise only commit's prepared repository is synced.
+    ``copied``: commit's repository is a copy of one made once, not made in place."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
     with filesystem(fs) as mnt:
-        paths = [str(mnt / f"r{i:07d}") for i in range(rounds)]
+        # In a directory of their own, as vcsbench's are (in one process, alternating, the
+        # filesystem's root and one level down took the same: svn-fs create 5.10 / 5.21 ms).
+        (mnt / "repos").mkdir()
+        paths = [str(mnt / "repos" / f"r{i:07d}") for i in range(rounds)]
+        if copied:
+            calls["create+commit"](str(mnt / "first"))
         for path in paths:
-            if op == "commit":
+            if op == "commit" and copied:
+                copy_tree(mnt / "first", Path(path))
+            elif op == "commit":
                 calls["create+commit"](path)
             if op == "commit" or sync:
                 syncfs(mnt)
@@ -233,17 +258,20 @@ def vcsbench_medians(
     return medians
 
 
-def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str], sync: bool) -> None:
+def compare(
+    fs: str, ops: list[str], rounds: int, runs: int, extra: list[str], sync: bool, copied: bool
+) -> None:
     print(
         f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
         "loop, vcsbench, loop (ratio over the two loops' mean)"
         + ("; the loop syncs the filesystem before each call" if sync else "")
+        + ("; commit's repository a copy" if copied else "")
     )
     rows: dict[tuple[str, str], list[str]] = {}
     for run in range(runs):
-        before = {(b, o): loop(b, o, fs, rounds, sync) for b in BACKENDS for o in ops}
+        before = {(b, o): loop(b, o, fs, rounds, sync, copied) for b in BACKENDS for o in ops}
         bench = vcsbench_medians(fs, ops, rounds, extra)
-        after = {(b, o): loop(b, o, fs, rounds, sync) for b in BACKENDS for o in ops}
+        after = {(b, o): loop(b, o, fs, rounds, sync, copied) for b in BACKENDS for o in ops}
         for key in before:
             bare = (before[key] + after[key]) / 2
             cell = f"{bench[key] / bare:.3f} ({bench[key]:.3f} / {before[key]:.3f}, "
@@ -254,6 +282,10 @@ def compare(fs: str, ops: list[str], rounds: int, runs: int, extra: list[str], s
 
 
 SYNC_HELP = "syncfs before every timed call, as vcsbench's rounds start"
+COPY_HELP = (
+    "commit into a copy of a repository made once (written again file by file), as "
+    "vcsbench prepares its rounds, not into one made in place"
+)
 
 
 def main() -> None:
@@ -268,6 +300,7 @@ def main() -> None:
     )
     for each in (one, both):
         each.add_argument("--syncfs-first", action="store_true", help=SYNC_HELP)
+        each.add_argument("--copied-start", action="store_true", help=COPY_HELP)
         each.add_argument(
             "--ops", default="create+commit", help=f"comma-separated, of {', '.join(OPS)}"
         )
@@ -280,10 +313,20 @@ def main() -> None:
         parser.error(f"--ops {bad[0]!r}: not one of {', '.join(OPS)}")
     if args.command == "loop":
         for op in ops:
-            median = loop(args.backend, op, args.fs, args.rounds, args.syncfs_first)
+            median = loop(
+                args.backend, op, args.fs, args.rounds, args.syncfs_first, args.copied_start
+            )
             print(f"{args.backend} {op} {args.fs}: median {median:.4f} ms")
     else:
-        compare(args.fs, ops, args.rounds, args.runs, args.pytest_args.split(), args.syncfs_first)
+        compare(
+            args.fs,
+            ops,
+            args.rounds,
+            args.runs,
+            args.pytest_args.split(),
+            args.syncfs_first,
+            args.copied_start,
+        )
 
 
 if __name__ == "__main__":

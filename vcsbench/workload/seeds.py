@@ -7,6 +7,14 @@ call. Each copy holds the backend's own bytes; what differs from a repository th
 made in place is what no VCS reads as content (inode numbers, times) and what the copies
 share (a Subversion repository's UUID). A backend whose repository holds its own path, or
 stat data of its files, is told where the copy is (``Backend.moved``).
+
+What else differs is the kernel's memory of the paths: a library that has just made a
+repository has looked up its names (those there and those not), and a copy has not. The
+first operation on a copy pays those lookups: on ext4 (one process, 400 rounds each,
+alternating) a git-pygit2 commit into a copy took 0.941 ms, into a repository made in
+place 0.887 ms, into a copy opened once untimed 0.897 ms; svn-fs +2.7 %, tmpfs +1.7 %.
+Rounds measure the copy as it is written -- a repository met by a process that has not
+looked at it yet, as a server meets one of thousands.
 """
 
 from __future__ import annotations
