@@ -259,6 +259,54 @@ def test_a_git_from_a_directory_runs_interleaved_and_records_its_version(tmp_pat
     assert len(calls.read_text().splitlines()) >= 20
 
 
+def test_subversion_tools_from_a_directory_make_and_change_the_repositories(
+    tmp_path: Path,
+) -> None:
+    """``svn-cli[bin=DIR]`` runs DIR's svnadmin, svnlook, svnmucc and svn: wrappers that log
+    each call before running the installed tool. A create + commit round is svnadmin create,
+    svnlook tree and svnmucc, each of them DIR's; the verifier reads the result with the
+    machine's Subversion, the same for every variant."""
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    for tool in ("svnadmin", "svnlook", "svnmucc", "svn"):
+        wrapper = bin_dir / tool
+        wrapper.write_text(f'#!/bin/sh\necho {tool} "$1" >> {calls}\nexec /usr/bin/{tool} "$@"\n')
+        wrapper.chmod(0o755)
+    out = tmp_path / "r.json"
+    variant = f"svn-cli[bin={bin_dir}]"
+    result = vcsbench(
+        *hello_creates("6", f"svn-cli,{variant}", "create+commit"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    found = {
+        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
+        for b in json.loads(out.read_text())["benchmarks"]
+    }
+    mine = found[variant]
+    assert str(bin_dir) == mine["backend"]["versions"]["svn from"]
+    assert "svn from" not in found["svn-cli"]["backend"]["versions"]
+    installed = subprocess.run(
+        ["svnadmin", "--version", "--quiet"], capture_output=True, text=True
+    ).stdout.strip()
+    assert installed == mine["backend"]["versions"]["svnadmin"]
+    logged = calls.read_text().splitlines()
+    made = [line for line in logged if line == "svnadmin create"]
+    # every measured round, and the warm-up and pilot rounds, made its repository with DIR's
+    assert len(made) >= 6
+    assert len([line for line in logged if line == "svnmucc --non-interactive"]) == len(made)
+    assert len([line for line in logged if line == "svnlook tree"]) == len(made)
+
+
+def test_a_subversion_directory_without_its_tools_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "svnadmin").write_text("#!/bin/sh\n")
+    (tmp_path / "svnadmin").chmod(0o755)
+    result = vcsbench(*hello_creates("2", f"svn-cli[bin={tmp_path}]", "create"), "--fs", "tmpfs")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"option bin='{tmp_path}': no executable svnlook, svnmucc, svn in it" in line
+
+
 @pytest.mark.parametrize(
     ("option", "says"),
     [

@@ -81,17 +81,19 @@ def configure(path: Path, options: dict[str, str]) -> None:
     conf.write_text(text.replace(section, f"{section}compression = {options['compression']}\n", 1))
 
 
-def svnadmin_create_argv(path: Path, options: dict[str, str]) -> list[str]:
-    argv = ["svnadmin", "create", "--fs-type", options["fs-type"]]
+def svnadmin_create_argv(
+    path: Path, options: dict[str, str], svnadmin: str = "svnadmin"
+) -> list[str]:
+    argv = [svnadmin, "create", "--fs-type", options["fs-type"]]
     if options["compatible-version"]:
         argv += ["--compatible-version", options["compatible-version"]]
     return [*argv, str(path)]
 
 
-def svn_tool_versions() -> dict[str, str]:
+def svn_tool_versions(svnadmin: str = "svnadmin", svn: str = "svn") -> dict[str, str]:
     return {
-        "svnadmin": tool_version(["svnadmin", "--version", "--quiet"]),
-        "svn": tool_version(["svn", "--version", "--quiet"]),
+        "svnadmin": tool_version([svnadmin, "--version", "--quiet"]),
+        "svn": tool_version([svn, "--version", "--quiet"]),
     }
 
 
@@ -183,6 +185,8 @@ class SvnBackend(Backend):
     vcs = "svn"
     verifier = VERIFIER
     option_defaults: ClassVar[Mapping[str, str]] = SVN_OPTION_DEFAULTS
+    svnadmin = "svnadmin"
+    """The svnadmin that creates (the verifier's dump always runs the PATH's)."""
 
     def check_options(self) -> None:
         check_svn_options(self.options)
@@ -214,7 +218,7 @@ class SvnBackend(Backend):
         return f"fsync (Subversion's {self.options['fs-type']} flushes every commit to disk)"
 
     def create(self, path: Path) -> None:
-        run_tool(svnadmin_create_argv(path, self.options))
+        run_tool(svnadmin_create_argv(path, self.options, self.svnadmin))
         configure(path, self.options)
 
     def verify(self, path: Path, files: Files) -> list[str]:

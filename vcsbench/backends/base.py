@@ -341,6 +341,30 @@ def tool_availability(*tools: str) -> Availability:
     return Availability(True)
 
 
+def tools_in(directory: str, names: Sequence[str], hint: str) -> dict[str, str]:
+    """The tools a ``bin=DIR`` option names: each of ``names`` as DIR's executable (another
+    release, a build of one), or with no DIR the PATH's. ``hint``: what DIR usually is."""
+    if not directory:
+        return {name: name for name in names}
+    what = " and ".join(names)
+    if not Path(directory).is_absolute():
+        raise VcsbenchError(
+            f"option bin={directory!r} is not an absolute directory; give the full path "
+            f"of the directory that holds the {what} to run"
+        )
+    missing = [
+        name
+        for name in names
+        if not ((Path(directory) / name).is_file() and os.access(Path(directory) / name, os.X_OK))
+    ]
+    if missing:
+        raise VcsbenchError(
+            f"option bin={directory!r}: no executable {', '.join(missing)} in it; give the "
+            f"directory that holds the {what} to run ({hint})"
+        )
+    return {name: str(Path(directory) / name) for name in names}
+
+
 def tool_version(argv: Sequence[str]) -> str:
     """First line of a tool's version output, or why it could not be read."""
     try:

@@ -7,7 +7,6 @@ user's and the system's git configuration shut out (see ``_git.git_env``).
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,10 +26,13 @@ from vcsbench.backends.base import (
     run_tool,
     tool_availability,
     tool_version,
+    tools_in,
     verify_with,
     write_tree,
 )
 from vcsbench.errors import VcsbenchError
+
+GIT_BIN_HINT = "an install's bin/, a build's bin-wrappers/"
 
 FSYNC_COMPONENTS = (
     "none",
@@ -90,25 +92,7 @@ class GitCli(GitBackend):
                 "(git add + git commit) or packed (git fast-import)"
             )
         self._env = git_env()
-        self._tool = self._bin_tool(self.options["bin"])
-
-    @staticmethod
-    def _bin_tool(directory: str) -> str:
-        """The git to run: ``bin=DIR``'s (another release, a build), else the PATH's."""
-        if not directory:
-            return "git"
-        tool = Path(directory) / "git"
-        if not Path(directory).is_absolute():
-            raise VcsbenchError(
-                f"option bin={directory!r} is not an absolute directory; give the full path "
-                "of the directory that holds the git to run"
-            )
-        if not (tool.is_file() and os.access(tool, os.X_OK)):
-            raise VcsbenchError(
-                f"option bin={directory!r}: no executable git in it; give the directory that "
-                "holds the git to run (an install's bin/, a build's bin-wrappers/)"
-            )
-        return str(tool)
+        self._tool = tools_in(self.options["bin"], ("git",), GIT_BIN_HINT)["git"]
 
     def durability(self) -> str:
         fsync = self.options["core.fsync"]

@@ -8,11 +8,18 @@ makes one revision with a single ``svnmucc`` of ``mkdir`` and ``put`` actions. T
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import quote
 from xml.etree import ElementTree
 
-from vcsbench.backends._svn import SvnBackend, parents_of, svn_tool_versions
+from vcsbench.backends._svn import (
+    SVN_OPTION_DEFAULTS,
+    SvnBackend,
+    parents_of,
+    svn_tool_versions,
+)
 from vcsbench.backends.base import (
     Availability,
     Files,
@@ -20,8 +27,11 @@ from vcsbench.backends.base import (
     run_tool,
     tool_availability,
     tool_version,
+    tools_in,
     write_tree,
 )
+
+TOOLS = ("svnadmin", "svnlook", "svnmucc", "svn")
 
 
 def _relative_url(rel: str) -> str:
@@ -37,19 +47,31 @@ class SvnCli(SvnBackend):
     capabilities = frozenset(
         {"create", "commit", "checkout", "update", "log", "status", "diff", "gc"}
     )
+    option_defaults: ClassVar[Mapping[str, str]] = {**SVN_OPTION_DEFAULTS, "bin": ""}
+
+    def check_options(self) -> None:
+        super().check_options()
+        # bin=DIR: another release's tools (or a build's) make and change the repositories;
+        # the verifier still reads them with the machine's Subversion.
+        self._tool = tools_in(self.options["bin"], TOOLS, "an install's bin/")
+        self.svnadmin = self._tool["svnadmin"]
 
     @classmethod
     def available(cls) -> Availability:
-        return tool_availability("svnadmin", "svnlook", "svnmucc", "svn")
+        return tool_availability(*TOOLS)
 
     def versions(self) -> dict[str, str]:
-        return {**svn_tool_versions(), "svnmucc": tool_version(["svnmucc", "--version"])}
+        return {
+            **svn_tool_versions(self._tool["svnadmin"], self._tool["svn"]),
+            "svnmucc": tool_version([self._tool["svnmucc"], "--version"]),
+            **({"svn from": self.options["bin"]} if self.options["bin"] else {}),
+        }
 
     def _client_args(self) -> list[str]:
         return ["--non-interactive", "--config-dir", self.config_dir()]
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
-        listing = run_tool(["svnlook", "tree", "--full-paths", str(path)]).decode()
+        listing = run_tool([self._tool["svnlook"], "tree", "--full-paths", str(path)]).decode()
         existing = {line.rstrip("/") for line in listing.splitlines()}
         actions: list[str] = []
         for directory in parents_of(list(files)):
@@ -63,7 +85,7 @@ class SvnCli(SvnBackend):
             # "--" ends the options, so a name starting with "-" is not read as one.
             run_tool(
                 [
-                    "svnmucc",
+                    self._tool["svnmucc"],
                     *self._client_args(),
                     "-m",
                     message,
@@ -77,25 +99,35 @@ class SvnCli(SvnBackend):
             shutil.rmtree(staging)
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
-        run_tool(["svn", "checkout", "-q", *self._client_args(), file_url(path), str(target)])
+        run_tool(
+            [self._tool["svn"], "checkout", "-q", *self._client_args(), file_url(path), str(target)]
+        )
 
     def update(self, wc: Path, scratch: Path) -> None:
-        run_tool(["svn", "update", "-q", *self._client_args(), str(wc)])
+        run_tool([self._tool["svn"], "update", "-q", *self._client_args(), str(wc)])
 
     def log(self, path: Path) -> list[str]:
-        argv = ["svn", "log", "--xml", "-r", "HEAD:1", *self._client_args(), file_url(path)]
+        argv = [
+            self._tool["svn"],
+            "log",
+            "--xml",
+            "-r",
+            "HEAD:1",
+            *self._client_args(),
+            file_url(path),
+        ]
         out = run_tool(argv)
         return [entry.findtext("msg") or "" for entry in ElementTree.fromstring(out)]
 
     def status(self, wc: Path) -> dict[str, str]:
         # Relative paths when run inside the working copy; the path starts in column 8.
-        out = run_tool(["svn", "status", *self._client_args()], cwd=wc).decode()
+        out = run_tool([self._tool["svn"], "status", *self._client_args()], cwd=wc).decode()
         return {line[8:]: line[0] for line in out.splitlines() if line[:1].strip()}
 
     def diff(self, path: Path, scratch: Path) -> bytes:
         """``svnlook diff``: the newest revision against its parent, read on the server
         (``svn diff -c`` needs the revision number, which would cost a second process)."""
-        return run_tool(["svnlook", "diff", str(path)])
+        return run_tool([self._tool["svnlook"], "diff", str(path)])
 
     def gc(self, path: Path) -> None:
-        run_tool(["svnadmin", "pack", "-q", str(path)])
+        run_tool([self._tool["svnadmin"], "pack", "-q", str(path)])
