@@ -84,11 +84,70 @@ def test_a_version_variant_runs_its_rounds_in_its_environment_and_records_its_li
     assert f"git-pygit2[version={OTHER}]" in result.stdout
 
 
+HG_OTHER = "6.9.5"
+"""A Mercurial release other than the machine's (6.3.2), from its manylinux wheel."""
+
+
+def test_a_mercurial_release_runs_hg_libs_rounds_and_the_machines_hg_reads_them(
+    cache: Path, tmp_path: Path
+) -> None:
+    """``hg-lib[version=X]``: the rounds run on X's Python API in an environment of its
+    own; the verifier (the command line, the machine's hg) is the same for both."""
+    out = tmp_path / "r.json"
+    variant = f"hg-lib[version={HG_OTHER}]"
+    result = vcsbench(
+        *hello_creates("4", f"hg-lib,{variant}", "create+commit"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out),
+        env={"XDG_CACHE_HOME": str(cache.parent.parent)},
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    found = {
+        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
+        for b in json.loads(out.read_text())["benchmarks"]
+    }
+    machine = subprocess.run(["hg", "--version", "--quiet"], capture_output=True, text=True)
+    mine, other = found["hg-lib"], found[variant]
+    assert HG_OTHER == other["backend"]["versions"]["mercurial (API)"]
+    assert mine["backend"]["versions"]["mercurial (API)"] != HG_OTHER
+    for each in (mine, other):  # one verifier for both: the machine's command line
+        assert machine.stdout.strip() == each["backend"]["versions"]["hg (verifier)"]
+        assert 4 == each["repos"] == each["verified"] and 0 == each["errors"]
+    assert f"mercurial=={HG_OTHER}" == other["harness"]["environment"]["requirement"]
+
+
+def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_them(
+    cache: Path, tmp_path: Path
+) -> None:
+    """``hg-cli[version=X]``: every command of the rounds is X's ``hg`` (the environment's
+    script); the rounds are read back by the machine's ``hg``, not by X."""
+    out = tmp_path / "r.json"
+    variant = f"hg-cli[version={HG_OTHER}]"
+    result = vcsbench(
+        *hello_creates("4", f"hg-cli,{variant}", "create+commit,log"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out),
+        env={"XDG_CACHE_HOME": str(cache.parent.parent)},
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    machine = subprocess.run(["hg", "--version", "--quiet"], capture_output=True, text=True)
+    for each in found:
+        versions = each["backend"]["versions"]
+        if each["backend"]["variant"] == variant:
+            assert f"(version {HG_OTHER})" in versions["hg"]
+            assert machine.stdout.strip() == versions["hg (verifier)"]
+        else:
+            assert machine.stdout.strip() == versions["hg"] and "hg (verifier)" not in versions
+        assert each["repos"] == each["verified"] and 0 == each["errors"]
+    assert {f"{b['backend']['variant']} {b['op']}" for b in found} == {
+        f"{v} {op}" for v in ("hg-cli", variant) for op in ("create+commit", "log")
+    }
+
+
 @pytest.mark.parametrize(
     ("variant", "says"),
     [
         ("svn-fs[version=1.14]", "svn-fs[version=1.14]: svn-fs has no library release to choose; "
-         "version= applies to git-pygit2 (pygit2), git-markus (pygit2)"),
+         "version= applies to git-pygit2 (pygit2), git-markus (pygit2), hg-lib (mercurial)"),
         ("git-pygit2[version=newest]", "version 'newest' of pygit2 is not a release number "
          "(e.g. 1.15.1)"),
     ],

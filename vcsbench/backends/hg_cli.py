@@ -8,7 +8,9 @@ File arguments are given as ``path:`` patterns, so names are never read as globs
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -39,11 +41,25 @@ def hg_env() -> dict[str, str]:
     return env
 
 
-def hg(*args: str | Path, cwd: Path | None = None) -> bytes:
-    return run_tool(["hg", *(str(a) for a in args)], cwd=cwd, env=hg_env())
+def hg(*args: str | Path, cwd: Path | None = None, tool: tuple[str, ...] = ("hg",)) -> bytes:
+    return run_tool([*tool, *(str(a) for a in args)], cwd=cwd, env=hg_env())
 
 
-def archive_tip(path: Path, target: Path) -> None:
+def environment_hg() -> tuple[str, ...] | None:
+    """The ``hg`` of a Mercurial installed into this interpreter's own environment (a
+    ``version=`` variant's), run by this interpreter (the script's own first line names
+    the directory the environment was built in, before it was renamed into place); None
+    where Mercurial comes from elsewhere (the system's)."""
+    try:
+        where = Path(str(importlib.metadata.distribution("mercurial").locate_file(""))).resolve()
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    script = Path(sys.prefix) / "bin" / "hg"
+    inside = sys.prefix != sys.base_prefix and where.is_relative_to(Path(sys.prefix).resolve())
+    return (sys.executable, str(script)) if inside and script.is_file() else None
+
+
+def archive_tip(path: Path, target: Path, tool: tuple[str, ...] = ("hg",)) -> None:
     """``hg archive``: tip's files into new directory ``target``, without a repository
     and without the ``.hg_archival.txt`` it would add."""
     hg(
@@ -57,6 +73,7 @@ def archive_tip(path: Path, target: Path) -> None:
         "--config",
         "ui.archivemeta=false",
         target,
+        tool=tool,
     )
 
 
@@ -97,46 +114,64 @@ class HgCli(HgBackend):
     description = (
         "`hg init` / `hg commit --addremove` subprocesses in the repository's working directory"
     )
-    verifier = "Mercurial's Python API (in-process)"
+    verifier = (
+        "Mercurial's Python API (in-process); for a `version=` variant the machine's "
+        "`hg archive -r tip`"
+    )
+    pypi = "mercurial"
+
+    def check_options(self) -> None:
+        # version=X: the hg of X's environment runs every command; the rounds are still
+        # read back by the machine's Mercurial, as every other variant's are.
+        self._own = environment_hg()
+        self._tool = self._own or ("hg",)
 
     @classmethod
     def available(cls) -> Availability:
         return tool_availability("hg")
 
     def versions(self) -> dict[str, str]:
-        return {"hg": tool_version(["hg", "--version", "--quiet"])}
+        found = {"hg": tool_version([*self._tool, "--version", "--quiet"])}
+        if self._own:
+            found["hg (verifier)"] = tool_version(["hg", "--version", "--quiet"])
+        return found
+
+    def _hg(self, *args: str | Path, cwd: Path | None = None) -> bytes:
+        return hg(*args, cwd=cwd, tool=self._tool)
 
     def create(self, path: Path) -> None:
-        hg("init", path)
+        self._hg("init", path)
 
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         write_tree(path, files)
         patterns = [f"path:{rel}" for rel in sorted(files)]
-        hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=path)
+        self._hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=path)
 
     def verify(self, path: Path, files: Files) -> list[str]:
+        if self._own:
+            return verify_with(read_with_hg_cli, path, files)
         from vcsbench.backends.hg_lib import read_with_mercurial
 
         return verify_with(read_with_mercurial, path, files)
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """``hg archive``: tip's files into a new directory, without a repository."""
-        archive_tip(path, target)
+        archive_tip(path, target, self._tool)
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
-        hg("clone", "-q", path, target)
+        self._hg("clone", "-q", path, target)
 
     def update(self, wc: Path, scratch: Path) -> None:
-        hg("pull", "-q", "-u", cwd=wc)
+        self._hg("pull", "-q", "-u", cwd=wc)
 
     def log(self, path: Path) -> list[str]:
-        out = hg("log", "-R", path, "-T", "{desc}\\0")
+        out = self._hg("log", "-R", path, "-T", "{desc}\\0")
         return [entry.decode() for entry in out.split(b"\0") if entry]
 
     def status(self, wc: Path) -> dict[str, str]:
         codes = {"R": "D", "!": "D"}
-        out = hg("status", cwd=wc).decode()
+        out = self._hg("status", cwd=wc).decode()
         return {line[2:]: codes.get(line[0], line[0]) for line in out.splitlines() if line}
 
     def diff(self, path: Path, scratch: Path) -> bytes:
-        return hg("diff", "--git", "-R", path, "-c", "tip")
+        return self._hg("diff", "--git", "-R", path, "-c", "tip")

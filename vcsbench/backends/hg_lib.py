@@ -60,6 +60,7 @@ class HgLib(HgBackend):
     name = "hg-lib"
     description = "Mercurial's Python API in-process: `memctx` commits, no working copy"
     verifier = "`hg archive -r tip` (the command line)"
+    pypi = "mercurial"
 
     def check_options(self) -> None:
         for name in MODULES:
