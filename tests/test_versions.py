@@ -378,3 +378,55 @@ def test_a_git_directory_without_git_is_one_line(option: str, says: str) -> None
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert says in line
+
+
+def test_report_fail_on_gates_an_interleaved_run_by_its_blocks(tmp_path: Path) -> None:
+    """One interleaved run as a CI gate: the variant's block medians set to the baseline's
+    times a known factor; the gate fails beyond its limit, and only then."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("24", "git-pygit2,git-pygit2[copy=2]", "create"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "6",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    base = [1.0, 1.02, 0.98, 1.01, 0.99, 1.0]
+
+    def with_factor(factor: float) -> str:
+        document = json.loads(out.read_text())
+        for bench, scale in zip(document["benchmarks"], (1.0, factor), strict=True):
+            blocks = bench["extra_info"]["vcsbench"]["harness"]["interleaved"]
+            blocks["median_ms"] = [m * scale for m in base]
+        path = tmp_path / f"x{factor}.json"
+        path.write_text(json.dumps(document))
+        return str(path)
+
+    slow = vcsbench("report", with_factor(1.25), "--fail-on", "time:10%")
+    assert 1 == slow.returncode, slow.stdout + slow.stderr
+    assert (
+        "REGRESSION create hello dir:" in slow.stdout
+        and "git-pygit2[copy=2] time 1.250x [1.250–1.250] of git-pygit2, by block, exceeds +10%"
+        in slow.stdout
+    )
+    assert "2 variants in 6 interleaved blocks" in slow.stdout  # the report comes first
+    within = vcsbench("report", with_factor(1.05), "--fail-on", "time:10%")
+    assert 0 == within.returncode and "REGRESSION" not in within.stdout
+    strict = vcsbench("report", with_factor(1.05), "--fail-on", "time:1%")
+    assert 1 == strict.returncode and "1.050x" in strict.stdout
+    faster = vcsbench("report", with_factor(0.8), "--fail-on", "time:1%")
+    assert 0 == faster.returncode and "REGRESSION" not in faster.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--fail-on", "time:5%"], "report --fail-on gates interleaved variants, and these"),
+        (["--fail-on", "io_write_device:5%"], "report --fail-on 'io_write_device:5%': only time"),
+    ],
+)
+def test_report_fail_on_where_it_cannot_gate_is_one_line(args: list[str], says: str) -> None:
+    from helpers import REPO
+
+    result = vcsbench("report", str(REPO / "tests" / "data" / "tiny-ext4.json"), *args)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert says in line

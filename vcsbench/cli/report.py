@@ -6,10 +6,14 @@ import argparse
 import base64
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.formats import FORMATS
+
+if TYPE_CHECKING:
+    from vcsbench.results.model import Run
 
 
 def _block_size(text: str) -> int:
@@ -50,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(e.g. ext4) to set every other filesystem against it",
     )
     parser.add_argument(
+        "--fail-on",
+        metavar="time:N%",
+        help="for interleaved variants: exit 1 where one is significantly slower than the "
+        "baseline (the blocks as the unit) by more than N%% -- a CI gate on one run",
+    )
+    parser.add_argument(
         "--block-size",
         type=_block_size,
         default=1000,
@@ -72,14 +82,36 @@ def _plot_kinds(text: str) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vcsbench.results import read_many
+
+    limit = _time_gate(args.fail_on) if args.fail_on else None
+    runs = read_many(args.results)
+    bench_runs = [run for run in runs if run.load is None]
+    if limit is None:
+        return _report(args, runs)
+    from vcsbench.report.interleaved import block_regressions
+
+    benches = [bench for run in bench_runs for bench in run.benchmarks]
+    if not any(bench.harness.get("interleaved") for bench in benches):
+        raise VcsbenchError(
+            "report --fail-on gates interleaved variants, and these results have none; run "
+            "the variants together (vcsbench run --interleave), or compare runs with "
+            "compare --fail-on"
+        )
+    code = _report(args, runs)
+    found = block_regressions(benches, args.baseline, limit)
+    for line in found:
+        print(f"REGRESSION {line}")
+    return 1 if found else code
+
+
+def _report(args: argparse.Namespace, runs: list[Run]) -> int:
     from vcsbench.report.document import Document, Figure
     from vcsbench.report.formats import write
     from vcsbench.report.formats.csv import loads
     from vcsbench.report.load import load_document
     from vcsbench.report.tables import document, render
-    from vcsbench.results import read_many
 
-    runs = read_many(args.results)
     load_runs = [run for run in runs if run.load is not None]
     bench_runs = [run for run in runs if run.load is None]
     plot_dir = args.plots or (args.out / "plots" if args.out and args.format == "html" else None)
@@ -121,6 +153,18 @@ def run(args: argparse.Namespace) -> int:
             plotted += len(plots)
         documents.append(document(bench_runs, args.baseline, plots, args.block_size))
     return _emit(args, write(documents, args.format), plotted, plot_dir)
+
+
+def _time_gate(text: str) -> float:
+    from vcsbench.report.compare import parse_gate
+
+    gate = parse_gate(text)
+    if set(gate) != {"time"}:
+        raise VcsbenchError(
+            f"report --fail-on {text!r}: only time:N% (the blocks are timed); for bytes and "
+            "footprint between runs use compare --fail-on"
+        )
+    return gate["time"]
 
 
 def _src(args: argparse.Namespace, png: Path) -> str:

@@ -18,19 +18,51 @@ def _blocks(bench: Benchmark) -> dict[str, Any] | None:
     return None
 
 
+def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
+    """The interleaved groups: (op, payload, fs) -> its variants, in run order."""
+    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
+    for bench in benches:
+        if _blocks(bench) is not None:
+            groups.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
+    return groups
+
+
+def _base(rows: list[Benchmark], baseline: str | None) -> Benchmark:
+    return next((b for b in rows if b.label == baseline), rows[0])
+
+
+def block_regressions(benches: list[Benchmark], baseline: str | None, limit: float) -> list[str]:
+    """The gate on an interleaved run: each variant significantly slower than its group's
+    baseline (the blocks as the unit: the interval of the block ratios above 1) by more
+    than ``limit``."""
+    found = []
+    for (op, payload, fs), rows in _groups(benches).items():
+        base = _base(rows, baseline)
+        base_blocks = _blocks(base)
+        assert base_blocks is not None
+        for bench in rows:
+            mine = _blocks(bench)
+            if bench is base or mine is None:
+                continue
+            pair = paired(base_blocks["median_ms"], mine["median_ms"])
+            if pair is not None and pair.significant and pair.ratio > 1 + limit:
+                found.append(
+                    f"{op} {payload} {fs}: {bench.label} time {pair.ratio:.3f}x "
+                    f"[{pair.low:.3f}–{pair.high:.3f}] of {base.label}, by block, exceeds "
+                    f"+{limit * 100:g}%"
+                )
+    return found
+
+
 def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[Block]:
     """A table per interleaved group: every variant's median, its ratio to the baseline
     (``baseline`` where it is one of the group, else the group's first variant) as the
     median of the block ratios with its interval, the verdict, and the variant's median
     in each block."""
-    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
-    for bench in benches:
-        if _blocks(bench) is not None:
-            groups.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
     out: list[Block] = []
-    for (op, payload, fs), rows in groups.items():
+    for (op, payload, fs), rows in _groups(benches).items():
         labels = [b.label for b in rows]
-        base = next((b for b in rows if b.label == baseline), rows[0])
+        base = _base(rows, baseline)
         base_blocks = _blocks(base)
         assert base_blocks is not None
         body = []
