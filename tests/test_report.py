@@ -516,6 +516,42 @@ def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
     wrong = vcsbench("report", str(DATA / "tiny-ext4.json"), "--baseline", "xfs")
     assert 2 == wrong.returncode
     assert wrong.stderr.strip() == (
-        "vcsbench: error: baseline 'xfs' is neither a backend nor a filesystem of these "
-        "results; backends: git-pygit2, svn-fs; filesystems: ext4:size=256M"
+        "vcsbench: error: baseline 'xfs' is neither a backend, a filesystem nor an operation "
+        "of these results; backends: git-pygit2, svn-fs; filesystems: ext4:size=256M; "
+        "operations: create+commit"
     )
+
+
+def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path) -> None:
+    """``--baseline commit`` in a run of commit and commit[history=4]: per backend, the
+    second against the first, from the figures the results hold."""
+    from vcsbench.report.headline import ratio_interval
+
+    out = tmp_path / "r.json"
+    made = vcsbench(
+        "run", "--backends", "git-pygit2,svn-fs", "--ops", "commit,commit[history=4]",
+        "--payloads", "hello", "--repos", "6", "--perturbation", "off",
+        "--fs", f"dir:{tmp_path}", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == made.returncode, made.stderr
+    report = vcsbench("report", str(out), "--baseline", "commit")
+    assert 0 == report.returncode, report.stderr
+    assert "### Against commit" in report.stdout
+    assert "Each operation against commit, per backend, payload and filesystem" in report.stdout
+    benches = read(out).benchmarks
+    for label in ("git-pygit2", "svn-fs"):
+        base = next(b for b in benches if b.label == label and b.op == "commit")
+        other = next(b for b in benches if b.label == label and b.op == "commit[history=4]")
+        interval = ratio_interval(other, base)
+        assert interval is not None
+        row = next(
+            line for line in report.stdout.splitlines()
+            if line.startswith(f"| {label} ") and "| commit[history=4] " in line
+        )  # fmt: skip
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert cells[:5] == [label, "commit", "hello", f"dir:{tmp_path}", "commit[history=4]"]
+        assert cells[5] == (
+            f"{other.median_ms / base.median_ms:.2f}x [{interval[0]:.2f}–{interval[1]:.2f}]"  # type: ignore[operator]
+        )
+        allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
+        assert cells[7] == f"{allocated:.2f}x"

@@ -1,11 +1,17 @@
-"""A baseline along another axis than the backend: a filesystem.
+"""A baseline along another axis than the backend: a filesystem, or an operation's options.
 
 "Is xfs better than ext4?" is one run over both (``--fs ext4,xfs``) and ``report --baseline
 ext4``: per backend, operation and payload, each other filesystem's time, device bytes and
-allocated bytes as a ratio to the baseline's, the time with a 95% interval.
+allocated bytes as a ratio to the baseline's, the time with a 95% interval. "What do 100
+revisions cost a commit?" is ``--ops 'commit,commit[history=100]'`` and ``--baseline
+commit``: the same, per backend, payload and filesystem, for each other variant of the
+operation.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.headline import ratio_interval
@@ -16,6 +22,44 @@ def filesystems(benches: list[Benchmark]) -> list[str]:
     return list(dict.fromkeys(b.fs for b in benches))
 
 
+def operations(benches: list[Benchmark]) -> list[str]:
+    """The operations as run, options included (``commit``, ``commit[history=100]``)."""
+    return list(dict.fromkeys(b.op for b in benches))
+
+
+def _op_name(op: str) -> str:
+    return op.split("[", 1)[0]
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    """What the baseline is, as the table's column names it."""
+    value: Callable[[Benchmark], str]
+    """The benchmark's place on the axis."""
+    key: Callable[[Benchmark], tuple[str, ...]]
+    """What must be the same for two benchmarks to be set against each other."""
+    key_columns: tuple[str, ...]
+    same: str
+    """The paragraph's words for what ``key`` holds equal."""
+
+
+FS = Axis(
+    "fs",
+    lambda b: b.fs,
+    lambda b: (b.label, b.op, b.payload.name),
+    ("backend", "operation", "payload"),
+    "per backend, operation and payload",
+)
+OP = Axis(
+    "operation",
+    lambda b: b.op,
+    lambda b: (b.label, _op_name(b.op), b.payload.name, b.fs),
+    ("backend", "operation", "payload", "fs"),
+    "per backend, payload and filesystem",
+)
+
+
 def _ratio(value: float | None, base: float | None) -> str:
     if value is None or base is None:
         return "—"
@@ -24,15 +68,14 @@ def _ratio(value: float | None, base: float | None) -> str:
     return f"{value / base:.2f}x"
 
 
-def fs_baseline(benches: list[Benchmark], base_fs: str) -> list[Block]:
-    """A row per (backend variant, operation, payload, other filesystem): time, device
-    bytes written and allocated bytes per repository against ``base_fs``'s."""
-    base = {(b.label, b.op, b.payload.name): b for b in benches if b.fs == base_fs}
+def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list[Block]:
+    """A row per benchmark off the baseline on ``axis`` whose key has a baseline benchmark:
+    time, device bytes written and allocated bytes per repository against it."""
+    base = {axis.key(b): b for b in benches if axis.value(b) == base_value}
     rows = []
     for bench in benches:
-        key = (bench.label, bench.op, bench.payload.name)
-        other = base.get(key)
-        if bench.fs == base_fs or other is None:
+        other = base.get(axis.key(bench))
+        if axis.value(bench) == base_value or other is None:
             continue
         median, base_median = bench.median_ms, other.median_ms
         time = "—"
@@ -42,8 +85,8 @@ def fs_baseline(benches: list[Benchmark], base_fs: str) -> list[Block]:
             time = f"{median / base_median:.2f}x{spread}"
         rows.append(
             [
-                *key,
-                bench.fs,
+                *axis.key(bench),
+                axis.value(bench),
                 time,
                 _ratio(bench.per_repo("io_write_device"), other.per_repo("io_write_device")),
                 _ratio(
@@ -52,18 +95,20 @@ def fs_baseline(benches: list[Benchmark], base_fs: str) -> list[Block]:
             ]
         )
     if not rows:
-        return [paragraph(f"No benchmark ran both on {base_fs} and on another filesystem.")]
+        other = "on another filesystem" if axis is FS else "as another variant of its operation"
+        on = "on" if axis is FS else "as"
+        return [paragraph(f"No benchmark ran both {on} {base_value} and {other}.")]
+    where = "operation as run" if axis is OP else axis.name
     header = [
-        "backend", "operation", "payload", "fs", f"time vs {base_fs}",
-        f"device bytes vs {base_fs}", f"allocated vs {base_fs}",
+        *axis.key_columns, where, f"time vs {base_value}",
+        f"device bytes vs {base_value}", f"allocated vs {base_value}",
     ]  # fmt: skip
     return [
         paragraph(
-            f"Each filesystem against {base_fs}, per backend, operation and payload: median "
-            "time (with a 95% interval from each median's interval; the rounds are the "
-            "samples, so drift between the two benchmarks is not accounted for), device "
-            "bytes written and allocated bytes per repository. Below 1: less than on "
-            f"{base_fs}."
+            f"Each {axis.name} against {base_value}, {axis.same}: median time (with a 95% "
+            "interval from each median's interval; the rounds are the samples, so drift "
+            "between the two benchmarks is not accounted for), device bytes written and "
+            f"allocated bytes per repository. Below 1: less than {base_value}."
         ),
-        table(header, rows, 4),
+        table(header, rows, len(axis.key_columns) + 1),
     ]

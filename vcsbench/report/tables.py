@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.axis import FS, OP, axis_baseline, operations
 from vcsbench.report.axis import filesystems as fs_axis
-from vcsbench.report.axis import fs_baseline
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks, growth, slope_ms_per_1000
 from vcsbench.report.document import (
     Document,
@@ -261,14 +261,18 @@ def document(
     check_units(benches)
     grouped = groups(benches)
     machines = machine_labels(benches)
-    labels, filesystems = {b.label for b in benches}, fs_axis(benches)
-    fs_base = baseline if baseline in filesystems and baseline not in labels else None
-    if baseline and baseline not in labels and fs_base is None:
-        raise VcsbenchError(
-            f"baseline {baseline!r} is neither a backend nor a filesystem of these results; "
-            f"backends: {', '.join(sorted(labels))}; filesystems: {', '.join(filesystems)}"
-        )
-    if fs_base is not None:
+    labels, filesystems, ops = {b.label for b in benches}, fs_axis(benches), operations(benches)
+    axis = None
+    if baseline and baseline not in labels:
+        axis = FS if baseline in filesystems else OP if baseline in ops else None
+        if axis is None:
+            raise VcsbenchError(
+                f"baseline {baseline!r} is neither a backend, a filesystem nor an operation of "
+                f"these results; backends: {', '.join(sorted(labels))}; filesystems: "
+                f"{', '.join(filesystems)}; operations: {', '.join(ops)}"
+            )
+    axis_base = baseline if axis is not None else None
+    if axis is not None:
         baseline = None  # the per-group tables compare backends; the axis has its section
     runs = run_labels(benches)
     doc = Document("vcsbench report")
@@ -287,8 +291,8 @@ def document(
             )
         )
     doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs)))
-    if fs_base is not None:
-        doc.add(Heading(f"Against {fs_base}", 3), *fs_baseline(benches, fs_base))
+    if axis is not None and axis_base is not None:
+        doc.add(Heading(f"Against {axis_base}", 3), *axis_baseline(benches, axis, axis_base))
     side_by_side = interleaved(benches, baseline)
     if side_by_side:
         doc.add(Heading("Interleaved variants", 3), *side_by_side)
