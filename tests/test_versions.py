@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from helpers import hello_creates, vcsbench
 
 from vcsbench.backends import Variant
+from vcsbench.backends.versions import ENV_BARE
 from vcsbench.bench import floor
 from vcsbench.bench.envs import environment, expand_range
 from vcsbench.bench.log import RoundRecord
@@ -59,6 +61,15 @@ def test_an_environment_is_built_once_then_found_and_leans_on_this_vcsbench(cach
     system = next(i for i, p in enumerate(path) if p.endswith("dist-packages"))
     assert own < home < system
     assert [p.name for p in cache.iterdir() if p.name.startswith(".building")] == []
+    # a tool of the environment (hg) starts without vcsbench's installation: ENV_BARE
+    bare = subprocess.run(
+        [str(built.python), "-c", "import vcsbench"],
+        env={**os.environ, ENV_BARE: "1"},
+        cwd="/",  # not this checkout, which python -c would import vcsbench from
+        capture_output=True,
+        check=False,
+    )
+    assert 0 != bare.returncode and b"No module named 'vcsbench'" in bare.stderr
 
 
 def test_a_version_variant_runs_its_rounds_in_its_environment_and_records_its_library(

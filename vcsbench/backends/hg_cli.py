@@ -25,6 +25,7 @@ from vcsbench.backends.base import (
     verify_with,
     write_tree,
 )
+from vcsbench.backends.versions import ENV_BARE
 
 
 def hg_env() -> dict[str, str]:
@@ -42,7 +43,10 @@ def hg_env() -> dict[str, str]:
 
 
 def hg(*args: str | Path, cwd: Path | None = None, tool: tuple[str, ...] = ("hg",)) -> bytes:
-    return run_tool([*tool, *(str(a) for a in args)], cwd=cwd, env=hg_env())
+    """``tool``: another hg than the PATH's -- a release's environment's, which starts as a
+    plain environment's would (without vcsbench's installation: ``ENV_BARE``)."""
+    env = hg_env() if tool == ("hg",) else {**hg_env(), ENV_BARE: "1"}
+    return run_tool([*tool, *(str(a) for a in args)], cwd=cwd, env=env)
 
 
 def environment_hg() -> tuple[str, ...] | None:

@@ -95,9 +95,9 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
             ]
         )
     if not rows:
-        other = "on another filesystem" if axis is FS else "as another variant of its operation"
+        elsewhere = "on another filesystem" if axis is FS else "as another variant of its operation"
         on = "on" if axis is FS else "as"
-        return [paragraph(f"No benchmark ran both {on} {base_value} and {other}.")]
+        return [paragraph(f"No benchmark ran both {on} {base_value} and {elsewhere}.")]
     where = "operation as run" if axis is OP else axis.name
     header = [
         *axis.key_columns, where, f"time vs {base_value}",
