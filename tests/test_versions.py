@@ -10,6 +10,7 @@ import random
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import hello_creates, vcsbench
@@ -47,6 +48,35 @@ def site_of(python: Path) -> list[str]:
         check=True,
     ).stdout
     return [line for line in out.splitlines() if line]
+
+
+def logging_wrappers(tmp_path: Path, tools: tuple[str, ...]) -> tuple[Path, Path]:
+    """A directory of wrappers, one per tool, each logging ``TOOL $1`` to a file before it
+    runs the installed tool: (the directory, the log)."""
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
+    bin_dir.mkdir()
+    for tool in tools:
+        wrapper = bin_dir / tool
+        wrapper.write_text(f'#!/bin/sh\necho {tool} "$1" >> {calls}\nexec /usr/bin/{tool} "$@"\n')
+        wrapper.chmod(0o755)
+    return bin_dir, calls
+
+
+def run_records(
+    tmp_path: Path, repos: str, backends: str, ops: str, env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """``run`` of the hello payload in a directory sandbox: each benchmark's record."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates(repos, backends, ops), "--fs", f"dir:{tmp_path}", "--out", str(out),
+        env=env,
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    return [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+
+
+def by_variant(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {record["backend"]["variant"]: record for record in records}
 
 
 def test_an_environment_is_built_once_then_found_and_leans_on_this_vcsbench(cache: Path) -> None:
@@ -104,18 +134,9 @@ def test_a_mercurial_release_runs_hg_libs_rounds_and_the_machines_hg_reads_them(
 ) -> None:
     """``hg-lib[version=X]``: the rounds run on X's Python API in an environment of its
     own; the verifier (the command line, the machine's hg) is the same for both."""
-    out = tmp_path / "r.json"
     variant = f"hg-lib[version={HG_OTHER}]"
-    result = vcsbench(
-        *hello_creates("4", f"hg-lib,{variant}", "create+commit"),
-        "--fs", f"dir:{tmp_path}", "--out", str(out),
-        env={"XDG_CACHE_HOME": str(cache.parent.parent)},
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stderr
-    found = {
-        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
-        for b in json.loads(out.read_text())["benchmarks"]
-    }
+    xdg = {"XDG_CACHE_HOME": str(cache.parent.parent)}
+    found = by_variant(run_records(tmp_path, "4", f"hg-lib,{variant}", "create+commit", xdg))
     machine = subprocess.run(["hg", "--version", "--quiet"], capture_output=True, text=True)
     mine, other = found["hg-lib"], found[variant]
     assert HG_OTHER == other["backend"]["versions"]["mercurial (API)"]
@@ -131,15 +152,9 @@ def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_the
 ) -> None:
     """``hg-cli[version=X]``: every command of the rounds is X's ``hg`` (the environment's
     script); the rounds are read back by the machine's ``hg``, not by X."""
-    out = tmp_path / "r.json"
     variant = f"hg-cli[version={HG_OTHER}]"
-    result = vcsbench(
-        *hello_creates("4", f"hg-cli,{variant}", "create+commit,log"),
-        "--fs", f"dir:{tmp_path}", "--out", str(out),
-        env={"XDG_CACHE_HOME": str(cache.parent.parent)},
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stderr
-    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    xdg = {"XDG_CACHE_HOME": str(cache.parent.parent)}
+    found = run_records(tmp_path, "4", f"hg-cli,{variant}", "create+commit,log", xdg)
     machine = subprocess.run(["hg", "--version", "--quiet"], capture_output=True, text=True)
     for each in found:
         versions = each["backend"]["versions"]
@@ -303,22 +318,9 @@ def test_a_range_of_releases_is_the_last_patch_of_each_minor() -> None:
 def test_a_git_from_a_directory_runs_interleaved_and_records_its_version(tmp_path: Path) -> None:
     """``git-cli[bin=DIR]`` runs DIR's git: here a wrapper that counts its calls before it
     runs the installed one, so every git command of the variant's rounds is seen to be it."""
-    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
-    bin_dir.mkdir()
-    wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\necho x >> {calls}\nexec /usr/bin/git "$@"\n')
-    wrapper.chmod(0o755)
-    out = tmp_path / "r.json"
+    bin_dir, calls = logging_wrappers(tmp_path, ("git",))
     variant = f"git-cli[bin={bin_dir}]"
-    result = vcsbench(
-        *hello_creates("20", f"git-cli,{variant}", "create"),
-        "--fs", f"dir:{tmp_path}", "--out", str(out),
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stderr
-    found = {
-        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
-        for b in json.loads(out.read_text())["benchmarks"]
-    }
+    found = by_variant(run_records(tmp_path, "20", f"git-cli,{variant}", "create"))
     installed = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     mine = found[variant]
     assert installed.strip() == mine["backend"]["versions"]["git"]
@@ -336,23 +338,9 @@ def test_subversion_tools_from_a_directory_make_and_change_the_repositories(
     each call before running the installed tool. A create + commit round is svnadmin create,
     svnlook tree and svnmucc, each of them DIR's; the verifier reads the result with the
     machine's Subversion, the same for every variant."""
-    bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
-    bin_dir.mkdir()
-    for tool in ("svnadmin", "svnlook", "svnmucc", "svn"):
-        wrapper = bin_dir / tool
-        wrapper.write_text(f'#!/bin/sh\necho {tool} "$1" >> {calls}\nexec /usr/bin/{tool} "$@"\n')
-        wrapper.chmod(0o755)
-    out = tmp_path / "r.json"
+    bin_dir, calls = logging_wrappers(tmp_path, ("svnadmin", "svnlook", "svnmucc", "svn"))
     variant = f"svn-cli[bin={bin_dir}]"
-    result = vcsbench(
-        *hello_creates("6", f"svn-cli,{variant}", "create+commit"),
-        "--fs", f"dir:{tmp_path}", "--out", str(out),
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stderr
-    found = {
-        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]
-        for b in json.loads(out.read_text())["benchmarks"]
-    }
+    found = by_variant(run_records(tmp_path, "6", f"svn-cli,{variant}", "create+commit"))
     mine = found[variant]
     assert str(bin_dir) == mine["backend"]["versions"]["svn from"]
     assert "svn from" not in found["svn-cli"]["backend"]["versions"]
