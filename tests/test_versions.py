@@ -173,7 +173,8 @@ def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_the
     ("variant", "says"),
     [
         ("svn-fs[version=1.14]", "svn-fs[version=1.14]: svn-fs has no library release to choose; "
-         "version= applies to git-pygit2 (pygit2), git-markus (pygit2), hg-lib (mercurial)"),
+         "version= applies to git-pygit2 (pygit2), git-markus (pygit2), hg-lib (mercurial), "
+         "hg-cli (mercurial)"),
         ("git-pygit2[version=newest]", "version 'newest' of pygit2 is not a release number "
          "(e.g. 1.15.1)"),
     ],
