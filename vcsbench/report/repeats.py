@@ -101,6 +101,8 @@ def compare_repeats(bases: list[Run], others: list[Run]) -> tuple[list[RepeatPai
             continue
         base = [bench, *found[: len(bases) - 1]]
         other = found[len(bases) - 1 :]
+        if other[0].fs != bench.fs:  # matched across filesystems, as compare does
+            label += f" → {other[0].fs}"
         changes = {name: _change(name, base, other) for name in ("time", *COMPARED_METRICS)}
         pairs.append(RepeatPair(label, base, other, changes))
     if not pairs:
