@@ -51,9 +51,10 @@ def hg(*args: str | Path, cwd: Path | None = None, tool: tuple[str, ...] = ("hg"
 
 def environment_hg() -> tuple[str, ...] | None:
     """The ``hg`` of a Mercurial installed into this interpreter's own environment (a
-    ``version=`` variant's), run by this interpreter (the script's own first line names
-    the directory the environment was built in, before it was renamed into place); None
-    where Mercurial comes from elsewhere (the system's)."""
+    ``version=`` variant's; or one pip put into the virtualenv vcsbench runs in, which
+    hg-lib imports too), run by this interpreter (the script's own first line names the
+    directory the environment was built in, before it was renamed into place); None where
+    Mercurial comes from elsewhere (the system's, as the README's install has it)."""
     try:
         where = Path(str(importlib.metadata.distribution("mercurial").locate_file(""))).resolve()
     except importlib.metadata.PackageNotFoundError:
