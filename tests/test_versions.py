@@ -154,7 +154,7 @@ def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_the
     script); the rounds are read back by the machine's ``hg``, not by X."""
     variant = f"hg-cli[version={HG_OTHER}]"
     xdg = {"XDG_CACHE_HOME": str(cache.parent.parent)}
-    found = run_records(tmp_path, "4", f"hg-cli,{variant}", "create+commit,log", xdg)
+    found = run_records(tmp_path, "3", f"hg-cli,{variant}", "create+commit", xdg)
     machine = subprocess.run(["hg", "--version", "--quiet"], capture_output=True, text=True)
     for each in found:
         versions = each["backend"]["versions"]
@@ -164,9 +164,7 @@ def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_the
         else:
             assert machine.stdout.strip() == versions["hg"] and "hg (verifier)" not in versions
         assert each["repos"] == each["verified"] and 0 == each["errors"]
-    assert {f"{b['backend']['variant']} {b['op']}" for b in found} == {
-        f"{v} {op}" for v in ("hg-cli", variant) for op in ("create+commit", "log")
-    }
+    assert ["hg-cli", variant] == [b["backend"]["variant"] for b in found]
 
 
 @pytest.mark.parametrize(
