@@ -188,12 +188,20 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 def loop(
-    backend: str, op: str, fs: str, rounds: int, sync: bool = False, copied: bool = False
+    backend: str,
+    op: str,
+    fs: str,
+    rounds: int,
+    sync: bool = False,
+    copied: bool = False,
+    warmup: int = 0,
 ) -> float:
     """The median round (ms) of ``rounds`` rounds, each verified after all are timed.
     ``sync``: every timed call starts with the filesystem synced, as vcsbench's rounds
     start (its probe's syncfs); otherwise only commit's prepared repository is synced.
-    ``copied``: commit's repository is a copy of one made once, not made in place."""
+    ``copied``: commit's repository is a copy of one made once, not made in place.
+    ``warmup``: rounds made first and left out of the median, as vcsbench's warm-up and
+    pilot rounds are."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
@@ -201,7 +209,7 @@ def loop(
         # In a directory of their own, as vcsbench's are (in one process, alternating, the
         # filesystem's root and one level down took the same: svn-fs create 5.10 / 5.21 ms).
         (mnt / "repos").mkdir()
-        paths = [str(mnt / "repos" / f"r{i:07d}") for i in range(rounds)]
+        paths = [str(mnt / "repos" / f"r{i:07d}") for i in range(warmup + rounds)]
         if copied:
             calls["create+commit"](str(mnt / "first"))
         for path in paths:
@@ -221,7 +229,7 @@ def loop(
                     raise SystemExit(f"{path} was not made")
             else:
                 calls["check"](path, want)
-    return statistics.median(took) / 1e6
+    return statistics.median(took[warmup:]) / 1e6
 
 
 def vcsbench_medians(
@@ -302,6 +310,9 @@ def main() -> None:
         each.add_argument("--syncfs-first", action="store_true", help=SYNC_HELP)
         each.add_argument("--copied-start", action="store_true", help=COPY_HELP)
         each.add_argument(
+            "--warmup", type=int, default=0, help="rounds first, left out of the median"
+        )
+        each.add_argument(
             "--ops", default="create+commit", help=f"comma-separated, of {', '.join(OPS)}"
         )
         each.add_argument("--fs", choices=("tmpfs", "ext4"), default="tmpfs")
@@ -314,7 +325,13 @@ def main() -> None:
     if args.command == "loop":
         for op in ops:
             median = loop(
-                args.backend, op, args.fs, args.rounds, args.syncfs_first, args.copied_start
+                args.backend,
+                op,
+                args.fs,
+                args.rounds,
+                args.syncfs_first,
+                args.copied_start,
+                args.warmup,
             )
             print(f"{args.backend} {op} {args.fs}: median {median:.4f} ms")
     else:
