@@ -175,6 +175,8 @@ def test_a_mercurial_release_runs_hg_clis_commands_and_the_machines_hg_reads_the
          "hg-cli (mercurial)"),
         ("git-pygit2[version=newest]", "version 'newest' of pygit2 is not a release number "
          "(e.g. 1.15.1)"),
+        ("git-pygit2[delay=10]", "git-pygit2[delay=10]: delay='10' is not a positive time; "
+         "write it in us or ms (delay=88us, delay=0.5ms)"),
     ],
 )  # fmt: skip
 def test_a_version_that_cannot_be_is_one_line(variant: str, says: str) -> None:
@@ -291,6 +293,31 @@ def test_variants_alternate_in_blocks_each_leading_as_often_as_it_trails(tmp_pat
     report = vcsbench("report", str(out))
     assert "3 variants in 4 interleaved blocks, against git-pygit2" in report.stdout
     assert "git-pygit2[copy=2]" in report.stdout
+
+
+def test_a_known_delay_is_reported_as_its_size_against_the_same_variant(tmp_path: Path) -> None:
+    """``delay=`` adds a known wait to every timed call: the variant's figures are the
+    plain variant's plus that wait, and the block comparison calls it slower."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("40", "git-pygit2,git-pygit2[delay=3ms]", "create"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    plain, delayed = [
+        b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]
+    ]
+    assert "git-pygit2[delay=3ms]" == delayed["backend"]["variant"]
+    assert "interleaved" in delayed["harness"]
+    plain_ns, delayed_ns = (sorted(b["rounds"]["wall_ns"]) for b in (plain, delayed))
+    assert delayed_ns[0] >= 3_000_000
+    # the wait and nothing else: the medians 3 ms apart, give or take what the plain
+    # rounds' middle half spans (a create here takes about a millisecond)
+    spread = plain_ns[30] - plain_ns[10] + 200_000
+    assert abs(delayed_ns[20] - plain_ns[20] - 3_000_000) < spread
+    report = vcsbench("report", str(out))
+    line = next(x for x in report.stdout.splitlines() if x.startswith("| git-pygit2[delay=3ms]"))
+    assert "slower" in line
 
 
 def test_interleave_takes_auto_off_or_blocks() -> None:

@@ -7,6 +7,7 @@ A *variant* is a backend with options, named ``NAME[key=value,...]``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -40,7 +41,7 @@ def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend
     return Variant.parse(name).make(options)
 
 
-VARIANT_KEYS = ("version", "copy")
+VARIANT_KEYS = ("version", "copy", "delay")
 """Keys of a variant that are vcsbench's, not the backend's options."""
 
 
@@ -81,6 +82,9 @@ class Variant:
                 f"{text.strip()}: copy={copy!r} is not a whole number >= 2 (the same variant "
                 "again under another name, for an A/A test)"
             )
+        delay = options.get("delay")
+        if delay is not None:
+            parse_delay(text.strip(), delay)
         return cls(text.strip(), found, tuple(options.items()))
 
     @property
@@ -97,6 +101,13 @@ class Variant:
     def copy(self) -> str | None:
         """``copy=N``: the same variant once more under its own name (an A/A test)."""
         return dict(self.options).get("copy")
+
+    @property
+    def delay_ns(self) -> int:
+        """``delay=88us``: a known wait added inside every timed call (a change of known
+        size, to see what a comparison detects: a power check, as ``copy=`` is the A/A)."""
+        text = dict(self.options).get("delay")
+        return 0 if text is None else parse_delay(self.text, text)
 
     @property
     def backend_options(self) -> dict[str, str]:
@@ -128,6 +139,20 @@ class Variant:
 
     def __str__(self) -> str:
         return self.text
+
+
+DELAY_UNITS = {"us": 1_000, "ms": 1_000_000}
+
+
+def parse_delay(variant: str, text: str) -> int:
+    """``88us`` or ``0.5ms`` in nanoseconds; one line for anything else."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(us|ms)", text.strip())
+    if match is None or float(match.group(1)) <= 0:
+        raise VcsbenchError(
+            f"{variant}: delay={text!r} is not a positive time; write it in us or ms "
+            "(delay=88us, delay=0.5ms)"
+        )
+    return round(float(match.group(1)) * DELAY_UNITS[match.group(2)])
 
 
 def apt_packages() -> list[str]:

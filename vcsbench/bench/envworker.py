@@ -61,6 +61,7 @@ def main() -> None:
         budget_s=spec["budget_s"],
         min_rounds=int(spec["min_rounds"]),
         gc_off=bool(spec["gc_off"]),
+        delay_ns=int(spec["delay_ns"]),
         attach=True,
     )
     run.started_at(float(spec["t0"]))

@@ -63,6 +63,14 @@ Progress = Callable[..., None]
 while an aged sandbox is filled with the same and ``unit="repositories filled in"``."""
 
 
+def wait(ns: int) -> None:
+    """Busy-wait ``ns`` nanoseconds: a sleep would wake late by the scheduler's slack, a
+    spin ends on time."""
+    end = time.perf_counter_ns() + ns
+    while time.perf_counter_ns() < end:
+        pass
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip().replace("\n", " ")
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
@@ -99,6 +107,8 @@ class BenchmarkRun:
     min_rounds: int = 1
     gc_off: bool = False
     """Python's collector held off inside the timed region (and run before it)."""
+    delay_ns: int = 0
+    """A known wait added inside every timed call, after the operation (``delay=``)."""
     environment: Path | None = None
     """The interpreter of a ``version=`` variant's environment: every round runs in a
     worker process of it (:class:`~vcsbench.bench.workers.EnvironmentSpawner`)."""
@@ -277,6 +287,8 @@ class BenchmarkRun:
             start = self.clock()
             try:
                 self.operation.run(paths)
+                if self.delay_ns:
+                    wait(self.delay_ns)
             except Exception as exc:
                 error = _describe(exc)
             wall_ns = self.clock() - start

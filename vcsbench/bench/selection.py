@@ -197,6 +197,7 @@ class Selection:
                     backend.label
                     + (f" at {variant.version}" if variant.version else "")
                     + (f" copy {variant.copy}" if variant.copy else "")
+                    + (f" delayed {variant.delay_ns} ns" if variant.delay_ns else "")
                 )
                 if same in labels:
                     raise VcsbenchError(
@@ -268,7 +269,10 @@ class Selection:
         """Whether these variants of one benchmark run in alternating blocks."""
         if self.interleave is None:
             return any(
-                v.version is not None or v.copy is not None or "bin" in v.backend_options
+                v.version is not None
+                or v.copy is not None
+                or v.delay_ns
+                or "bin" in v.backend_options
                 for v in group
             )
         return self.interleave > 0

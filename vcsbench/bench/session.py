@@ -152,6 +152,7 @@ class VcsSession:
                     budget_s=None if benchmark.disabled else rules.max_time_s,
                     min_rounds=rules.budget_floor(rounds),
                     gc_off=rules.gc_off,
+                    delay_ns=backend.delay_ns,
                     **self._environment(backend, vcs, sandbox, remote),
                 )
                 perturbation: dict[str, object] | None = None
@@ -343,6 +344,7 @@ class VcsSession:
                         name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
                         layout=selection.layout,
                         recycle=selection.recycle,
+                        delay_ns=variant.delay_ns,
                         **self._environment(
                             variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu
                         ),
@@ -424,6 +426,7 @@ class VcsSession:
                 "op": op,
                 "payload": payload,
                 "temp_root": str(sandbox.root),
+                "delay_ns": backend.delay_ns,
             },
         }
 
@@ -496,7 +499,7 @@ def described(variant: Variant, vcs: Backend) -> dict[str, object]:
     that says more than the backend's options (``version=``, ``copy=``); a worker's
     own description is recorded under this name too (:meth:`BenchmarkRun.finish`)."""
     found = vcs.describe()
-    if variant.version is not None or variant.copy is not None:
+    if variant.version is not None or variant.copy is not None or variant.delay_ns:
         found["variant"] = variant.text
     return found
 
