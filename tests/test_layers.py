@@ -21,6 +21,7 @@ CHAIN = (
     "sandbox",
     "results",
     "measure",
+    "servers",
     "workload",
     "bench",
     "report",

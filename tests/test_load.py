@@ -364,14 +364,25 @@ def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> 
     assert "arrivals/s" in out
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("signum", "path", "server"),
+    [
+        (signal.SIGINT, "git-daemon", "git-daemon"),
+        (signal.SIGINT, "apache-svn-https", "apache2"),
+        (signal.SIGTERM, "git-ssh", "sshd"),
+    ],
+)
 def test_an_interrupted_load_leaves_no_server_and_no_mount(
-    tmp_path: Path, signum: signal.Signals
+    tmp_path: Path, signum: signal.Signals, path: str, server: str
 ) -> None:
+    """Nothing is left: no server, no proxy (the ssh path runs behind one), no key or
+    certificate (they live in the sandbox, which is gone), no mount."""
     if os.geteuid() != 0:
         pytest.skip("tmpfs needs root")
     (tmp_path / "fs").mkdir()
-    args = ["--paths", "git-daemon", "--students", "20", "--steps", "1,2", "--step-seconds", "30"]
+    args = ["--paths", path, "--students", "20", "--steps", "1,2", "--step-seconds", "30"]
+    if path == "git-ssh":
+        args += ["--rtt", "5"]
     proc = subprocess.Popen(
         [*CLI, "load", "--fs", "tmpfs", *args, "--out", str(tmp_path / "load.json")],
         stdout=subprocess.PIPE,
@@ -379,12 +390,14 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         text=True,
     )
     logs = tmp_path / "load-logs"
-    _wait_for(lambda: _server_of(logs, "git-daemon"))
+    _wait_for(lambda: _server_of(logs, server))
+    _wait_for(lambda: _processes("vcsbench.load.engine", tmp_path))
     time.sleep(1.0)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, err
-    assert _server_of(logs, "git-daemon") is None
+    assert _server_of(logs, server) is None
+    assert _server_of(logs, "toxiproxy") is None
     assert vcsbench_mounts() == ""
     assert _processes("vcsbench.load.engine", tmp_path) == []
 
@@ -393,7 +406,13 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
     ("args", "message"),
     [
         (["--scenario", "stampede"], "scenario 'stampede' is not known; use deadline"),
-        (["--paths", "ftp"], "access path 'ftp' is not known; use svnserve, git-daemon"),
+        (["--paths", "ftp"], "access path 'ftp' is not known; use svnserve, apache-svn"),
+        (["--rtt", "10,fast"], "--rtt 'fast' is not a round-trip time; give milliseconds"),
+        (["--rtt", "2.5"], "--rtt '2.5' is not a whole number of milliseconds"),
+        (["--rtt", "10", "--bandwidth", "lots"], "--bandwidth 'lots' is not a bandwidth; give"),
+        (["--bandwidth", "10mbit"], "--bandwidth goes with --rtt (give --rtt 0 for none)"),
+        (["--rtt", "10", "--paths", "local:svn-fs"],
+         "--rtt puts a distance between clients and a server; local:svn-fs has none"),
         (["--paths", "local:hg-cli"], "only svn and git backends are offered"),
         (["--steps", "1,two"], "--steps '1,two' is not a list of client counts"),
         (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the 4 clients"),
@@ -427,6 +446,44 @@ def test_a_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+NEW_TRANSPORTS = (
+    "apache-svn-https,svn-ssh,apache-git-https,git-ssh,apache-hg,apache-hg-https,hg-ssh"
+)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "paths", "shape"),
+    [
+        # every new path; each transport's clients and server in a deadline
+        ("deadline", NEW_TRANSPORTS, ["--shape", "open", "--steps", "4", "--max-clients", "4"]),
+        # Mercurial's clients in each scenario, and each transport once more
+        ("shared", "apache-hg,hg-ssh,git-ssh,apache-svn-https", ["--steps", "2"]),
+        ("clone-storm", "apache-hg-https,hg-ssh,svn-ssh,apache-git-https", ["--steps", "2"]),
+    ],
+    ids=["deadline", "shared", "clone-storm"],
+)
+def test_every_transport_serves_each_scenario_read_back_without_error(
+    tmp_path: Path, scenario: str, paths: str, shape: list[str]
+) -> None:
+    """HTTPS, ssh and Mercurial's servers in every scenario: every session succeeds and
+    is read back (deadline: the repositories; shared: the one repository; clone-storm:
+    each clone, file by file), and the result says how each path was served."""
+    if os.geteuid() != 0:
+        pytest.skip("Apache and sshd need root")
+    found = _load(
+        tmp_path, "--scenario", scenario, "--paths", paths, "--students", "12",
+        "--history", "5", "--step-seconds", "1", *shape, fs="tmpfs",
+    )  # fmt: skip
+    assert paths.split(",") == [entry["path"] for entry in found["loads"]]
+    for entry in found["loads"]:
+        step = entry["steps"][0]
+        assert step["ok"] >= 1 and step["errors"] == {}, (entry["path"], entry["error_details"])
+        assert entry["verified_repositories"] >= 1 and entry["verify_failure_count"] == 0
+        server = entry["server"]
+        assert ("tls" in server) == entry["path"].endswith("-https")
+        assert ("ssh" in server) == entry["path"].endswith("-ssh")
 
 
 @pytest.mark.parametrize("path", ["git-daemon", "svnserve", "local:svn-fs"])
@@ -508,6 +565,38 @@ def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) ->
         f"{shared_file(1)}: missing",
     ]
     assert records["error"] == [None, "verify"]
+
+
+def test_cleanup_ends_the_sshd_and_the_proxy_a_killed_load_left(tmp_path: Path) -> None:
+    """SIGKILL mid-step over ssh at a distance: sshd (in its mount namespace) and
+    toxiproxy stay, with the sandbox that holds the run's keys; ``vcsbench cleanup`` ends
+    both by the state file and removes the sandbox, keys and all."""
+    if os.geteuid() != 0:
+        pytest.skip("tmpfs, sshd and cgroups need root")
+    args = ["--paths", "hg-ssh", "--rtt", "5", "--students", "20", "--steps", "2",
+            "--step-seconds", "60"]  # fmt: skip
+    proc = subprocess.Popen(
+        [*CLI, "load", "--fs", "tmpfs", *args, "--out", str(tmp_path / "load.json")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    logs = tmp_path / "load-logs"
+    sshd = _wait_for(lambda: _server_of(logs, "sshd"))
+    proxy = _wait_for(lambda: _server_of(logs, "toxiproxy"))
+    _wait_for(lambda: _processes("vcsbench.load.engine", tmp_path))
+    config = (logs / "sshd_config").read_text().splitlines()
+    keys = [Path(line.split()[1]) for line in config if line.startswith("HostKey ")]
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait()
+    assert not _ended(sshd) and not _ended(proxy) and vcsbench_mounts()
+    result = vcsbench("cleanup")
+    assert result.returncode == 0, result.stderr
+    assert _ended(sshd) and _ended(proxy)
+    assert vcsbench_mounts() == ""
+    assert keys and not any(
+        (where.parent / name).exists() for where in keys for name in ("host_key", "client_key")
+    )
 
 
 def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:

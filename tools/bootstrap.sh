@@ -9,9 +9,16 @@ set -euo pipefail
 VENV=${VENV:-.venv}
 # What the sandboxes and the virtualenv need, before any backend is known.
 BASE_PACKAGES=(python3-venv e2fsprogs xfsprogs btrfs-progs util-linux)
-# The servers `vcsbench load` starts on 127.0.0.1 (svnserve and git daemon come with the
-# subversion and git packages): Apache httpd with mod_dav_svn, and git http-backend as CGI.
-LOAD_PACKAGES=(apache2 libapache2-mod-svn subversion git)
+# The servers vcsbench starts on 127.0.0.1 (svnserve and git daemon come with the
+# subversion and git packages): Apache httpd with mod_dav_svn, git http-backend as CGI and
+# Mercurial's hgweb under mod_wsgi, TLS with a certificate openssl makes for the run, and
+# sshd (openssh-server) with the run's own keys.
+LOAD_PACKAGES=(apache2 libapache2-mod-svn libapache2-mod-wsgi-py3 openssl openssh-server
+  openssh-client mercurial subversion git)
+# The distance between clients and servers (--rtt, --bandwidth): toxiproxy, built from its
+# Go module with the machine's Go into the virtualenv's bin.
+TOXIPROXY_MODULE=github.com/Shopify/toxiproxy/v2/cmd/server
+TOXIPROXY_VERSION=v2.12.0
 APT_UPDATED=
 
 ensure_apt() {
@@ -49,3 +56,15 @@ echo "installing vcsbench and its test tools into $VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
 read -r -a BACKEND_PACKAGES <<< "$("$VENV/bin/python" -m vcsbench.backends --apt-packages)"
 ensure_apt "${BACKEND_PACKAGES[@]}"
+
+if [ ! -x "$VENV/bin/toxiproxy-server" ]; then
+  if ! command -v go >/dev/null; then
+    echo "vcsbench: go is not installed: --rtt and --bandwidth need toxiproxy, built with go (apt-get install -y golang-go)" >&2
+  else
+    echo "building toxiproxy $TOXIPROXY_VERSION into $VENV/bin/toxiproxy-server (go install)"
+    GOBIN_DIR=$(mktemp -d)
+    GOBIN="$GOBIN_DIR" go install "$TOXIPROXY_MODULE@$TOXIPROXY_VERSION"
+    mv "$GOBIN_DIR/server" "$VENV/bin/toxiproxy-server"
+    rmdir "$GOBIN_DIR"
+  fi
+fi

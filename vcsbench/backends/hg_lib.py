@@ -56,6 +56,11 @@ def read_with_mercurial(path: Path, paths: list[str]) -> dict[str, bytes | None]
     return contents
 
 
+def changesets(path: Path) -> int:
+    """How many changesets the repository holds, read by Mercurial's API in-process."""
+    return len(_repo(path))
+
+
 class HgLib(HgBackend):
     name = "hg-lib"
     description = "Mercurial's Python API in-process: `memctx` commits, no working copy"

@@ -67,7 +67,10 @@ COMMAND = Command(
     dict(
         help="many clients at once over the real servers (Locust): latency, errors, capacity",
         description="Run a load scenario over each access path, in a sandbox of its own: "
-        "servers (svnserve, git daemon) are started on 127.0.0.1 and stopped by vcsbench; "
+        "servers (svnserve, git daemon, Apache with mod_dav_svn, git http-backend or "
+        "hgweb, over http or https, and sshd) are started on 127.0.0.1 with credentials "
+        "made for the run, and stopped by vcsbench; with --rtt, each path is run at each "
+        "round-trip time through a proxy, the round trip measured first; "
         "Locust runs C clients at once for each step of --steps (closed loop); after each "
         "step every repository it wrote is read back and the step is written to the "
         "result file. Prints a table per path with p50-p99, errors, "

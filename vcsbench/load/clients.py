@@ -16,6 +16,11 @@ Access paths:
   student's clone commits and pushes over git://.
 - ``apache-svn``, ``apache-git``: the same over http:// through Apache httpd, with
   mod_dav_svn and ``git http-backend``; the server's side runs as Apache's user.
+- ``apache-hg``, ``hg-ssh``: ``hg init`` on the server's side for a first visit; the
+  student's repository commits and pushes over http:// (hgweb) or ssh:// (hg-ssh).
+- ``*-https``, ``*-ssh``: the same over TLS (the client trusts the run's certificate
+  alone) or ssh (the run's key and host key alone); what a client needs comes from the
+  run (``client_env``, ``ca_file``), never from the machine's configuration.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from vcsbench.load.repositories import (
     SHARED,
     STORM,
     repo_name,
+    server_side_create,
     shared_content,
     shared_file,
 )
@@ -43,14 +49,23 @@ from vcsbench.sandbox.removal import remove_tree  # what is left goes with the r
 MAX_RETRIES = 50
 
 
+REFUSALS = (
+    "rejected",
+    "fetch first",
+    "non-fast-forward",
+    "out of date",
+    "out-of-date",
+    "new remote head",
+    "repository changed while pushing",
+)
+"""What a VCS says when it refuses a commit because another landed first (git: not a
+fast-forward; svn: out of date; hg: a new remote head, or the repository changed while
+pushing), which a client answers by updating and trying again."""
+
+
 def _rejected(exc: SessionError) -> bool:
-    """A commit refused because another landed first (git: not a fast-forward; svn: out
-    of date), which a client answers by updating and trying again."""
     text = str(exc).lower()
-    return any(
-        mark in text
-        for mark in ("rejected", "fetch first", "non-fast-forward", "out of date", "out-of-date")
-    )
+    return any(mark in text for mark in REFUSALS)
 
 
 class SessionError(Exception):
@@ -90,7 +105,9 @@ def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> No
     )
     if proc.returncode != 0:
         text = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-        telling = [line for line in text if "rejected" in line or "E1" in line]
+        # the line that says why: a refusal, else Subversion's error or hg's abort
+        refusal = [line for line in text if any(mark in line.lower() for mark in REFUSALS)]
+        telling = refusal or [line for line in text if "E1" in line or "abort:" in line]
         line = (telling or text or [f"{argv[0]} exited {proc.returncode}"])[-1]
         raise SessionError(kind, line.strip())
 
@@ -105,16 +122,17 @@ class Client:
         self.scratch = scratch
         self.precreated = bool(config["precreate"])
         self.url_base = config["url_base"]
+        self.env = {**os.environ, **config.get("client_env", {})}
+        """The environment of every command the client runs: the run's ssh command or
+        certificate where its transport needs one."""
+        self.ca_file: str | None = config.get("ca_file")
         self.index = 0
         """Which of the run's clients this is (shared: the committer it plays)."""
 
-    def server_side(self, argv: list[str]) -> list[str]:
-        """A command the server's side runs (a first visit's create), as its user."""
-        if self.path.served_as_apache:
-            from vcsbench.load.servers import as_server_user
-
-            return as_server_user(argv)
-        return argv
+    def create_server_side(self, student: int) -> None:
+        """Timed, at a first visit: the server's side makes the student's repository."""
+        argv, env = server_side_create(self.path, self.repos / repo_name(student))
+        _run(argv, "create", env)
 
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         """Untimed: what the student does before submitting."""
@@ -147,7 +165,7 @@ class Client:
         try:
             if not target.is_dir():
                 return [f"{target} was not made"]
-            return tree_problems(target, dict(expected), frozenset({".git", ".svn"}))
+            return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
         finally:
             remove_tree(target)
 
@@ -156,6 +174,13 @@ class Client:
 
 
 class SvnUrlClient(Client):
+    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+        super().__init__(config, scratch)
+        if self.ca_file is not None:  # the client's configuration: the run's certificate alone
+            (scratch / "servers").write_text(
+                f"[global]\nssl-authority-files = {self.ca_file}\nssl-trust-default-ca = no\n"
+            )
+
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         self.src = self.scratch / "src"
         remove_tree(self.src)
@@ -167,7 +192,7 @@ class SvnUrlClient(Client):
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         name = repo_name(student)
         if visit == 1 and not self.precreated:
-            _run(self.server_side(["svnadmin", "create", str(self.repos / name)]), "create")
+            self.create_server_side(student)
         argv = ["svnmucc", "--non-interactive", "--no-auth-cache"]
         argv += ["--config-dir", str(self.scratch), "-m", f"submission {visit}"]
         argv += ["-U", f"{self.url_base}/{name}"]
@@ -176,7 +201,7 @@ class SvnUrlClient(Client):
                 argv += ["mkdir", directory]
         for rel in files:
             argv += ["put", str(self.src / rel), rel]
-        _run(argv, "commit")
+        _run(argv, "commit", self.env)
 
     def shared_commit(self, committer: int, n: int) -> int:
         name = shared_file(committer)
@@ -187,7 +212,7 @@ class SvnUrlClient(Client):
         argv += ["-U", f"{self.url_base}/{SHARED}", "put", str(source), name]
         for retries in range(MAX_RETRIES + 1):
             try:
-                _run(argv, "commit")
+                _run(argv, "commit", self.env)
                 return retries
             except SessionError as exc:
                 if not _rejected(exc) or retries == MAX_RETRIES:
@@ -196,17 +221,20 @@ class SvnUrlClient(Client):
 
     def clone(self, n: int) -> None:
         argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
-        _run([*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout")
+        _run([*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout", self.env)
 
 
 class GitRemoteClient(Client):
     """Each student's clone stays in the clients' directory between visits, as on a
     student's machine, so a later visit pushes on top of the earlier ones."""
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
         from vcsbench.backends._git import git_env
 
-        self.env = git_env()
+        super().__init__(config, scratch)
+        self.env = {**git_env(), **config.get("client_env", {})}
+
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         self.work = self.scratch.parent / repo_name(student)
         if not self.work.exists():
             url = f"{self.url_base}/{repo_name(student)}"
@@ -222,23 +250,16 @@ class GitRemoteClient(Client):
 
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         if visit == 1 and not self.precreated:
-            bare = self.repos / repo_name(student)
-            argv = self.server_side(["git", "init", "-q", "--bare", "-b", "main", str(bare)])
-            _run(argv, "create", self.env)
+            self.create_server_side(student)
         _run(self._git("add", "-A"), "commit", self.env)
         _run(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
         _run(self._git("push", "-q", "origin", "main"), "push", self.env)
 
     def clone(self, n: int) -> None:
-        from vcsbench.backends._git import git_env
-
         argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
-        _run(argv, "clone", git_env())
+        _run(argv, "clone", self.env)
 
     def shared_prepare(self, committer: int) -> None:
-        from vcsbench.backends._git import git_env
-
-        self.env = git_env()
         self.work = self.scratch / "shared-clone"
         if not self.work.exists():
             argv = ["git", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
@@ -257,6 +278,62 @@ class GitRemoteClient(Client):
                 if not _rejected(exc) or retries == MAX_RETRIES:
                     raise
             _run(self._git("pull", "-q", "--rebase"), "pull", self.env)
+        return MAX_RETRIES
+
+
+class HgRemoteClient(Client):
+    """As git's: each student's repository stays in the clients' directory between visits
+    and pushes its new changeset; hg reads the run's configuration alone (``HGRCPATH``:
+    its ssh command or certificate, or none)."""
+
+    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+        from vcsbench.backends.hg_cli import hg_env
+
+        super().__init__(config, scratch)
+        self.env = {**hg_env(), **config.get("client_env", {})}
+
+    def _hg(self, *args: str) -> list[str]:
+        return ["hg", "--cwd", str(self.work), *args]
+
+    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        self.work = self.scratch.parent / repo_name(student)
+        if not self.work.exists():
+            _run(["hg", "init", str(self.work)], "prepare", self.env)
+        for rel, data in files.items():
+            target = self.work / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+        if visit == 1 and not self.precreated:
+            self.create_server_side(student)
+        _run(self._hg("commit", "-A", "-m", f"submission {visit}"), "commit", self.env)
+        _run(self._hg("push", f"{self.url_base}/{repo_name(student)}"), "push", self.env)
+
+    def clone(self, n: int) -> None:
+        argv = ["hg", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
+        _run(argv, "clone", self.env)
+
+    def shared_prepare(self, committer: int) -> None:
+        self.work = self.scratch / "shared-clone"
+        if not self.work.exists():
+            argv = ["hg", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
+            _run(argv, "prepare", self.env)
+
+    def shared_commit(self, committer: int, n: int) -> int:
+        (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
+        message = f"committer {committer} commit {n}"
+        _run(self._hg("commit", "-A", "-m", message), "commit", self.env)
+        for retries in range(MAX_RETRIES + 1):
+            try:
+                _run(self._hg("push"), "push", self.env)
+                return retries
+            except SessionError as exc:
+                if not _rejected(exc) or retries == MAX_RETRIES:
+                    raise
+            # another committer's changeset landed first: take it, put ours on top
+            rebase = ("--config", "extensions.rebase=")
+            _run(self._hg(*rebase, "pull", "--rebase"), "pull", self.env)
         return MAX_RETRIES
 
 
@@ -348,4 +425,5 @@ def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
     path = AccessPath.from_json(config["path"])
     if path.local:
         return LocalClient(config, scratch)
-    return SvnUrlClient(config, scratch) if path.vcs == "svn" else GitRemoteClient(config, scratch)
+    remote = {"svn": SvnUrlClient, "git": GitRemoteClient, "hg": HgRemoteClient}[path.vcs]
+    return remote(config, scratch)

@@ -13,11 +13,11 @@ import subprocess
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.load import servers
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.plan import LoadPlan
 from vcsbench.process import die_with_parent, end_group_members
 from vcsbench.sandbox import Sandbox
+from vcsbench.servers.server import HOST
 
 ENGINE_NICE = -10
 """The load engine's CPU priority where it may be raised (root): above the clients and
@@ -106,7 +106,7 @@ def start_workers(plan: LoadPlan, sandbox: Sandbox, port: int) -> list[subproces
     for _ in range(plan.workers):
         home = str(sandbox.make_dir("vcsbench-clients-"))
         worker = subprocess.Popen(
-            EngineArgs(host=servers.HOST, port=port, worker=True, home=home).argv(),
+            EngineArgs(host=HOST, port=port, worker=True, home=home).argv(),
             start_new_session=True,
             preexec_fn=_engine_child,
         )

@@ -7,75 +7,62 @@ from dataclasses import dataclass
 
 from vcsbench.backends import backend_class
 from vcsbench.errors import VcsbenchError
-from vcsbench.load import servers
+from vcsbench.servers.transports import TRANSPORTS, Transport
+
+LOCAL_VCS = ("svn", "git")
+"""The VCSs whose backends a ``local:`` path runs in a client process of its own."""
 
 
 @dataclass(frozen=True)
 class AccessPath:
-    """How clients reach the repositories: a server vcsbench starts, or a backend in a
-    process of each client's own (``local:BACKEND``)."""
+    """How clients reach the repositories: a server vcsbench starts (a transport, by its
+    name), or a backend in a process of each client's own (``local:BACKEND``)."""
 
     name: str
     vcs: str
-    server: str = ""
-    """The server that serves it (svnserve, git-daemon, apache); "" for a local path."""
     backend: str = ""
-    """A local path's vcsbench backend."""
-    url_path: str = ""
-    """Apache: the location the path's repositories are served at (svn, git)."""
+    """A local path's vcsbench backend; "" for a server's."""
 
     @property
     def local(self) -> bool:
-        return not self.server
+        return bool(self.backend)
+
+    @property
+    def transport(self) -> Transport | None:
+        """The server's transport; None for a local path."""
+        return None if self.local else TRANSPORTS[self.name]
 
     @property
     def served_as_apache(self) -> bool:
-        return self.server == "apache"
+        return self.transport is not None and self.transport.server == "apache"
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "name": self.name,
-            "vcs": self.vcs,
-            "server": self.server,
-            "backend": self.backend,
-            "url_path": self.url_path,
-        }
+        return {"name": self.name, "vcs": self.vcs, "backend": self.backend}
 
     @classmethod
     def from_json(cls, data: dict[str, str]) -> AccessPath:
         return cls(**data)
 
 
-SERVER_PATHS = {
-    path.name: path
-    for path in (
-        AccessPath("svnserve", "svn", server="svnserve"),
-        AccessPath("git-daemon", "git", server="git-daemon"),
-        AccessPath("apache-svn", "svn", server="apache", url_path="svn"),
-        AccessPath("apache-git", "git", server="apache", url_path="git"),
-    )
-}
-"""Access paths through a server vcsbench starts."""
-
-
 def parse_path(text: str) -> AccessPath:
     """One access path, checked: its server installed, or its backend available."""
-    if text in SERVER_PATHS:
-        servers.require_binary(text)
-        return SERVER_PATHS[text]
+    if text in TRANSPORTS:
+        found = TRANSPORTS[text]
+        found.require()
+        return AccessPath(text, found.vcs)
     if text.startswith("local:"):
         name = text.split(":", 1)[1]
         try:
             cls = backend_class(name)
         except VcsbenchError as exc:
             raise VcsbenchError(f"access path {text!r}: {exc}") from None
-        if cls.vcs not in ("svn", "git"):
+        if cls.vcs not in LOCAL_VCS:
             raise VcsbenchError(f"access path {text!r}: only svn and git backends are offered")
         availability = cls.available()
         if not availability.ok:
             raise VcsbenchError(f"access path {text!r}: {availability.reason}")
         return AccessPath(text, cls.vcs, backend=name)
     raise VcsbenchError(
-        f"access path {text!r} is not known; use {', '.join(SERVER_PATHS)} or local:BACKEND "
+        f"access path {text!r} is not known; use {', '.join(TRANSPORTS)} or local:BACKEND "
         "(local:svn-fs, local:git-pygit2)"
     )

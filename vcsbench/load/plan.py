@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.load import servers
-from vcsbench.load.paths import SERVER_PATHS, AccessPath, parse_path
+from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import SCENARIOS, Scenario
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
+from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
+from vcsbench.servers.server import HOST, check_host, check_port
+from vcsbench.servers.transports import TRANSPORTS
 from vcsbench.workload.payloads import payload_names
 
 SHAPES = ("closed", "open")
@@ -48,10 +50,29 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption(
         "paths",
         "svnserve,git-daemon",
-        f"access paths, comma-separated: {', '.join(SERVER_PATHS)}, local:BACKEND "
-        "(e.g. local:svn-fs, local:git-pygit2); default svnserve,git-daemon",
+        "access paths, comma-separated: "
+        + "; ".join(f"{t.name}: {t.summary}" for t in TRANSPORTS.values())
+        + "; local:BACKEND (e.g. local:svn-fs, local:git-pygit2: a backend in a process "
+        "of each client's own); default svnserve,git-daemon",
     ),
     LoadOption("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
+    LoadOption(
+        "rtt",
+        "",
+        "round-trip times between the clients and each server path, comma-separated "
+        "milliseconds (e.g. 0,10,50ms): every path is run at each, through toxiproxy on "
+        "127.0.0.1, the round trip measured before it is used (default: none, direct)",
+        str,
+        "MS,...",
+    ),
+    LoadOption(
+        "bandwidth",
+        "",
+        "with --rtt: a bandwidth each way between clients and server, e.g. 100mbit "
+        "(default: none)",
+        str,
+        "RATE",
+    ),
     LoadOption("students", 800, "students (default 800)", int),
     LoadOption(
         "shape",
@@ -114,7 +135,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     ),
     LoadOption(
         "master-bind",
-        servers.HOST,
+        HOST,
         "with --expect-workers: the address the master listens on (default 127.0.0.1)",
         str,
         "HOST",
@@ -127,7 +148,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     ),
     LoadOption(
         "listen",
-        servers.HOST,
+        HOST,
         "the address the servers listen on and their URLs name (default 127.0.0.1; "
         "workers on other machines need one they can reach)",
         str,
@@ -188,10 +209,12 @@ class LoadPlan:
     """Locust worker processes on this machine (0: one process runs every user)."""
     expect_workers: int = 0
     """Locust workers started elsewhere (``vcsbench load-worker``) that the master waits for."""
-    master_bind: str = servers.HOST
+    master_bind: str = HOST
     master_port: int = 0
-    listen: str = servers.HOST
+    listen: str = HOST
     fail_on: str = ""
+    distances: tuple[Distance | None, ...] = (None,)
+    """The distances every server path is run at (None: direct, no proxy)."""
 
     @property
     def locust_workers(self) -> int:
@@ -253,7 +276,8 @@ class LoadPlan:
         if port:
             if len([p for p in paths if not p.local]) > 1:
                 raise VcsbenchError("--port applies to one server path at a time; leave it out")
-            servers.check_port(port)
+            check_port(port)
+        distances = _distances(str(values["rtt"]), str(values["bandwidth"]), paths)
         if values["fail_on"] not in FAIL_ON:
             raise VcsbenchError(f"--fail-on {values['fail_on']!r} is not known; use errors")
         return cls(
@@ -277,7 +301,26 @@ class LoadPlan:
             master_port=int(values["master_port"]),
             listen=str(values["listen"]),
             fail_on=str(values["fail_on"]),
+            distances=distances,
         )
+
+
+def _distances(
+    rtt: str, bandwidth: str, paths: tuple[AccessPath, ...]
+) -> tuple[Distance | None, ...]:
+    if not rtt:
+        if bandwidth:
+            raise VcsbenchError("--bandwidth goes with --rtt (give --rtt 0 for none)")
+        return (None,)
+    local = [p for p in paths if p.local]
+    if local:
+        raise VcsbenchError(
+            f"--rtt puts a distance between clients and a server; {local[0].name} has none "
+            "(its clients work on the repositories directly): leave it out of --paths"
+        )
+    kbit = parse_bandwidth(bandwidth) if bandwidth else None
+    toxiproxy_binary()  # installed, or one line now rather than after the first path
+    return tuple(Distance(ms, kbit) for ms in parse_rtts(rtt))
 
 
 def _steps(text: str, shape: str) -> tuple[float, ...]:
@@ -311,12 +354,12 @@ def _check_workers(
             f"access path {local[0].name} works on this machine's files; workers started "
             "elsewhere can use the server paths only"
         )
-    servers.check_host(values["listen"], "--listen")
+    check_host(values["listen"], "--listen")
     if expect:
-        servers.check_host(values["master_bind"], "--master-bind")
+        check_host(values["master_bind"], "--master-bind")
         if values["master_port"]:
-            servers.check_port(int(values["master_port"]), values["master_bind"], "--master-port")
-    elif values["master_port"] or values["master_bind"] != servers.HOST:
+            check_port(int(values["master_port"]), values["master_bind"], "--master-port")
+    elif values["master_port"] or values["master_bind"] != HOST:
         raise VcsbenchError("--master-bind and --master-port go with --expect-workers")
     if (workers or expect) and values["step_ops"]:
         raise VcsbenchError("--step-ops works with one Locust process; leave out --workers")

@@ -15,9 +15,10 @@ from pathlib import Path
 from vcsbench.backends import REGISTRY, make_backend
 from vcsbench.backends._git import git_env, read_git_objects
 from vcsbench.backends.base import Files, compare_files
+from vcsbench.backends.hg_cli import hg_env
 from vcsbench.backends.svn_verifier import SvnVerifier
-from vcsbench.load import servers
 from vcsbench.load.paths import AccessPath
+from vcsbench.servers.apache import apache_ids, as_server_user
 from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
 
 SESSION_FILE = "vcsbench-session.txt"
@@ -25,7 +26,11 @@ STORM = "storm"
 """The repository every clone-storm client clones."""
 SHARED = "shared"
 """The repository every committer of the shared scenario commits to."""
-BUILDERS = {"svn": ("svn-fs", "svn-cli"), "git": ("git-pygit2", "git-cli")}
+BUILDERS = {
+    "svn": ("svn-fs", "svn-cli"),
+    "git": ("git-pygit2", "git-cli"),
+    "hg": ("hg-lib", "hg-cli"),
+}
 """Backends that build a server path's repository before the load (the first available)."""
 
 
@@ -48,14 +53,24 @@ def shared_content(committer: int, n: int) -> bytes:
     return f"committer {committer} commit {n}\n".encode()
 
 
-def _create_server_side(path: AccessPath, repo: Path) -> None:
+def server_side_create(path: AccessPath, repo: Path) -> tuple[list[str], dict[str, str]]:
+    """The command (and its environment) that makes a repository on the server's side as
+    the path's server makes it: ``svnadmin create``, ``git init --bare``, ``hg init``; as
+    Apache's user for Apache, whose repositories are that user's."""
     if path.vcs == "svn":
-        argv = ["svnadmin", "create", str(repo)]
+        argv, env = ["svnadmin", "create", str(repo)], dict(os.environ)
+    elif path.vcs == "git":
+        argv, env = ["git", "init", "-q", "--bare", "-b", "main", str(repo)], git_env()
     else:
-        argv = ["git", "init", "-q", "--bare", "-b", "main", str(repo)]
+        argv, env = ["hg", "init", str(repo)], hg_env()
     if path.served_as_apache:
-        argv = servers.as_server_user(argv)
-    subprocess.run(argv, check=True, capture_output=True, env=git_env())
+        argv = as_server_user(argv)
+    return argv, env
+
+
+def _create_server_side(path: AccessPath, repo: Path) -> None:
+    argv, env = server_side_create(path, repo)
+    subprocess.run(argv, check=True, capture_output=True, env=env)
 
 
 PROGRESS_S = 5.0
@@ -112,7 +127,7 @@ def build_history(
             files[HISTORY_FILE] = f"history {i}\n".encode()
             backend.commit(repo, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch)
     if path.served_as_apache and os.geteuid() == 0:  # its user serves it
-        uid, gid = servers.apache_ids()
+        uid, gid = apache_ids()
         for directory, dirs, names in os.walk(repo):
             for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
                 os.lchown(entry, uid, gid)
@@ -131,9 +146,11 @@ def _revisions_git(repo: Path) -> int:
 
 class Reader:
     """Reads repositories of one VCS back: svn by a reader process of the bindings, git
-    by vcsbench's own object reader. Use in a ``with`` block."""
+    by vcsbench's own object reader, hg by Mercurial's API in this process. Use in a
+    ``with`` block."""
 
     def __init__(self, vcs: str) -> None:
+        self.vcs = vcs
         self._svn = SvnVerifier() if vcs == "svn" else None
 
     def __enter__(self) -> Reader:
@@ -144,12 +161,18 @@ class Reader:
             self._svn.close()
 
     def read(self, repo: Path, files: Files) -> tuple[int, list[str]]:
-        """A repository's revisions (svn: the youngest; git: HEAD's commits) and how its
-        newest files differ from ``files``; one that cannot be read: -1 and why."""
+        """A repository's revisions (svn: the youngest; git: HEAD's commits; hg: its
+        changesets) and how its newest files differ from ``files``; one that cannot be
+        read: -1 and why."""
         try:
             if self._svn is not None:
                 revisions, actual = self._svn.read(repo, sorted(files))
                 return revisions, compare_files(files, actual)
+            if self.vcs == "hg":
+                from vcsbench.backends.hg_lib import changesets, read_with_mercurial
+
+                found_hg = read_with_mercurial(repo, sorted(files))
+                return changesets(repo), compare_files(files, found_hg)
             found = read_git_objects(repo, sorted(files))
             return _revisions_git(repo), compare_files(files, found)
         except Exception as exc:

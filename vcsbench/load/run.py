@@ -26,7 +26,6 @@ from typing import Any
 
 from vcsbench.bench.figures import filesystem_info
 from vcsbench.errors import VcsbenchError
-from vcsbench.load import servers
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.figures import LATENCY, capacity, step_figures
@@ -39,25 +38,39 @@ from vcsbench.results import Run, parse
 from vcsbench.results.io import beside, own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
 from vcsbench.sandbox import Sandbox, open_sandbox
+from vcsbench.servers.apache import APACHE_USER, apache_ids
+from vcsbench.servers.distance import Distance
+from vcsbench.servers.server import free_port
+from vcsbench.servers.transports import Service
 from vcsbench.workload.payloads import load_payload
 
-SERVERS = {"svnserve": servers.svnserve, "git-daemon": servers.git_daemon, "apache": servers.apache}
-"""How each server a path names is made (a local path names none)."""
 
-
-def _server(path: AccessPath, repos: Path, logs: Path, plan: LoadPlan) -> servers.Server | None:
-    make = SERVERS.get(path.server)
-    return None if make is None else make(repos, logs, plan.port, plan.listen)
+def _service(
+    path: AccessPath, workdir: Path, logs: Path, plan: LoadPlan, distance: Distance | None
+) -> Service | None:
+    """The path's server, its credentials in the sandbox (a local path has none)."""
+    transport = path.transport
+    if transport is None:
+        return None
+    return Service(
+        transport,
+        workdir / "repos",
+        workdir / "credentials",
+        logs,
+        port=plan.port,
+        host=plan.listen,
+        distance=distance,
+    )
 
 
 def _serve_as_apache(workdir: Path, repos: Path, path: AccessPath) -> None:
     """Apache writes as its own user: it must own the repositories and reach them."""
     os.chmod(workdir, 0o711)
-    os.chown(repos, *servers.apache_ids())
+    os.chown(repos, *apache_ids())
     closed = [d for d in workdir.parents if not os.stat(d).st_mode & 0o001]
     if closed:
         raise VcsbenchError(
-            f"{path.name} serves as {servers.APACHE_USER}, which cannot reach the sandbox: "
+            f"{path.name} serves as {APACHE_USER}, which cannot reach the sandbox: "
             f"{closed[0]} is closed to others; use --fs tmpfs (or ext4, xfs, btrfs), or a "
             "dir: sandbox below directories others may enter"
         )
@@ -67,20 +80,20 @@ def engine_config(
     plan: LoadPlan,
     path: AccessPath,
     repos: Path,
-    server: servers.Server | None,
+    service: Service | None,
     sandbox: Sandbox,
     start: Mapping[str, bytes],
 ) -> dict[str, Any]:
     """What the load engine is told (its one message in: the rest are steps)."""
     assert sandbox.info is not None
-    url_base = ""
-    if server is not None:
-        url_base = server.url_base + (f"/{path.url_path}" if path.url_path else "")
+    server = service.server if service is not None else None
     return {
         "scenario": plan.scenario.name,
         "path": path.to_json(),
         "repos": str(repos),
-        "url_base": url_base,
+        "url_base": service.url_base if service is not None else "",
+        "client_env": service.client_env if service is not None else {},
+        "ca_file": service.ca_file if service is not None else None,
         "students": plan.students,
         "payload": plan.payload,
         "precreate": plan.precreate,
@@ -141,9 +154,15 @@ class LoadDocument:
         self.write()
 
 
-def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument) -> None:
-    """One access path's load, in a sandbox of its own, its entry in ``record`` written
-    after every step."""
+def run_path(
+    plan: LoadPlan,
+    path: AccessPath,
+    logs: Path,
+    record: LoadDocument,
+    distance: Distance | None = None,
+) -> None:
+    """One access path's load (at ``distance`` from its server, where given), in a
+    sandbox of its own, its entry in ``record`` written after every step."""
     payload = dict(load_payload(plan.payload).files)
     with open_sandbox(plan.fs) as sandbox:
         assert sandbox.info is not None
@@ -160,6 +179,7 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
             "path": path.name,
             "vcs": path.vcs,
             "server": None,
+            "distance": None if distance is None else distance.to_json(),
             "filesystem": filesystem_info(sandbox.info).to_json(),  # as a benchmark has it
             "steps": [],
             "capacity": capacity([], plan.capacity_factor),
@@ -181,26 +201,23 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
             "sampler": [],
         }
         record.loads.append(entry)
-        server = _server(path, repos, logs, plan)
+        service = _service(path, workdir, logs, plan, distance)
         sampler = SystemSampler(sandbox.info.device_stat_path, interval_s=0.25)
         engine: Engine | None = None
         workers: list[subprocess.Popen[bytes]] = []
         try:
-            if server is not None:
-                server.start()
-                assert server.pid is not None
-                sandbox.record_process(server.pid, server.group.path if server.group else None)
-                entry["server"] = {
-                    "name": server.name,
-                    "argv": shlex.join(server.argv),
-                    "log": str(server.log),
-                    "cpu": server.cpu_method,
-                }
-            config = engine_config(plan, path, repos, server, sandbox, start)
+            if service is not None:
+                service.start(sandbox.record_process)
+                entry["server"] = service.describe()
+                if service.calibration is not None:
+                    entry["distance"] = entry["server"]["distance"]
+                    print(f"vcsbench load: {calibration_line(entry['distance'])}", file=sys.stderr)
+                    record.write()
+            config = engine_config(plan, path, repos, service, sandbox, start)
             args = EngineArgs(out=str(record.out))
             if plan.locust_workers:
                 bind = plan.master_bind
-                config["master_port"] = plan.master_port or servers.free_port(bind)
+                config["master_port"] = plan.master_port or free_port(bind)
                 args = EngineArgs(
                     str(record.out), plan.locust_workers, bind, int(config["master_port"])
                 )
@@ -224,10 +241,8 @@ def run_path(plan: LoadPlan, path: AccessPath, logs: Path, record: LoadDocument)
                 engine.kill()
             stop_workers(workers, sandbox)
             entry["sampler"] = sampler.stop()
-            if server is not None and server.pid is not None:
-                pid = server.pid
-                server.stop()
-                sandbox.forget_process(pid)
+            if service is not None:
+                service.stop(sandbox.forget_process)
             record.write()
 
 
@@ -280,6 +295,24 @@ def _steps(
         )
 
 
+def calibration_line(distance: Mapping[str, Any]) -> str:
+    """The distance asked for and what a client saw through the proxy, in one line."""
+    found = distance.get("calibration") or {}
+    text = (
+        f"distance: rtt {distance['rtt_ms']:g} ms asked, "
+        f"{found.get('measured_rtt_ms', float('nan')):.2f} ms measured "
+        f"(median of {found.get('exchanges', 0)} round trips)"
+    )
+    if found.get("measured_bandwidth_kbit") is not None:
+        text += (
+            f"; {distance['bandwidth_kbit']:g} kbit/s asked, "
+            f"{found['measured_bandwidth_kbit']:,.0f} kbit/s measured"
+        )
+    if not found.get("within_tolerance", True):
+        text += f" -- MISSED by more than {100 * found.get('tolerance', 0.1):.0f}%"
+    return text
+
+
 def _summary(entry: dict[str, Any]) -> str:
     """One line on how an access path's sessions went: errors by kind and the first
     cause, so that a server that failed says so on screen."""
@@ -309,13 +342,15 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str], run_id: str = ""
     logs = beside(out.resolve(), "-logs")
     own_directory(logs, "the server log directory")
     record = LoadDocument(plan, out, command, run_id or uuid.uuid4().hex)
-    for path in plan.paths:
+    for path, distance in ((p, d) for p in plan.paths for d in plan.distances):
+        at = f" at {distance.label}" if distance is not None else ""
         print(
-            f"vcsbench load: {plan.scenario.name} over {path.name} on {plan.fs.text}",
+            f"vcsbench load: {plan.scenario.name} over {path.name}{at} on {plan.fs.text}",
             file=sys.stderr,
         )
+        entries = len(record.loads)
         try:
-            run_path(plan, path, logs, record)
+            run_path(plan, path, logs, record, distance)
         except KeyboardInterrupt:
             entry = record.loads[-1] if record.loads else None
             during = f" during step {len(entry['steps']) + 1} of {path.name}" if entry else ""
@@ -325,8 +360,15 @@ def run_load(plan: LoadPlan, out: Path, command: Sequence[str], run_id: str = ""
             )
             raise
         except VcsbenchError as exc:
-            if not record.loads or record.loads[-1]["path"] != path.name:
-                record.loads.append({"path": path.name, "vcs": path.vcs, "steps": []})
+            if len(record.loads) == entries:  # it failed before its entry was made
+                record.loads.append(
+                    {
+                        "path": path.name,
+                        "vcs": path.vcs,
+                        "steps": [],
+                        "distance": None if distance is None else distance.to_json(),
+                    }
+                )
             record.loads[-1]["failure"] = str(exc)
             record.write()
         print(_summary(record.loads[-1]), file=sys.stderr, flush=True)

@@ -51,7 +51,7 @@ def load_measures(run: Run) -> dict[str, dict[str, dict[str, float]]]:
     for entry in run.load.paths:
         for step in entry.steps:
             name = (
-                f"load {run.load.scenario} {run.load.shape} {entry.path} {entry.fs} {step.level:g}"
+                f"load {run.load.scenario} {run.load.shape} {entry.label} {entry.fs} {step.level:g}"
             )
             measures: dict[str, dict[str, float]] = {"errors": {"value": step.error_count}}
             lat = step.latency_ms

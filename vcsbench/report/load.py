@@ -257,7 +257,9 @@ def load_document(run: Run) -> Document:
     if load.interrupted:
         doc.add(paragraph(strong("Interrupted"), f": {load.interrupted}."))
     for entry in load.paths:
-        doc.add(Heading(f"{entry.path} ({entry.vcs}) on {entry.fs}"))
+        doc.add(Heading(f"{entry.label} ({entry.vcs}) on {entry.fs}"))
+        for line in server_lines(entry):
+            doc.add(paragraph(line))
         throttle = entry.filesystem.throttle if entry.filesystem is not None else None
         if throttle is not None:
             doc.add(paragraph(f"Storage: {storage_text(throttle)}."))
@@ -282,6 +284,40 @@ def load_document(run: Run) -> Document:
     return doc
 
 
+def server_lines(entry: LoadPath) -> list[str]:
+    """What served the path (its transport, the credentials made for it) and the distance
+    put before it, asked and measured."""
+    lines = []
+    server = entry.server or {}
+    if server.get("summary"):
+        made = [
+            f"{what} {server[key][field]}"
+            for key, what, field in (
+                ("tls", "TLS with a certificate made for the run, sha256", "sha256"),
+                ("ssh", "ssh with keys made for the run, host key", "host_key"),
+            )
+            if isinstance(server.get(key), dict) and field in server[key]
+        ]
+        forced = (server.get("ssh") or {}).get("forced_command")
+        lines.append(
+            f"Server: {server['summary']}"
+            + (f"; {'; '.join(made)}" if made else "")
+            + (f"; the key's one command: `{forced}`" if forced else "")
+            + "."
+        )
+    distance = entry.distance
+    if distance is not None:
+        text = f"Distance: {distance.label} asked"
+        if distance.measured_rtt_ms is not None:
+            text += f", {distance.measured_rtt_ms:.2f} ms measured ({distance.method})"
+        if distance.measured_bandwidth_kbit is not None:
+            text += f", {distance.measured_bandwidth_kbit:,.0f} kbit/s measured"
+        if distance.within_tolerance is False:
+            text += "; **missed by more than 10%**: the figures are at the measured distance"
+        lines.append(text + ".")
+    return lines
+
+
 def device_kib_per_session(entry: LoadPath) -> float | None:
     """The device's writes per successful session over every step it was seen in (KiB)."""
     seen = [row for row in entry.steps if row.device is not None and row.ok]
@@ -291,14 +327,18 @@ def device_kib_per_session(entry: LoadPath) -> float | None:
 
 def pair_lines(load: Load) -> list[str]:
     """A line per pair of access paths of different VCSs (of any two, where the run has
-    one VCS), in the run's order: the ratios an RFC quotes -- the device's writes per
-    session, and the successful sessions per second at each one's capacity."""
+    one VCS) at the same distance, in the run's order: the ratios an RFC quotes -- the
+    device's writes per session, and the successful sessions per second at each one's
+    capacity."""
     entries = [entry for entry in load.paths if entry.steps]
     cross = {entry.vcs for entry in entries}
     lines = []
     for i, a in enumerate(entries):
         for b in entries[i + 1 :]:
-            if len(cross) > 1 and a.vcs == b.vcs:
+            apart = (a.distance.label if a.distance else "") != (
+                b.distance.label if b.distance else ""
+            )
+            if (len(cross) > 1 and a.vcs == b.vcs) or apart:
                 continue
             parts = []
             kib_a, kib_b = device_kib_per_session(a), device_kib_per_session(b)
@@ -315,7 +355,7 @@ def pair_lines(load: Load) -> list[str]:
                     f"{level_text(load, b.capacity.level)})"
                 )
             if parts:
-                lines.append(f"{a.path} / {b.path}: " + "; ".join(parts) + ".")
+                lines.append(f"{a.label} / {b.label}: " + "; ".join(parts) + ".")
     return lines
 
 
@@ -378,16 +418,16 @@ def compare_loads(base: Run, other: Run) -> str:
             f"{other.path} is a {b.scenario} {b.shape}-loop run and {base.path} a "
             f"{a.scenario} {a.shape}-loop one; compare runs of one scenario and shape"
         )
-    by_path = {e.path: e for e in b.paths}
-    pairs = [(e, by_path[e.path]) for e in a.paths if e.path in by_path]
+    by_path = {e.label: e for e in b.paths}
+    pairs = [(e, by_path[e.label]) for e in a.paths if e.label in by_path]
     if not pairs and len(a.paths) == len(b.paths) == 1:
         pairs = [(a.paths[0], b.paths[0])]
     if not pairs:
         raise VcsbenchError(f"{base.path} and {other.path} share no access path to compare")
     lines = [f"# Load: {other.path} against {base.path} ({a.scenario}, {a.shape} loop)", ""]
     for left, right in pairs:
-        title_a = f"{left.path} on {left.fs}"
-        title_b = f"{right.path} on {right.fs}"
+        title_a = f"{left.label} on {left.fs}"
+        title_b = f"{right.label} on {right.fs}"
         cap_a, cap_b = left.capacity.level, right.capacity.level
         lat_a, lat_b = _step_latencies(left), _step_latencies(right)
         right_steps = {row.level: (i, row) for i, row in enumerate(right.steps)}

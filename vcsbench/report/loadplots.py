@@ -64,7 +64,7 @@ def plot_steps(load: Load, entry: LoadPath) -> Figure:
     rate.set_ylim(bottom=0)
     errors = sum(len(v) for v in failed)
     ax.set_title(
-        f"{load.scenario} over {entry.path} on {entry.fs}: "
+        f"{load.scenario} over {entry.label} on {entry.fs}: "
         f"latency and throughput per step ({errors:,} failed sessions, red x)"
     )
     fig.tight_layout()
@@ -88,7 +88,7 @@ def plot_percentiles(load: Load, entry: LoadPath) -> Figure:
     ax.set_ylabel("latency, ms (log)")
     ax.set_xlim(0, 100)
     ax.legend(fontsize="small")
-    ax.set_title(f"{load.scenario} over {entry.path}: latency by percentile, per step")
+    ax.set_title(f"{load.scenario} over {entry.label}: latency by percentile, per step")
     fig.tight_layout()
     return fig
 
@@ -131,7 +131,7 @@ def plot_timeline(load: Load, entry: LoadPath) -> Figure:
     mem.set_xlabel("seconds since the first session was due")
     mem.legend(fontsize="small", loc="upper left")
     lat.set_title(
-        f"{load.scenario} over {entry.path} on {entry.fs}: sessions and the system over time"
+        f"{load.scenario} over {entry.label} on {entry.fs}: sessions and the system over time"
     )
     fig.tight_layout()
     return fig
@@ -151,8 +151,8 @@ def write_load_plots(
     written = []
     for entry in load.paths:
         for kind in kinds or LOAD_PLOT_KINDS:
-            stem = f"load-{_slug(load.scenario)}-{_slug(entry.path)}-{kind}"
+            stem = f"load-{_slug(load.scenario)}-{_slug(entry.label)}-{kind}"
             fig = PLOTTERS[kind](load, entry)
             first, *_ = save(fig, out_dir, stem, PLOT_FORMATS[fmt])
-            written.append((f"{load.scenario} over {entry.path}: {kind}", first))
+            written.append((f"{load.scenario} over {entry.label}: {kind}", first))
     return written

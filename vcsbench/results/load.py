@@ -173,6 +173,49 @@ class LoadStep:
         )
 
 
+def bandwidth_text(kbit: float) -> str:
+    if kbit >= 1000:
+        return f"{kbit / 1000:g} Mbit/s"
+    return f"{kbit:g} kbit/s"
+
+
+def distance_label(rtt_ms: float, bandwidth_kbit: float | None) -> str:
+    """``rtt 50 ms`` (``, 100 Mbit/s``): a distance as every report names it."""
+    text = f"rtt {rtt_ms:g} ms"
+    return text + (f", {bandwidth_text(bandwidth_kbit)}" if bandwidth_kbit is not None else "")
+
+
+@dataclass(frozen=True)
+class LoadDistance:
+    """The distance put between a path's clients and its server, and what was measured
+    of it before the load (None: not measured, the path could not be run)."""
+
+    rtt_ms: float
+    bandwidth_kbit: float | None = None
+    measured_rtt_ms: float | None = None
+    measured_bandwidth_kbit: float | None = None
+    within_tolerance: bool | None = None
+    method: str = ""
+
+    @property
+    def label(self) -> str:
+        return distance_label(self.rtt_ms, self.bandwidth_kbit)
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> LoadDistance:
+        d = expect(data, dict, where)
+        found = optional(d, "calibration", dict, where, None) or {}
+        inner = f"{where}.calibration"
+        return cls(
+            rtt_ms=number(d, "rtt_ms", where),
+            bandwidth_kbit=optional_number(d, "bandwidth_kbit", where),
+            measured_rtt_ms=optional_number(found, "measured_rtt_ms", inner),
+            measured_bandwidth_kbit=optional_number(found, "measured_bandwidth_kbit", inner),
+            within_tolerance=optional(found, "within_tolerance", bool, inner, None),
+            method=optional(found, "method", str, inner, ""),
+        )
+
+
 @dataclass(frozen=True)
 class Capacity:
     """The highest step by the rule in ``rule`` (throughput still rising, p95 within a
@@ -221,6 +264,12 @@ class LoadPath:
     workers_lost: list[str] = field(default_factory=list)
     failure: str = ""
     """Why the path could not be run (its steps, if any, finished before)."""
+    distance: LoadDistance | None = None
+
+    @property
+    def label(self) -> str:
+        """The path as reports name it: with its distance where it was run at one."""
+        return self.path + (f" at {self.distance.label}" if self.distance is not None else "")
 
     @property
     def fs(self) -> str:
@@ -258,6 +307,9 @@ class LoadPath:
             locust_workers=count(d, "locust_workers", where, 0),
             workers_lost=[str(x) for x in optional(d, "workers_lost", list, where, [])],
             failure=failure,
+            distance=None
+            if d.get("distance") is None
+            else LoadDistance.from_json(d["distance"], f"{where}.distance"),
         )
 
 

@@ -65,7 +65,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
         found = steps[-1].writers if steps else None
         writers = "—" if found is None else cell(writers_text(found, limit=2))
         lines.append(
-            f"| {cell(entry.path)} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
+            f"| {cell(entry.label)} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
             f"| {'—' if top is None else f'{top:.0f}'} | {writers} |"
         )
     lines += [
@@ -94,7 +94,7 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
             lag = "—" if generator is None else f"{generator.lag_ms_p99:,.1f}"
             flag = " (behind)" if generator is not None and generator.behind else ""
             lines.append(
-                f"| {cell(entry.path)} | {row.level:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
+                f"| {cell(entry.label)} | {row.level:g} | {_ms(lat['p50'])} | {_ms(lat['p95'])} "
                 f"| {_ms(lat['p99'])} | {_ms(lat['max'])} | {errors_text(row.errors)} "
                 f"| {lag}{flag} |"
             )
@@ -135,7 +135,7 @@ def account(loads: tuple[LoadPath, ...] | list[LoadPath]) -> list[str]:
     return [
         "### The 2011 account beside this run's top step",
         "",
-        "| | 2011 | " + " | ".join(cell(entry.path) for entry in loads) + " |",
+        "| | 2011 | " + " | ".join(cell(entry.label) for entry in loads) + " |",
         "|---|---|" + "---:|" * len(loads),
         row("iowait", "30-50 %", iowait),
         row("response time (p95)", "20 s", p95),

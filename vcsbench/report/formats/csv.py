@@ -90,7 +90,7 @@ def loads(runs: list[Run]) -> str:
                 device = row.device
                 writer.writerow(
                     [
-                        run.name, load.scenario, load.shape, entry.path, entry.fs,
+                        run.name, load.scenario, load.shape, entry.label, entry.fs,
                         f"{row.level:g}", row.sessions, row.ok, row.ops_per_s,
                         *(lat[k] for k in ("p50", "p90", "p95", "p99", "max")),
                         row.error_count, row.retries,

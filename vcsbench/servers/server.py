@@ -1,15 +1,12 @@
-"""The real servers a load run talks to, started by vcsbench on 127.0.0.1 and stopped by it.
-
-Each listens on loopback only, on a free port (or the one asked for), serves the
-sandbox's repository directory and logs into the run's log directory, which is kept
-with the results.
+"""One server process vcsbench starts and stops: on 127.0.0.1 (or the address a load is
+told to listen on), a free port or the one asked for, its log in the run's log
+directory, every process it starts in a cgroup of its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -53,31 +50,6 @@ def check_host(host: str, option: str) -> None:
             f"{option} {host!r} is not an address of this machine ({exc.strerror or exc}); "
             "give one of its IP addresses, or leave it out for 127.0.0.1"
         ) from None
-
-
-BINARIES = {
-    "svnserve": ("svnserve", "subversion"),
-    "git-daemon": ("git", "git"),
-    "apache-svn": ("/usr/sbin/apache2", "apache2 libapache2-mod-svn"),
-    "apache-git": ("/usr/sbin/apache2", "apache2"),
-}
-"""Each server access path's binary and the Debian packages that bring it."""
-
-
-def require_binary(path: str) -> None:
-    """One line naming the package to install when ``path``'s server is missing."""
-    binary, package = BINARIES[path]
-    if shutil.which(binary) is None:
-        name = os.path.basename(binary)
-        raise VcsbenchError(
-            f"{name} is not installed (needed for {path}); as root run: apt-get install -y "
-            f"{package}"
-        )
-    if path == "apache-svn" and not Path(APACHE_MODULES, "mod_dav_svn.so").exists():
-        raise VcsbenchError(
-            f"mod_dav_svn is not installed (needed for {path}); as root run: apt-get install "
-            "-y libapache2-mod-svn"
-        )
 
 
 def cgroup2_root() -> Path | None:
@@ -220,111 +192,3 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def svnserve(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
-    """``svnserve`` in daemon mode (a process forked per connection), anonymous writes."""
-    port = port or free_port(host)
-    conf = logs / "svnserve.conf"
-    conf.write_text("[general]\nanon-access = write\nauth-access = write\n")
-    argv = [
-        "svnserve",
-        "--daemon",
-        "--foreground",
-        "--listen-host",
-        host,
-        "--listen-port",
-        str(port),
-        "--root",
-        str(root),
-        "--config-file",
-        str(conf),
-        "--log-file",
-        str(logs / "svnserve-requests.log"),
-    ]
-    url = f"svn://{host}:{port}"
-    return Server("svnserve", argv, port, url, logs / "svnserve.log", host)
-
-
-def git_daemon(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
-    """``git daemon`` serving every repository below ``root``, pushes allowed."""
-    port = port or free_port(host)
-    argv = [
-        "git",
-        "daemon",
-        "--reuseaddr",
-        f"--listen={host}",
-        f"--port={port}",
-        f"--base-path={root}",
-        "--export-all",
-        "--enable=receive-pack",
-        "--informative-errors",
-        "--verbose",
-        f"--pid-file={logs / 'git-daemon.pid'}",
-        str(root),
-    ]
-    url = f"git://{host}:{port}"
-    return Server("git-daemon", argv, port, url, logs / "git-daemon.log", host)
-
-
-APACHE_MODULES = "/usr/lib/apache2/modules"
-APACHE_USER = "www-data"
-"""Apache started by root serves as this user (it refuses to serve as root): the
-repositories it writes must be this user's, so a root run makes them as this user."""
-
-
-def apache(root: Path, logs: Path, port: int = 0, host: str = HOST) -> Server:
-    """Apache httpd (event MPM) with mod_dav_svn at /svn/ and ``git http-backend`` (CGI)
-    at /git/, both over the repositories below ``root``; anonymous writes allowed. Its
-    runtime files (the CGI daemon's socket) go beside ``root``, where its user can reach
-    them; its logs, opened before it changes user, into ``logs``."""
-    port = port or free_port()
-    run_dir = root.parent / "apache-run"
-    run_dir.mkdir(exist_ok=True)
-    modules = ["mpm_event", "authz_core", "alias", "env", "cgid", "dav", "dav_svn"]
-    lines = [f"LoadModule {m}_module {APACHE_MODULES}/mod_{m}.so" for m in modules]
-    lines += [
-        f"ServerName {host}",
-        f"Listen {host}:{port}",
-        f"DefaultRuntimeDir {run_dir}",
-        f"PidFile {run_dir / 'apache.pid'}",
-        f"ScriptSock {run_dir / 'cgid.sock'}",
-        f"ErrorLog {logs / 'apache-error.log'}",
-        'LogFormat "%h %t \\"%r\\" %>s %b %D" timed',
-        f"CustomLog {logs / 'apache-access.log'} timed",
-        "MaxRequestWorkers 150",
-        "<Location /svn>",
-        "  DAV svn",
-        f"  SVNParentPath {root}",
-        "  Require all granted",
-        "</Location>",
-        f"SetEnv GIT_PROJECT_ROOT {root}",
-        "SetEnv GIT_HTTP_EXPORT_ALL 1",
-        "SetEnv REMOTE_USER student",  # git http-backend takes pushes from a named user
-        "ScriptAlias /git/ /usr/lib/git-core/git-http-backend/",
-        "<Location /git>",
-        "  Require all granted",
-        "</Location>",
-    ]
-    if os.geteuid() == 0:
-        lines += [f"User {APACHE_USER}", f"Group {APACHE_USER}"]
-    conf = logs / "apache.conf"
-    conf.write_text("\n".join(lines) + "\n")
-    argv = ["/usr/sbin/apache2", "-f", str(conf), "-DFOREGROUND"]
-    return Server("apache", argv, port, f"http://{host}:{port}", logs / "apache.log", host)
-
-
-def apache_ids() -> tuple[int, int]:
-    """The uid and gid of Apache's user (:data:`APACHE_USER`)."""
-    import pwd
-
-    user = pwd.getpwnam(APACHE_USER)
-    return user.pw_uid, user.pw_gid
-
-
-def as_server_user(argv: list[str]) -> list[str]:
-    """``argv`` run as Apache's user when vcsbench is root (its repositories are that
-    user's), else as it is."""
-    if os.geteuid() != 0:
-        return argv
-    return ["setpriv", f"--reuid={APACHE_USER}", f"--regid={APACHE_USER}", "--clear-groups", *argv]
