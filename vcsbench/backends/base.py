@@ -73,6 +73,55 @@ class Availability:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class Remote:
+    """Where a remote variant's repositories are served (``remote=TRANSPORT``): a server
+    the harness started over the directory ``root``, the URL of a repository below it,
+    and what the client needs to reach and trust it. Plain data, so that a worker
+    process receives it as JSON."""
+
+    transport: str
+    root: str
+    url_base: str
+    env: Mapping[str, str]
+    """The client's environment additions (an ssh command, a certificate to trust)."""
+    ca_file: str | None = None
+
+    def url(self, path: Path) -> str:
+        """The URL of the repository at ``path`` (below ``root``)."""
+        from urllib.parse import quote
+
+        rel = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        return f"{self.url_base}/{quote(rel)}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "transport": self.transport,
+            "root": self.root,
+            "url_base": self.url_base,
+            "env": dict(self.env),
+            "ca_file": self.ca_file,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Remote:
+        env = data["env"]
+        assert isinstance(env, dict)
+        return cls(
+            str(data["transport"]),
+            str(data["root"]),
+            str(data["url_base"]),
+            {str(k): str(v) for k, v in env.items()},
+            None if data.get("ca_file") is None else str(data["ca_file"]),
+        )
+
+
+REMOTE_OPTIONS = {"remote": "", "rtt": ""}
+"""The options of a backend that can reach its repositories through a server:
+``remote=TRANSPORT`` (``git-ssh``, ``apache-svn-https``, ...: the harness starts it) and
+``rtt=MS``, a round trip between the client and that server."""
+
+
 class ToolError(RuntimeError):
     """A VCS tool or library call failed; the message carries its stderr."""
 
@@ -97,6 +146,9 @@ class Backend(abc.ABC):
     """Debian packages this access path needs (the bootstrap installs them)."""
     capabilities: ClassVar[frozenset[str]] = frozenset({"create", "commit", "checkout"})
     """Which of the primitive calls below this backend implements (of ``CAPABILITIES``)."""
+    remote_calls: ClassVar[frozenset[str]] = frozenset()
+    """The calls that go through a server for a remote variant (``remote=``; a backend
+    that offers it lists :data:`REMOTE_OPTIONS` among its options)."""
     description: ClassVar[str] = ""
     """One line for the README's table: how this path writes."""
     verifier: ClassVar[str] = ""
@@ -117,6 +169,9 @@ class Backend(abc.ABC):
         self.temp_root: Path | None = None
         """Where the backend makes its own temporary directories (client configuration,
         an empty template); the caller points it into a sandbox it will remove."""
+        self.remote: Remote | None = None
+        """With ``remote=``: the server the harness started (set before any round);
+        clone, checkout and update then go through it."""
         for module in self.libraries:
             importlib.import_module(module)
         self.check_options()
@@ -216,6 +271,20 @@ class Backend(abc.ABC):
     def moved(self, path: Path) -> None:
         """Untimed, after a repository was copied to ``path`` from elsewhere (a history
         seed): make it work at its new place. Most repositories hold no path of their own."""
+
+    def reach(self, remote: Remote) -> None:
+        """A remote variant's server, started by the harness before any round."""
+        self.remote = remote
+
+    def source(self, path: Path) -> str:
+        """Where clone, checkout and update read the repository at ``path`` from: its URL
+        on the remote variant's server, else the local path (``file://`` for svn)."""
+        return self.remote.url(path) if self.remote is not None else str(path)
+
+    def client_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` with what the remote variant's client needs (its ssh command, the
+        certificate it trusts)."""
+        return {**env, **(self.remote.env if self.remote is not None else {})}
 
     # The calls below are optional: a backend implements those it lists in
     # ``capabilities``; an operation that needs one runs only on backends that have it.

@@ -21,6 +21,7 @@ from vcsbench.backends._git import (
     read_with_pygit2,
 )
 from vcsbench.backends.base import (
+    REMOTE_OPTIONS,
     Availability,
     Files,
     run_tool,
@@ -64,12 +65,14 @@ class GitCli(GitBackend):
     capabilities = frozenset(
         {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc", "add"}
     )
+    remote_calls = frozenset({"clone", "update"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         "template": "",
         "core.fsync": "",
         "core.fsyncMethod": "",
         "objects": "loose",
         "bin": "",
+        **REMOTE_OPTIONS,
     }
 
     def check_options(self) -> None:
@@ -171,11 +174,17 @@ class GitCli(GitBackend):
         )
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
-        # A local path: git's own local clone (object files hard-linked where it can).
-        run_tool(self._git("clone", "-q", str(path), str(target)), env=self._env)
+        # A local path: git's own local clone (object files hard-linked where it can);
+        # remote=: over the server's transport.
+        run_tool(
+            self._git("clone", "-q", self.source(path), str(target)),
+            env=self.client_env(self._env),
+        )
 
     def update(self, wc: Path, scratch: Path) -> None:
-        run_tool(self._git("-C", str(wc), "pull", "-q", "--ff-only"), env=self._env)
+        run_tool(
+            self._git("-C", str(wc), "pull", "-q", "--ff-only"), env=self.client_env(self._env)
+        )
 
     def log(self, path: Path) -> list[str]:
         out = run_tool(self._git("-C", str(path), "log", "-z", "--format=%B"), env=self._env)

@@ -12,10 +12,12 @@ import importlib.metadata
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import (
+    REMOTE_OPTIONS,
     Availability,
     Backend,
     Files,
@@ -42,11 +44,17 @@ def hg_env() -> dict[str, str]:
     return env
 
 
-def hg(*args: str | Path, cwd: Path | None = None, tool: tuple[str, ...] = ("hg",)) -> bytes:
+def hg(
+    *args: str | Path,
+    cwd: Path | None = None,
+    tool: tuple[str, ...] = ("hg",),
+    extra: Mapping[str, str] | None = None,
+) -> bytes:
     """``tool``: another hg than the PATH's -- a release's environment's, which starts as a
-    plain environment's would (without vcsbench's installation: ``ENV_BARE``)."""
+    plain environment's would (without vcsbench's installation: ``ENV_BARE``); ``extra``:
+    more of the environment (a remote's configuration, ``HGRCPATH``)."""
     env = hg_env() if tool == ("hg",) else {**hg_env(), ENV_BARE: "1"}
-    return run_tool([*tool, *(str(a) for a in args)], cwd=cwd, env=env)
+    return run_tool([*tool, *(str(a) for a in args)], cwd=cwd, env={**env, **(extra or {})})
 
 
 def environment_hg() -> tuple[str, ...] | None:
@@ -124,6 +132,8 @@ class HgCli(HgBackend):
         "`hg archive -r tip`"
     )
     pypi = "mercurial"
+    option_defaults: ClassVar[dict[str, str]] = dict(REMOTE_OPTIONS)
+    remote_calls = frozenset({"clone", "update"})
 
     def check_options(self) -> None:
         # version=X: the hg of X's environment runs every command; the rounds are still
@@ -141,8 +151,10 @@ class HgCli(HgBackend):
             found["hg (verifier)"] = tool_version(["hg", "--version", "--quiet"])
         return found
 
-    def _hg(self, *args: str | Path, cwd: Path | None = None) -> bytes:
-        return hg(*args, cwd=cwd, tool=self._tool)
+    def _hg(self, *args: str | Path, cwd: Path | None = None, remote: bool = False) -> bytes:
+        """An hg command; ``remote``: one that may reach the remote variant's server."""
+        extra = self.client_env({}) if remote else None
+        return hg(*args, cwd=cwd, tool=self._tool, extra=extra)
 
     def create(self, path: Path) -> None:
         self._hg("init", path)
@@ -164,10 +176,10 @@ class HgCli(HgBackend):
         archive_tip(path, target, self._tool)
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
-        self._hg("clone", "-q", path, target)
+        self._hg("clone", "-q", self.source(path), target, remote=True)
 
     def update(self, wc: Path, scratch: Path) -> None:
-        self._hg("pull", "-q", "-u", cwd=wc)
+        self._hg("pull", "-q", "-u", cwd=wc, remote=True)
 
     def log(self, path: Path) -> list[str]:
         out = self._hg("log", "-R", path, "-T", "{desc}\\0")

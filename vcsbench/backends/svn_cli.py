@@ -7,6 +7,7 @@ makes one revision with a single ``svnmucc`` of ``mkdir`` and ``put`` actions. T
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,8 +22,10 @@ from vcsbench.backends._svn import (
     svn_tool_versions,
 )
 from vcsbench.backends.base import (
+    REMOTE_OPTIONS,
     Availability,
     Files,
+    Remote,
     file_url,
     run_tool,
     tool_availability,
@@ -47,7 +50,12 @@ class SvnCli(SvnBackend):
     capabilities = frozenset(
         {"create", "commit", "checkout", "update", "log", "status", "diff", "gc"}
     )
-    option_defaults: ClassVar[Mapping[str, str]] = {**SVN_OPTION_DEFAULTS, "bin": ""}
+    remote_calls = frozenset({"checkout", "update"})
+    option_defaults: ClassVar[Mapping[str, str]] = {
+        **SVN_OPTION_DEFAULTS,
+        "bin": "",
+        **REMOTE_OPTIONS,
+    }
 
     def check_options(self) -> None:
         super().check_options()
@@ -98,13 +106,29 @@ class SvnCli(SvnBackend):
         finally:
             shutil.rmtree(staging)
 
+    def source(self, path: Path) -> str:
+        return self.remote.url(path) if self.remote is not None else file_url(path)
+
+    def reach(self, remote: Remote) -> None:
+        super().reach(remote)
+        if remote.ca_file is not None:  # the client's configuration: that certificate alone
+            Path(self.config_dir(), "servers").write_text(
+                f"[global]\nssl-authority-files = {remote.ca_file}\n"
+                "ssl-trust-default-ca = no\n"
+            )
+
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         run_tool(
-            [self._tool["svn"], "checkout", "-q", *self._client_args(), file_url(path), str(target)]
-        )
+            [self._tool["svn"], "checkout", "-q", *self._client_args(), self.source(path),
+             str(target)],
+            env=self.client_env(os.environ),
+        )  # fmt: skip
 
     def update(self, wc: Path, scratch: Path) -> None:
-        run_tool([self._tool["svn"], "update", "-q", *self._client_args(), str(wc)])
+        run_tool(
+            [self._tool["svn"], "update", "-q", *self._client_args(), str(wc)],
+            env=self.client_env(os.environ),
+        )
 
     def log(self, path: Path) -> list[str]:
         argv = [

@@ -30,6 +30,7 @@ def main() -> None:
         os.sched_setaffinity(0, {int(spec["cpu"])})
 
     from vcsbench.backends import Variant
+    from vcsbench.backends.base import Remote
     from vcsbench.bench.policy import VerifyPolicy
     from vcsbench.bench.rounds import BenchmarkRun
     from vcsbench.bench.workers import WorkerEnd, encode
@@ -45,6 +46,8 @@ def main() -> None:
     try:
         backend = Variant.parse(spec["variant"]).make(spec["options"])
         backend.ready(Path(spec["temp_root"]))
+        if spec.get("reach") is not None:  # a remote variant: the server the parent started
+            backend.reach(Remote.from_json(spec["reach"]))
         send({"backend": backend.describe()})
     except Exception as exc:  # the parent's word for it: the worker failed, and why
         send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))

@@ -187,7 +187,7 @@ class VcsBench:
             op,
             payload,
             lambda vcs: make_operation(op, vcs, load_payload(payload)),
-            remote=(op, payload),
+            built_in=(op, payload),
         )
         return self.result
 

@@ -112,7 +112,7 @@ class BenchmarkRun:
     environment: Path | None = None
     """The interpreter of a ``version=`` variant's environment: every round runs in a
     worker process of it (:class:`~vcsbench.bench.workers.EnvironmentSpawner`)."""
-    remote: dict[str, object] | None = None
+    worker_spec: dict[str, object] | None = None
     """What that worker makes: variant (without version), options, op, payload,
     temp_root."""
     attach: bool = False
@@ -375,7 +375,7 @@ class BenchmarkRun:
                 if self.environment is None
                 else EnvironmentSpawner(
                     self.environment,
-                    self._remote_spec(),
+                    self._worker_spec(),
                     persistent=not 0 < self.recycle < self.rounds,
                 )
             )
@@ -406,11 +406,11 @@ class BenchmarkRun:
         if end.stopped:
             raise SandboxFailed
 
-    def _remote_spec(self) -> dict[str, object]:
+    def _worker_spec(self) -> dict[str, object]:
         """What an environment's worker needs to run this benchmark's rounds."""
-        assert self.remote is not None
+        assert self.worker_spec is not None
         return {
-            **self.remote,
+            **self.worker_spec,
             "sandbox": self.sandbox.as_dict(),
             "workdir": str(self.workdir),
             "rounds": self.rounds,

@@ -28,6 +28,7 @@ from vcsbench.bench.options import (
     split_list,
 )
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, operation_class, supports
@@ -205,6 +206,7 @@ class Selection:
                         f"variant ({same})"
                     )
                 labels[same] = variant.text
+            remote_of(variant)  # remote= and rtt= checked now, the server installed
             if variant.version is not None:
                 if selection.age:
                     raise VcsbenchError(
@@ -273,6 +275,7 @@ class Selection:
                 or v.copy is not None
                 or v.delay_ns
                 or "bin" in v.backend_options
+                or "remote" in v.backend_options
                 for v in group
             )
         return self.interleave > 0
@@ -297,7 +300,7 @@ class Selection:
             for payload in self.payloads
             for op in self.ops
             for backend in self.backends
-            if supports(backend.cls, op)
+            if supports(backend.cls, op) and reaches(backend, operation_class(op).needs)
         ]
 
     def unsupported(self) -> list[str]:
@@ -312,6 +315,12 @@ class Selection:
                     lines.append(
                         f"{backend.text} × {op}: skipped, {backend.name} has no "
                         f"{', '.join(sorted(lacks))}"
+                    )
+                elif not reaches(backend, needs):
+                    lines.append(
+                        f"{backend.text} × {op}: skipped, remote= goes through the server "
+                        f"for {', '.join(sorted(backend.cls.remote_calls))} only; {op} would "
+                        "run on the repository directly"
                     )
         return lines
 

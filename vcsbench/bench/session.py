@@ -96,10 +96,10 @@ class VcsSession:
         payload: str,
         make: Callable[[Backend], Operation],
         repos: int | None = None,
-        remote: tuple[str, str] | None = None,
+        built_in: tuple[str, str] | None = None,
     ) -> Benchmark | None:
         """Run, record and keep one benchmark of ``make(backend)``'s operation; the
-        result (None with --benchmark-disable). ``remote``: the built-in operation and
+        result (None with --benchmark-disable). ``built_in``: the built-in operation and
         payload it is, which a ``version=`` variant's environment makes again."""
         selection = self.selection
         availability = backend.availability
@@ -120,12 +120,16 @@ class VcsSession:
         rounds = 1 if benchmark.disabled else rules.rounds(repos or selection.repos)
         if benchmark.disabled:
             benchmark._mode = "vcsbench (disabled: one verified round)"
-        group = self._interleaved_group(backend, fs, op, payload, remote)
+        group = self._interleaved_group(backend, fs, op, payload, built_in)
         if group and not benchmark.disabled:
             return self._from_group(benchmark, backend, fs, op, payload, group, rounds)
         process.doing(label)
         try:
-            with self.sandbox(fs) as sandbox, selection.make_backend(backend) as vcs:
+            with (
+                self.sandbox(fs) as sandbox,
+                selection.make_backend(backend) as vcs,
+                ExitStack() as stack,
+            ):
                 assert sandbox.info is not None
                 vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
                 slug = re.sub(
@@ -153,14 +157,21 @@ class VcsSession:
                     min_rounds=rules.budget_floor(rounds),
                     gc_off=rules.gc_off,
                     delay_ns=backend.delay_ns,
-                    **self._environment(backend, vcs, sandbox, remote),
+                    **self._environment(backend, vcs, sandbox, built_in),
                 )
+                server = self._serve(stack, backend, vcs, run, sandbox)
                 perturbation: dict[str, object] | None = None
                 if run.environment is not None:
                     perturbation = {
                         "label": label,
                         "error": "not measured: the rounds run in the variant's environment, "
                         "the check in this process",
+                    }
+                elif server is not None:
+                    perturbation = {
+                        "label": label,
+                        "error": "not measured: the rounds reach their repositories through "
+                        "the variant's server, a bare loop of the calls would not",
                     }
                 elif not benchmark.disabled:
                     perturbation = self._perturbation(
@@ -181,6 +192,8 @@ class VcsSession:
                     result = run.finish(described(backend, vcs))
                     if perturbation is not None:
                         result.harness["perturbation"] = perturbation
+                    if server is not None:
+                        result.harness["server"] = server
                     built = environment_of(backend)
                     if built is not None:
                         result.harness["environment"] = built.describe()
@@ -241,10 +254,10 @@ class VcsSession:
         return None if benchmark.disabled else result
 
     def _interleaved_group(
-        self, backend: Variant, fs: FsSpec, op: str, payload: str, remote: object
+        self, backend: Variant, fs: FsSpec, op: str, payload: str, built_in: object
     ) -> list[Variant]:
         """The variants run with this one in alternating blocks (--interleave), or none."""
-        if remote is None:
+        if built_in is None:
             return []
         group = [
             b
@@ -329,28 +342,28 @@ class VcsSession:
         with self.sandbox(fs) as sandbox, ExitStack() as stack:
             assert sandbox.info is not None
             runs: dict[str, tuple[BenchmarkRun, Backend]] = {}
+            servers: dict[str, dict[str, object] | None] = {}
             for index, variant in enumerate(group):
                 vcs = stack.enter_context(selection.make_backend(variant))
                 vcs.ready(sandbox.root)
                 slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{index}-{op}")
-                runs[variant.text] = (
-                    BenchmarkRun(
-                        operation=make_operation(op, vcs, load_payload(payload)),
-                        sandbox=sandbox.info,
-                        workdir=sandbox.root / slug,
-                        rounds=rounds,
-                        cache=selection.cache,
-                        verify=selection.verify,
-                        name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
-                        layout=selection.layout,
-                        recycle=selection.recycle,
-                        delay_ns=variant.delay_ns,
-                        **self._environment(
-                            variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu
-                        ),
+                run = BenchmarkRun(
+                    operation=make_operation(op, vcs, load_payload(payload)),
+                    sandbox=sandbox.info,
+                    workdir=sandbox.root / slug,
+                    rounds=rounds,
+                    cache=selection.cache,
+                    verify=selection.verify,
+                    name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
+                    layout=selection.layout,
+                    recycle=selection.recycle,
+                    delay_ns=variant.delay_ns,
+                    **self._environment(
+                        variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu
                     ),
-                    vcs,
                 )
+                servers[variant.text] = self._serve(stack, variant, vcs, run, sandbox)
+                runs[variant.text] = (run, vcs)
             try:
                 turn = list(texts)
                 for number, goal in enumerate(targets(rounds, blocks)):
@@ -386,6 +399,8 @@ class VcsSession:
                     built = environment_of(variant)
                     if built is not None:
                         result.harness["environment"] = built.describe()
+                    if servers[variant.text] is not None:
+                        result.harness["server"] = servers[variant.text]
                     result.harness["teardown_s"] = None
                     result.harness["teardown_note"] = (
                         "the group's sandbox came down after its variants were kept"
@@ -393,12 +408,32 @@ class VcsSession:
                     self._groups[key][variant.text] = result
         return interrupted
 
+    def _serve(
+        self,
+        stack: ExitStack,
+        variant: Variant,
+        vcs: Backend,
+        run: BenchmarkRun,
+        sandbox: Sandbox,
+    ) -> dict[str, object] | None:
+        """A remote variant's server over ``run``'s repositories until ``stack`` closes,
+        the backend (and a worker's) told where it is; what the result records of it."""
+        from vcsbench.bench.remote import served
+
+        serving = stack.enter_context(served(variant, vcs, run.workdir, sandbox))
+        if serving is None:
+            return None
+        if run.worker_spec is not None:
+            assert vcs.remote is not None
+            run.worker_spec["reach"] = vcs.remote.to_json()
+        return serving
+
     def _environment(
         self,
         backend: Variant,
         vcs: Backend,
         sandbox: Sandbox,
-        remote: tuple[str, str] | None,
+        built_in: tuple[str, str] | None,
         worker: bool = False,
         cpu: int | None = None,
     ) -> dict[str, Any]:
@@ -410,16 +445,16 @@ class VcsSession:
         found = environment_of(backend)
         if found is None and not worker:
             return {}
-        if remote is None:
+        if built_in is None:
             raise Refusal(
                 f"{backend.text}: a version= variant runs vcsbench's built-in operations "
                 "(vcsbench.operation(...)); a benchmark of your own runs on this process's "
                 "library"
             )
-        op, payload = remote
+        op, payload = built_in
         return {
             "environment": found.python if found is not None else Path(sys.executable),
-            "remote": {
+            "worker_spec": {
                 "cpu": cpu,
                 "variant": backend.plain.text,
                 "options": dict(vcs.options),

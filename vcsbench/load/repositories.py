@@ -18,7 +18,7 @@ from vcsbench.backends.base import Files, compare_files
 from vcsbench.backends.hg_cli import hg_env
 from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.load.paths import AccessPath
-from vcsbench.servers.apache import apache_ids, as_server_user
+from vcsbench.servers.apache import apache_ids, as_server_user, give_tree
 from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
 
 SESSION_FILE = "vcsbench-session.txt"
@@ -127,10 +127,7 @@ def build_history(
             files[HISTORY_FILE] = f"history {i}\n".encode()
             backend.commit(repo, {HISTORY_FILE: files[HISTORY_FILE]}, f"history {i}", scratch)
     if path.served_as_apache and os.geteuid() == 0:  # its user serves it
-        uid, gid = apache_ids()
-        for directory, dirs, names in os.walk(repo):
-            for entry in [directory, *(os.path.join(directory, n) for n in dirs + names)]:
-                os.lchown(entry, uid, gid)
+        give_tree(repo, apache_ids())
     return files
 
 

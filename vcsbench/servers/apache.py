@@ -47,6 +47,11 @@ def _git(root: Path, run_dir: Path) -> list[str]:
         f"ScriptSock {run_dir / 'cgid.sock'}",
         f"SetEnv GIT_PROJECT_ROOT {root}",
         "SetEnv GIT_HTTP_EXPORT_ALL 1",
+        # repositories another user owns (a benchmark's, made by the run) are served
+        # too: git refuses them otherwise ("dubious ownership")
+        "SetEnv GIT_CONFIG_COUNT 1",
+        "SetEnv GIT_CONFIG_KEY_0 safe.directory",
+        "SetEnv GIT_CONFIG_VALUE_0 *",
         "SetEnv REMOTE_USER student",  # git http-backend takes pushes from a named user
         "ScriptAlias /git/ /usr/lib/git-core/git-http-backend/",
         "<Location /git>",
@@ -142,6 +147,16 @@ def apache_ids() -> tuple[int, int]:
 
     user = pwd.getpwnam(APACHE_USER)
     return user.pw_uid, user.pw_gid
+
+
+def give_tree(path: Path, ids: tuple[int, int]) -> None:
+    """Make the tree at ``path`` (every entry, links themselves) the user's of ``ids``:
+    a repository Apache's user is to serve and write."""
+    uid, gid = ids
+    os.lchown(path, uid, gid)
+    for directory, dirs, names in os.walk(path):
+        for name in dirs + names:
+            os.lchown(os.path.join(directory, name), uid, gid)
 
 
 def as_server_user(argv: list[str]) -> list[str]:

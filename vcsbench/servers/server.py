@@ -72,9 +72,15 @@ class CpuGroup:
     is in it, so its CPU is counted whether or not anyone reaps those processes (a CGI
     under Apache), and ``cgroup.kill`` ends them all."""
 
+    made = 0
+    """Groups this process made: each has a number of its own (an interleaved run serves
+    several variants, each its own Apache, at once)."""
+
     def __init__(self, root: Path, name: str) -> None:
         # Its name holds the run's token: cleanup ends what is in it only on that proof.
-        self.path = root / f"vcsbench-{name}-{os.getpid()}-{run_token()}"
+        CpuGroup.made += 1
+        number = f"-{CpuGroup.made}" if CpuGroup.made > 1 else ""
+        self.path = root / f"vcsbench-{name}-{os.getpid()}-{run_token()}{number}"
         self.path.mkdir()
 
     def join(self) -> None:
