@@ -37,6 +37,7 @@ NEW_OPS = (
     "gc[history=4]",
     "commit[history=4]",
     "add",
+    "publish",
 )
 
 
@@ -99,6 +100,7 @@ SABOTAGE: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "gc[history=4]": ("gc", lambda original: lambda path: None),
     "commit[history=4]": ("commit", None),  # replaced after prepare: the timed commit only
     "add": ("add", lambda original: lambda wc, paths: original(wc, paths[:-1])),
+    "publish": ("publish", lambda original: lambda wc, files, message, scratch: None),
 }
 
 

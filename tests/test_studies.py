@@ -161,6 +161,16 @@ def test_a_study_refuses_a_bad_variant_in_one_line_before_running() -> None:
     ]
 
 
+def test_the_round_trips_are_the_least_squares_slope_of_time_against_the_round_trip() -> None:
+    from vcsbench.studies.distance import line_fit
+
+    # a client that waits 3 round trips and works 40 ms, each point measured a little off
+    points = [(0.1, 40.3), (10.6, 71.8), (50.9, 192.7), (100.9, 342.7)]
+    slope, intercept = line_fit(points) or (0.0, 0.0)
+    assert 2.99 < slope < 3.01 and 39.9 < intercept < 40.4
+    assert line_fit([(10.0, 1.0), (10.0, 2.0)]) is None  # one round trip: no slope
+
+
 def test_every_study_is_offered_with_its_defaults() -> None:
     result = vcsbench("study", "--help")
     text = " ".join(result.stdout.split())
@@ -323,7 +333,7 @@ def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
         (["markus2011", "--profile", "hdd", "--fs", "ext4:write-iops=100"],
          "--profile hdd and --fs ext4:write-iops=100 both set storage limits; give one"),
         (["markus2011", "--students", "0"], "--students 0 must be 1 or more"),
-        (["markus2013", "--students", "5"], "--students are for load studies (markus2011)"),
+        (["markus2013", "--students", "5"], "--students are for load studies (markus2011, ghe2015)"),
     ],
 )  # fmt: skip
 def test_a_bad_profile_or_student_count_is_one_line(argv: list[str], message: str) -> None:

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 from vcsbench.backends.base import Backend, read_file, run_tool
 from vcsbench.errors import VcsbenchError
@@ -198,11 +199,27 @@ def read_git_objects(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
         return read_with_git_cli(repo, paths)
 
 
+def _open_as_reader(repo_path: Path) -> Any:
+    """The repository, opened by libgit2 whoever owns it: a remote variant's server
+    (Apache) owns what it wrote, and libgit2 refuses another user's repository unless
+    told. Only for this open: the backends' own calls keep libgit2's default."""
+    import pygit2
+
+    option = getattr(pygit2, "GIT_OPT_SET_OWNER_VALIDATION", None)
+    if option is None or repo_path.stat().st_uid == os.geteuid():
+        return pygit2.Repository(str(repo_path))
+    pygit2.option(option, 0)
+    try:
+        return pygit2.Repository(str(repo_path))
+    finally:
+        pygit2.option(option, 1)
+
+
 def read_with_pygit2(repo_path: Path, paths: list[str]) -> dict[str, bytes | None]:
     """Contents of ``paths`` at HEAD, read by libgit2 (pygit2)."""
     import pygit2
 
-    repo = pygit2.Repository(str(repo_path))
+    repo = _open_as_reader(repo_path)
     if repo.head_is_unborn:
         return dict.fromkeys(paths)
     tree = repo.head.peel(pygit2.Commit).tree

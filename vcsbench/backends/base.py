@@ -54,6 +54,7 @@ CAPABILITIES = (
     "diff",
     "gc",
     "add",
+    "publish",
 )
 """Every primitive call a backend can implement; each is a method of :class:`Backend`."""
 
@@ -317,6 +318,16 @@ class Backend(abc.ABC):
     def diff(self, path: Path, scratch: Path) -> bytes:
         """The newest revision against its parent, as a unified diff."""
         raise NotImplementedError(f"{self.name} has no diff")
+
+    def receiving(self, path: Path) -> None:
+        """Untimed, before a publish: make the repository at ``path`` take one (git: a
+        push may move its checked-out branch, as a server's bare repository takes it)."""
+
+    def publish(self, wc: Path, files: Files, message: str, scratch: Path) -> None:
+        """One more revision in which ``files`` are added or replaced, made in the working
+        copy ``wc`` and sent to the repository it came from (git, hg: commit and push;
+        svn: commit)."""
+        raise NotImplementedError(f"{self.name} has no publish")
 
     def gc(self, path: Path) -> None:
         """Repack the repository's storage (``git gc``, ``svnadmin pack``)."""

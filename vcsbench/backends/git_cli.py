@@ -63,9 +63,12 @@ class GitCli(GitBackend):
     )
     verifier = "libgit2 (pygit2)"
     capabilities = frozenset(
-        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc", "add"}
-    )
-    remote_calls = frozenset({"clone", "update"})
+        {
+            "create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc",
+            "add", "publish",
+        }
+    )  # fmt: skip
+    remote_calls = frozenset({"clone", "update", "publish"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         "template": "",
         "core.fsync": "",
@@ -184,6 +187,22 @@ class GitCli(GitBackend):
     def update(self, wc: Path, scratch: Path) -> None:
         run_tool(
             self._git("-C", str(wc), "pull", "-q", "--ff-only"), env=self.client_env(self._env)
+        )
+
+    def receiving(self, path: Path) -> None:
+        # its work tree is left as it was, as a bare repository has none
+        run_tool(
+            self._git("-C", str(path), "config", "receive.denyCurrentBranch", "ignore"),
+            env=self._env,
+        )
+
+    def publish(self, wc: Path, files: Files, message: str, scratch: Path) -> None:
+        write_tree(wc, files)
+        run_tool(self._git("-C", str(wc), "add", "--", *files), env=self._env)
+        run_tool(self._git("-C", str(wc), "commit", "-q", "-m", message), env=self._env)
+        run_tool(
+            self._git("-C", str(wc), "push", "-q", "origin", "HEAD"),
+            env=self.client_env(self._env),
         )
 
     def log(self, path: Path) -> list[str]:

@@ -133,7 +133,8 @@ class HgCli(HgBackend):
     )
     pypi = "mercurial"
     option_defaults: ClassVar[dict[str, str]] = dict(REMOTE_OPTIONS)
-    remote_calls = frozenset({"clone", "update"})
+    capabilities = HgBackend.capabilities | {"publish"}
+    remote_calls = frozenset({"clone", "update", "publish"})
 
     def check_options(self) -> None:
         # version=X: the hg of X's environment runs every command; the rounds are still
@@ -180,6 +181,12 @@ class HgCli(HgBackend):
 
     def update(self, wc: Path, scratch: Path) -> None:
         self._hg("pull", "-q", "-u", cwd=wc, remote=True)
+
+    def publish(self, wc: Path, files: Files, message: str, scratch: Path) -> None:
+        write_tree(wc, files)
+        patterns = [f"path:{rel}" for rel in sorted(files)]
+        self._hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=wc)
+        self._hg("push", "-q", cwd=wc, remote=True)
 
     def log(self, path: Path) -> list[str]:
         out = self._hg("log", "-R", path, "-T", "{desc}\\0")

@@ -48,9 +48,9 @@ class SvnCli(SvnBackend):
     apt_packages = ("subversion",)
     description = "`svnadmin create`; `svnlook tree` + one `svnmucc` of mkdir/put actions"
     capabilities = frozenset(
-        {"create", "commit", "checkout", "update", "log", "status", "diff", "gc"}
+        {"create", "commit", "checkout", "update", "log", "status", "diff", "gc", "publish"}
     )
-    remote_calls = frozenset({"checkout", "update"})
+    remote_calls = frozenset({"checkout", "update", "publish"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         **SVN_OPTION_DEFAULTS,
         "bin": "",
@@ -127,6 +127,18 @@ class SvnCli(SvnBackend):
     def update(self, wc: Path, scratch: Path) -> None:
         run_tool(
             [self._tool["svn"], "update", "-q", *self._client_args(), str(wc)],
+            env=self.client_env(os.environ),
+        )
+
+    def publish(self, wc: Path, files: Files, message: str, scratch: Path) -> None:
+        new = [rel for rel in files if not (wc / rel).exists()]
+        write_tree(wc, files)
+        svn = self._tool["svn"]
+        if new:  # their new directories with them (--parents)
+            run_tool([svn, "add", "-q", "--parents", *self._client_args(), "--", *new], cwd=wc)
+        run_tool(
+            [svn, "commit", "-q", *self._client_args(), "-m", message],
+            cwd=wc,
             env=self.client_env(os.environ),
         )
 

@@ -65,6 +65,7 @@ def main() -> None:
         min_rounds=int(spec["min_rounds"]),
         gc_off=bool(spec["gc_off"]),
         delay_ns=int(spec["delay_ns"]),
+        owner=None if spec.get("owner") is None else (spec["owner"][0], spec["owner"][1]),
         attach=True,
     )
     run.started_at(float(spec["t0"]))

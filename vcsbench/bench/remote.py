@@ -18,7 +18,7 @@ from vcsbench.backends import Variant
 from vcsbench.backends.base import Backend, Remote
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import Sandbox
-from vcsbench.servers.apache import APACHE_USER
+from vcsbench.servers.apache import APACHE_USER, apache_ids
 from vcsbench.servers.distance import Distance, parse_rtts, toxiproxy_binary
 from vcsbench.servers.transports import TRANSPORTS, Service, Transport
 
@@ -57,9 +57,10 @@ def reaches(variant: Variant, needs: frozenset[str]) -> bool:
     return not variant.backend_options.get("remote") or bool(needs & variant.cls.remote_calls)
 
 
-def _open_to_apache(workdir: Path) -> None:
-    """Apache serves as its own user, which must reach the repositories (they stay this
-    run's user's: its git is told they are safe, its Subversion and Mercurial read them)."""
+def _open_to_apache(workdir: Path) -> tuple[int, int] | None:
+    """Apache serves as its own user, which must reach the repositories and, to take a
+    commit, own them: each round's repository is given to it once prepared (the ids
+    returned; None where vcsbench is not root and Apache serves as this user)."""
     os.chmod(workdir, 0o711)
     closed = [d for d in workdir.parents if not os.stat(d).st_mode & 0o001]
     if closed:
@@ -68,23 +69,24 @@ def _open_to_apache(workdir: Path) -> None:
             "is closed to others; use a tmpfs, ext4, xfs or btrfs sandbox, or a dir: "
             "sandbox below directories others may enter"
         )
+    return apache_ids() if os.geteuid() == 0 else None
 
 
 @contextmanager
 def served(
     variant: Variant, vcs: Backend, workdir: Path, sandbox: Sandbox
-) -> Iterator[dict[str, Any] | None]:
+) -> Iterator[tuple[dict[str, Any], tuple[int, int] | None] | None]:
     """With ``remote=``: the server over ``workdir``'s repositories, running until the
     block ends (recorded in the sandbox's state while it runs), ``vcs`` told where it is.
-    Yields what the result records of it, or None for a variant without ``remote=``."""
+    Yields what the result records of it and whose each round's repository must be
+    (Apache's user, or None), or None for a variant without ``remote=``."""
     found = remote_of(variant)
     if found is None:
         yield None
         return
     transport, distance = found
     root = workdir / "repos"
-    if transport.server == "apache":
-        _open_to_apache(workdir)
+    owner = _open_to_apache(workdir) if transport.server == "apache" else None
     service = Service(
         transport,
         root,
@@ -97,6 +99,6 @@ def served(
         vcs.reach(
             Remote(transport.name, str(root), service.url_base, service.client_env, service.ca_file)
         )
-        yield service.describe()
+        yield service.describe(), owner
     finally:
         service.stop(sandbox.forget_process)

@@ -56,6 +56,7 @@ from vcsbench.results.model import (
 )
 from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
+from vcsbench.servers.apache import give_tree
 from vcsbench.workload.operation import Operation, RoundPaths
 
 Progress = Callable[..., None]
@@ -109,6 +110,9 @@ class BenchmarkRun:
     """Python's collector held off inside the timed region (and run before it)."""
     delay_ns: int = 0
     """A known wait added inside every timed call, after the operation (``delay=``)."""
+    owner: tuple[int, int] | None = None
+    """Whose each round's repository is made once it is prepared (uid, gid): the user a
+    remote variant's server writes as (Apache's)."""
     environment: Path | None = None
     """The interpreter of a ``version=`` variant's environment: every round runs in a
     worker process of it (:class:`~vcsbench.bench.workers.EnvironmentSpawner`)."""
@@ -265,6 +269,8 @@ class BenchmarkRun:
             if self.layout != "flat":  # the fan-out directories exist on a host already
                 paths.repo.parent.mkdir(parents=True, exist_ok=True)
             self.operation.prepare(paths)
+            if self.owner is not None:
+                give_tree(paths.repo, self.owner)
         except Exception as exc:  # a sandbox that fails (read-only, full) fails the round
             error = f"prepare: {_describe(exc)}"
         if floor_round is None:

@@ -423,10 +423,12 @@ class VcsSession:
         serving = stack.enter_context(served(variant, vcs, run.workdir, sandbox))
         if serving is None:
             return None
+        described_server, run.owner = serving
         if run.worker_spec is not None:
             assert vcs.remote is not None
             run.worker_spec["reach"] = vcs.remote.to_json()
-        return serving
+            run.worker_spec["owner"] = run.owner
+        return described_server
 
     def _environment(
         self,

@@ -194,8 +194,10 @@ STUDY_PARSER = dict(
     + "\n".join(
         _entry(
             f"{s.name} (load): {s.summary}. Defaults: --paths {s.paths} --fs {s.fs}; "
-            f"{s.students} students; closed loop {s.closed_steps} clients, open loop "
-            f"{s.open_steps} arrivals/s; --step-seconds {s.step_seconds:g}."
+            + (f"{s.students} students; " if s.scenario == "deadline" else "")
+            + f"closed loop {s.closed_steps} clients"
+            + (f", open loop {s.open_steps} arrivals/s" if s.open_steps else "")
+            + f"; --step-seconds {s.step_seconds:g}."
         )
         for s in LOAD_STUDIES.values()
     ),

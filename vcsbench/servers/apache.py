@@ -20,6 +20,9 @@ APACHE_MODULES = "/usr/lib/apache2/modules"
 APACHE_USER = "www-data"
 """Apache started by root serves as this user (it refuses to serve as root): the
 repositories it writes must be this user's, so a root run makes them as this user."""
+MAX_REQUEST_WORKERS = 150
+"""Requests Apache serves at once (event MPM); beyond them connections wait in its
+listen backlog."""
 HGWEB_PROCESSES = (4, 4)
 """mod_wsgi daemon processes and threads for hgweb: Python serves one request at a time
 per process, so several processes, as a Mercurial host runs them."""
@@ -122,7 +125,7 @@ def apache(
         f"ErrorLog {logs / 'apache-error.log'}",
         'LogFormat "%h %t \\"%r\\" %>s %b %D" timed',
         f"CustomLog {logs / 'apache-access.log'} timed",
-        "MaxRequestWorkers 150",
+        f"MaxRequestWorkers {MAX_REQUEST_WORKERS}",
     ]
     if certificate is not None:
         lines += [

@@ -6,6 +6,8 @@ a load study (:class:`~vcsbench.studies.base.LoadStudy`) runs ``vcsbench load``.
 """
 
 from vcsbench.studies import (
+    distance,
+    ghe2015,
     git_fsync,
     git_storage,
     markus2011,
@@ -17,8 +19,10 @@ from vcsbench.studies.base import LoadStudy, Study
 
 STUDIES: dict[str, Study] = {
     module.STUDY.name: module.STUDY
-    for module in (markus2013, git_fsync, markus_today, svn_storage, git_storage)
+    for module in (markus2013, git_fsync, markus_today, svn_storage, git_storage, distance)
 }
-LOAD_STUDIES: dict[str, LoadStudy] = {markus2011.STUDY.name: markus2011.STUDY}
+LOAD_STUDIES: dict[str, LoadStudy] = {
+    module.STUDY.name: module.STUDY for module in (markus2011, ghe2015)
+}
 
 __all__ = ["LOAD_STUDIES", "STUDIES", "LoadStudy", "Study"]

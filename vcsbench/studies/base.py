@@ -58,11 +58,25 @@ class LoadStudy:
     max_clients: int
     payload: str
     source: str
-    tables: Callable[[LoadStudy, Run, Run], str]
-    """The study's own tables, from its closed-loop and its open-loop run."""
+    tables: Callable[[LoadStudy, Run, Run | None], str]
+    """The study's own tables, from its closed-loop and its open-loop run (None where
+    the study has no open loop)."""
     throttled: Throttled | None = None
     """The steps on a throttled disk (a storage profile), where each session costs so
     much more device time that the study's own steps would take hours."""
+    scenario: str = "deadline"
+    history: int = 100
+    """clone-storm: the revisions of the repository every client clones."""
+
+    @property
+    def shapes(self) -> tuple[str, ...]:
+        return ("closed", "open") if self.open_steps else ("closed",)
+
+    def what(self, students: int) -> str:
+        """Who the load is, for the study's heading."""
+        if self.scenario == "clone-storm":
+            return "clients cloning one repository at once"
+        return f"{students:,} students at the deadline"
 
 
 @dataclass(frozen=True)
@@ -214,7 +228,8 @@ def _plan(
         steps = {"closed": throttled.closed_steps, "open": throttled.open_steps}[shape]
         sessions = throttled.step_sessions
     return LoadPlan.parse(
-        scenario="deadline",
+        scenario=study.scenario,
+        history=study.history,
         paths=paths,
         fs=fs,
         students=students,
@@ -245,10 +260,11 @@ def run_load_study(
     seconds = seconds or (throttled.step_seconds if throttled else study.step_seconds)
     command = ["vcsbench", *sys.argv[1:]]
     open_out = beside(out, "-open.json" + (".gz" if out.name.endswith(".gz") else ""))
-    writable_target(open_out, "the open-loop results beside --out,")
-    plans = [_plan(study, shape, paths, fs, seconds, students) for shape in ("closed", "open")]
+    if "open" in study.shapes:
+        writable_target(open_out, "the open-loop results beside --out,")
+    plans = [_plan(study, shape, paths, fs, seconds, students) for shape in study.shapes]
     closed = run_load(plans[0], out, command)
-    open_ = run_load(plans[1], open_out, command)
+    open_ = run_load(plans[1], open_out, command) if len(plans) > 1 else None
     steps = ""
     if throttled is not None:
         steps = (
@@ -256,16 +272,15 @@ def run_load_study(
             f"{throttled.open_steps} arrivals/s, at most {throttled.step_sessions} sessions "
             f"a step: {throttled.why}. "
         )
+    results = f"`{out}` (closed loop)" + (f", `{open_out}` (open loop)" if open_ else "")
     header = (
-        f"# {study.name}: {students:,} students at the deadline on {fs}\n\n"
+        f"# {study.name}: {study.what(students)} on {fs}\n\n"
         f"{study.summary[0].upper()}{study.summary[1:]}. {steps}{seconds:g} s per step; "
-        "latency is "
-        "each submission's wall time (open loop: from its scheduled arrival); every "
-        "repository read back afterwards.\n\n"
-        f"Results: `{out}` (closed loop), `{open_out}` (open loop); command: "
-        f"`{shlex.join(command)}`\n\n"
+        f"latency is each session's wall time (open loop: from its scheduled arrival); "
+        f"{closed.load.session if closed.load else ''}.\n\n"
+        f"Results: {results}; command: `{shlex.join(command)}`\n\n"
     )
     text = header + study.tables(study, closed, open_)
-    detail = write([load_document(closed), load_document(open_)], "md")
+    detail = write([load_document(run) for run in (closed, open_) if run is not None], "md")
     write_file(beside(out, ".md"), text + "\n" + detail, "the table")
     return text

@@ -29,9 +29,10 @@ def _load(run: Run) -> Load:
     return run.load
 
 
-def study_tables(study: LoadStudy, closed: Run, open_: Run) -> str:
+def study_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
     """The study's two tables: per access path the closed-loop capacity, p95 at each step,
     device bytes per submission and the share no process wrote; then the open-loop pair."""
+    assert open_ is not None  # the study has its open-loop pair
     loads = _load(closed).paths
     levels = [f"{row.level:g}" for row in loads[0].steps] if loads else []
     opened = _load(open_).paths

@@ -35,7 +35,17 @@ from vcsbench.workload.operation import (
     RoundPaths,
 )
 from vcsbench.workload.payloads import Payload
-from vcsbench.workload.seeded import Checkout, Clone, Commit, Diff, Gc, Log, Status, Update
+from vcsbench.workload.seeded import (
+    Checkout,
+    Clone,
+    Commit,
+    Diff,
+    Gc,
+    Log,
+    Publish,
+    Status,
+    Update,
+)
 
 
 class Create(Operation):
@@ -90,7 +100,20 @@ class Add(Operation):
 
 OPERATIONS: dict[str, type[Operation]] = {
     cls.name: cls
-    for cls in (Create, CreateCommit, Commit, Checkout, Clone, Update, Status, Log, Diff, Gc, Add)
+    for cls in (
+        Create,
+        CreateCommit,
+        Commit,
+        Checkout,
+        Clone,
+        Update,
+        Publish,
+        Status,
+        Log,
+        Diff,
+        Gc,
+        Add,
+    )
 }
 OPS = tuple(OPERATIONS)
 LAYOUTS = ("flat", "hashed")

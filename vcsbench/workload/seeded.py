@@ -174,6 +174,30 @@ class Update(_IntoCheckout):
         return {**self.payload.files, **self.change}
 
 
+class Publish(_IntoCheckout):
+    name = "publish"
+    checks = "the repository's newest revision by the verifier"
+    needs = frozenset({"create", "commit", "publish"})
+    summary = (
+        "one more revision (a file replaced, one added) made in a working copy and sent to "
+        "the repository (`git commit` + `git push`; `svn commit`; `hg commit` + `hg push`)"
+    )
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.backend.receiving(paths.repo)
+        self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
+
+    def run(self, paths: RoundPaths) -> None:
+        self.backend.publish(paths.checkout, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+
+    def expected(self) -> Files:
+        return {**self.payload.files, **self.change}
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        return self.backend.verify(paths.repo, self.expected())
+
+
 class Status(_IntoCheckout):
     name = "status"
     checks = "the answer against the one file changed and the one added"

@@ -1,0 +1,121 @@
+"""distance: what a round trip between a client and its server costs each VCS's protocol.
+
+MarkUs's students are remote. A clone (svn: a checkout), an update and a commit sent to
+the server (``publish``: git and hg commit and push, svn commits) are timed by one
+client at round trips of 0, 10, 50 and 100 ms (toxiproxy, each measured before use) over
+Subversion's DAV (Apache, mod_dav_svn) and svnserve, git's smart HTTP and SSH, and
+Mercurial's hgweb. The slope of the median time against the measured round trip is how
+many round trips the operation makes the client wait for; the intercept is what it costs
+with none. No figures of this kind are published to set beside these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vcsbench.report.format import render_rows
+from vcsbench.results.model import Benchmark, Run
+from vcsbench.studies.base import Study
+
+PATHS = (
+    ("svn-cli", "apache-svn", "svn over DAV (Apache, mod_dav_svn)"),
+    ("svn-cli", "svnserve", "svn over svnserve"),
+    ("git-cli", "apache-git", "git over smart HTTP (Apache)"),
+    ("git-cli", "git-ssh", "git over SSH"),
+    ("hg-cli", "apache-hg", "hg over HTTP (hgweb)"),
+)
+RTTS_MS = (0, 10, 50, 100)
+VARIANTS = ",".join(
+    f"{backend}[remote={transport},rtt={rtt}]" for backend, transport, _ in PATHS for rtt in RTTS_MS
+)
+OPS = {"clone": "clone (svn: checkout)", "update": "update", "publish": "commit sent"}
+"""The study's operations as its tables name them (svn's checkout is its clone)."""
+
+
+def measured_rtt_ms(bench: Benchmark) -> float | None:
+    """The round trip a client saw through the proxy before the benchmark (its median)."""
+    found = ((bench.harness.get("server") or {}).get("distance") or {}).get("calibration")
+    value = (found or {}).get("measured_rtt_ms")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def line_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least squares: (slope, intercept) of y against x; None for fewer than two x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    sxy = sum((x - mx) * (y - my) for x, y in points)
+    slope = sxy / sxx
+    return slope, my - slope * mx
+
+
+def _path_of(bench: Benchmark) -> tuple[str, str]:
+    return bench.backend.name, bench.backend.options.get("remote", "")
+
+
+def distance_tables(runs: list[Run]) -> dict[str, str]:
+    """A table per operation: a row per access path, its median at each round trip
+    (asked; measured beneath), the round trips it waited for (the slope) and its time
+    without distance (the intercept)."""
+    benches = [b for run in runs for b in run.benchmarks]
+    out: dict[str, str] = {}
+    names = {(backend, transport): label for backend, transport, label in PATHS}
+    for op, op_label in OPS.items():
+        ours = [b for b in benches if b.op == op or (op == "clone" and b.op == "checkout")]
+        if not ours:
+            continue
+        rtts = sorted({int(b.backend.options.get("rtt") or 0) for b in ours})
+        headers = ["access path", *(f"{r} ms" for r in rtts), "round trips", "at 0 ms"]
+        rows = []
+        for key in dict.fromkeys(_path_of(b) for b in ours):
+            row_benches = {
+                int(b.backend.options.get("rtt") or 0): b for b in ours if _path_of(b) == key
+            }
+            cells, points = [], []
+            for rtt in rtts:
+                bench = row_benches.get(rtt)
+                median = bench.median_ms if bench is not None else None
+                seen = measured_rtt_ms(bench) if bench is not None else None
+                if median is None:
+                    cells.append("—")
+                    continue
+                cells.append(f"{median:,.1f}" + (f" ({seen:.1f})" if seen is not None else ""))
+                if seen is not None:
+                    points.append((seen, median))
+            fit = line_fit(points)
+            slope = f"{fit[0]:.2f}" if fit else "—"
+            intercept = f"{fit[1]:,.1f} ms" if fit else "—"
+            label = names.get(key, f"{key[0]}[remote={key[1]}]")
+            rows.append([label, *cells, slope, intercept])
+        table = render_rows(headers, rows, text_columns=1)
+        notes = (
+            f"{op_label}: median ms of the verified rounds at each requested round trip, "
+            "the round trip the client measured through the proxy in brackets. Round "
+            "trips: the least-squares slope of the medians against the measured round "
+            "trip -- how many round trips the client waited for; at 0 ms: the line's "
+            "intercept. A TCP handshake with the proxy is not delayed (it accepts on "
+            "loopback at once), so each new connection's own handshake is not in the "
+            "count; TLS's and SSH's are."
+        )
+        out[op] = f"### {op_label}\n\n{table}\n\n_{notes}_\n"
+    return out
+
+
+STUDY = Study(
+    name="distance",
+    summary=(
+        "clone, update and a commit sent to the server, by one client at round trips of "
+        "0, 10, 50 and 100 ms over svn's DAV and svnserve, git's smart HTTP and SSH, and "
+        "hgweb: the slope of time against the round trip is the round trips each needs"
+    ),
+    backends=VARIANTS,
+    ops="clone,checkout,update,publish",
+    payloads="hello",
+    fs="tmpfs",
+    repos=10,
+    tables=distance_tables,
+    vcs=("svn", "git", "hg"),
+)
