@@ -58,6 +58,14 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench report $(REF)/git-cli-templates.json.gz > $(REF)/git-cli-templates.md
 	$(VENV)/bin/vcsbench run --backends 'git-pygit2[version=1.12.2],git-pygit2[version=1.14.1],git-pygit2[version=1.15.1],git-pygit2[version=1.18.2],git-pygit2[version=1.21.0]' --ops create,create+commit,commit,clone,log --payloads hello --fs tmpfs,ext4 --repos 300 --progress none --out $(REF)/pygit2-releases.json.gz
 	$(VENV)/bin/vcsbench report $(REF)/pygit2-releases.json.gz > $(REF)/pygit2-releases.md
+	$(VENV)/bin/vcsbench study distance --progress none --out $(REF)/distance.json.gz
+	$(VENV)/bin/vcsbench study ghe2015 --out $(REF)/ghe2015.json.gz
+	rm -rf $(REF)/ghe2015-plots
+	$(VENV)/bin/vcsbench report $(REF)/ghe2015.json.gz --plots $(REF)/ghe2015-plots > /dev/null
+	$(VENV)/bin/vcsbench run --backends 'git-cli[remote=apache-git],git-cli[remote=apache-git-https],git-cli[remote=git-ssh],git-cli[remote=git-daemon]' --ops clone,publish --payloads submission --repos 100 --fs tmpfs --progress none --out $(REF)/transports-git.json.gz
+	$(VENV)/bin/vcsbench run --backends 'svn-cli[remote=apache-svn],svn-cli[remote=apache-svn-https],svn-cli[remote=svn-ssh],svn-cli[remote=svnserve]' --ops checkout,publish --payloads submission --repos 100 --fs tmpfs --progress none --out $(REF)/transports-svn.json.gz
+	$(VENV)/bin/vcsbench run --backends 'hg-cli[remote=apache-hg],hg-cli[remote=apache-hg-https],hg-cli[remote=hg-ssh]' --ops clone,publish --payloads submission --repos 60 --fs tmpfs --progress none --out $(REF)/transports-hg.json.gz
+	$(VENV)/bin/vcsbench report $(REF)/transports-git.json.gz $(REF)/transports-svn.json.gz $(REF)/transports-hg.json.gz > $(REF)/transports.md
 	$(VENV)/bin/vcsbench study markus2011 --out $(REF)/markus2011.json.gz
 	$(VENV)/bin/vcsbench study markus2011 --profile hdd --out $(REF)/markus2011-hdd.json.gz
 	rm -rf $(REF)/load-plots

@@ -567,10 +567,11 @@ def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) ->
     assert records["error"] == [None, "verify"]
 
 
-def test_cleanup_ends_the_sshd_and_the_proxy_a_killed_load_left(tmp_path: Path) -> None:
-    """SIGKILL mid-step over ssh at a distance: sshd (in its mount namespace) and
-    toxiproxy stay, with the sandbox that holds the run's keys; ``vcsbench cleanup`` ends
-    both by the state file and removes the sandbox, keys and all."""
+def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
+    """SIGKILL mid-step over ssh at a distance: the engine and its clients die with the
+    run; sshd (in its mount namespace), toxiproxy and the sandbox that holds the run's keys
+    stay, and ``vcsbench cleanup`` ends both servers by the state file and removes the
+    sandbox, keys and all."""
     if os.geteuid() != 0:
         pytest.skip("tmpfs, sshd and cgroups need root")
     args = ["--paths", "hg-ssh", "--rtt", "5", "--students", "20", "--steps", "2",
@@ -583,53 +584,27 @@ def test_cleanup_ends_the_sshd_and_the_proxy_a_killed_load_left(tmp_path: Path) 
     logs = tmp_path / "load-logs"
     sshd = _wait_for(lambda: _server_of(logs, "sshd"))
     proxy = _wait_for(lambda: _server_of(logs, "toxiproxy"))
-    _wait_for(lambda: _processes("vcsbench.load.engine", tmp_path))
-    config = (logs / "sshd_config").read_text().splitlines()
-    keys = [Path(line.split()[1]) for line in config if line.startswith("HostKey ")]
-    time.sleep(1.0)
-    proc.kill()
-    proc.wait()
-    assert not _ended(sshd) and not _ended(proxy) and vcsbench_mounts()
-    result = vcsbench("cleanup")
-    assert result.returncode == 0, result.stderr
-    assert _ended(sshd) and _ended(proxy)
-    assert vcsbench_mounts() == ""
-    assert keys and not any(
-        (where.parent / name).exists() for where in keys for name in ("host_key", "client_key")
-    )
-
-
-def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
-    """SIGKILL leaves the server, the Locust process and its clients running and the
-    sandbox mounted; the next ``vcsbench cleanup`` ends them by their state file."""
-    if os.geteuid() != 0:
-        pytest.skip("tmpfs and cgroups need root")
-    args = ["--paths", "git-daemon", "--students", "20", "--steps", "2", "--step-seconds", "60"]
-    proc = subprocess.Popen(
-        [*CLI, "load", "--fs", "tmpfs", *args, "--out", str(tmp_path / "load.json")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    logs = tmp_path / "load-logs"
-    server = _wait_for(lambda: _server_of(logs, "git-daemon"))
 
     def engine() -> psutil.Process | None:
         return next(iter(_processes("vcsbench.load.engine", tmp_path)), None)
 
     locust = _wait_for(engine)
+    config = (logs / "sshd_config").read_text().splitlines()
+    keys = [Path(line.split()[1]) for line in config if line.startswith("HostKey ")]
     time.sleep(1.0)
     proc.kill()
     proc.wait()
-    # The engine and its clients die with the run; the server and the sandbox stay for
-    # cleanup, which proves them the run's by its state file.
     _wait_for(lambda: _ended(locust), timeout=10)
-    assert not _ended(server) and vcsbench_mounts()
+    assert not _ended(sshd) and not _ended(proxy) and vcsbench_mounts()
     result = vcsbench("cleanup")
     assert result.returncode == 0, result.stderr
-    assert _ended(server)
+    assert _ended(sshd) and _ended(proxy)
     assert engine() is None
     assert vcsbench_mounts() == ""
-    assert not list(Path("/sys/fs/cgroup").rglob(f"vcsbench-git-daemon-{proc.pid}-*"))
+    assert not list(Path("/sys/fs/cgroup").rglob(f"vcsbench-sshd-{proc.pid}-*"))
+    assert keys and not any(
+        (where.parent / name).exists() for where in keys for name in ("host_key", "client_key")
+    )
 
 
 def test_report_and_compare_read_load_results(tmp_path: Path) -> None:

@@ -147,7 +147,7 @@ def _toxiproxy_or_skip() -> None:
         skip_or_fail(str(exc))
 
 
-@pytest.mark.parametrize("rtt_ms", [0, 20, 60])
+@pytest.mark.parametrize("rtt_ms", [0, 60])
 def test_the_round_trip_a_client_sees_follows_the_requested_one(
     tmp_path: Path, rtt_ms: int
 ) -> None:
@@ -177,30 +177,6 @@ def test_a_bandwidth_is_measured_by_a_timed_transfer(tmp_path: Path) -> None:
         proxy.server.stop()
     assert 4000 * 0.9 <= found["measured_bandwidth_kbit"] <= 4000 * 1.1
     assert found["within_tolerance"]
-
-
-def test_a_distance_puts_its_round_trip_on_every_exchange_with_the_server(served: Path) -> None:
-    """Through git daemon at 50 ms: a ``git ls-remote`` takes its round trips' worth
-    longer than at 0 ms, and the service records what it measured."""
-    _toxiproxy_or_skip()
-    times = {}
-    for rtt in (0, 50):
-        service, started = _start("git-daemon", served, Distance(rtt))
-        try:
-            assert service.calibration is not None
-            import time
-
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                subprocess.run(["git", "ls-remote", service.url("r")], env=git_env(), check=True,
-                               capture_output=True)  # fmt: skip
-                best = min(best, time.perf_counter() - start)
-            times[rtt] = best
-            assert service.describe()["distance"]["calibration"]["requested_rtt_ms"] == rtt
-        finally:
-            _stop(service, started)
-    assert times[50] - times[0] >= 0.050  # at least one round trip
 
 
 def test_distances_are_whole_milliseconds_and_rates_per_second() -> None:

@@ -333,7 +333,8 @@ def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
         (["markus2011", "--profile", "hdd", "--fs", "ext4:write-iops=100"],
          "--profile hdd and --fs ext4:write-iops=100 both set storage limits; give one"),
         (["markus2011", "--students", "0"], "--students 0 must be 1 or more"),
-        (["markus2013", "--students", "5"], "--students are for load studies (markus2011, ghe2015)"),
+        (["markus2013", "--students", "5"],
+         "--students are for load studies (markus2011, ghe2015)"),
     ],
 )  # fmt: skip
 def test_a_bad_profile_or_student_count_is_one_line(argv: list[str], message: str) -> None:

@@ -320,6 +320,23 @@ def test_a_known_delay_is_reported_as_its_size_against_the_same_variant(tmp_path
     assert "slower" in line
 
 
+def test_blocks_of_two_runs_are_never_paired_with_each_other(tmp_path: Path) -> None:
+    """The same interleaved benchmark from two runs is two groups in a report: a block
+    of one run is never set against a block of the other."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("20", "git-pygit2,git-pygit2[copy=2]", "create"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "2",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    again = tmp_path / "again.json"
+    again.write_bytes(out.read_bytes())
+    report = vcsbench("report", str(out), str(again)).stdout
+    headings = [line for line in report.splitlines() if "interleaved blocks, against" in line]
+    assert 2 == len(headings)
+    assert str(again) in headings[1] and str(again) not in headings[0]
+
+
 def test_interleave_takes_auto_off_or_blocks() -> None:
     result = vcsbench("run", "--interleave", "1", "--out", "/tmp/never-written.json")
     assert 2 == result.returncode

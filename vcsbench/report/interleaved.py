@@ -19,11 +19,21 @@ def _blocks(bench: Benchmark) -> dict[str, Any] | None:
 
 
 def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
-    """The interleaved groups: (op, payload, fs) -> its variants, in run order."""
+    """The interleaved groups: (op, payload, fs) -> its variants, in run order. Blocks
+    pair only within the group that ran them (its order seed): the same benchmark from
+    two runs is two groups, the later one's key naming the file it came from."""
     groups: dict[tuple[str, str, str], list[Benchmark]] = {}
+    seeds: dict[tuple[str, str, str], object] = {}
     for bench in benches:
-        if _blocks(bench) is not None:
-            groups.setdefault((bench.op, bench.payload.name, bench.fs), []).append(bench)
+        blocks = _blocks(bench)
+        if blocks is None:
+            continue
+        key = (bench.op, bench.payload.name, bench.fs)
+        seed = (bench.source, blocks.get("order_seed"))
+        if seeds.setdefault(key, seed) != seed:
+            key = (bench.op, bench.payload.name, f"{bench.fs} ({bench.source})")
+            seeds.setdefault(key, seed)
+        groups.setdefault(key, []).append(bench)
     return groups
 
 

@@ -14,8 +14,9 @@ counterparts, each server started with the run's own certificate or keys.
 from __future__ import annotations
 
 from vcsbench.report.format import cell
+from vcsbench.report.load import level_text
 from vcsbench.results import Run
-from vcsbench.results.load import Load, LoadPath
+from vcsbench.results.load import Load
 from vcsbench.servers.apache import MAX_REQUEST_WORKERS
 from vcsbench.servers.ssh import MAX_STARTUPS
 from vcsbench.studies.base import LoadStudy
@@ -58,16 +59,22 @@ def ghe_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
         p95 = " / ".join(_ms(row.p95_ms) for row in entry.steps)
         errors = sum(row.error_count for row in entry.steps)
         level = entry.capacity.level
-        capacity = "—" if level is None else f"{level:g} clients"
+        capacity = "—" if level is None else level_text(load, level)
         lines.append(f"| {cell(entry.label)} | {rates} | {p95} | {errors:,} | {capacity} |")
     served = [entry for entry in entries if entry.steps]
     failing = [entry.label for entry in served if any(row.error_count for row in entry.steps)]
-    tls = [e for e in served if e.label.endswith("-https")]
-    ssh = [e for e in served if e.label.endswith("-ssh")]
 
-    def top(entries_of: list[LoadPath]) -> str:
-        rates = [e.steps[-1].ops_per_s for e in entries_of if e.steps[-1].ops_per_s]
-        return f"{min(rates):,.1f}-{max(rates):,.1f}" if rates else "—"
+    def top(vcs: str, ending: str) -> str:
+        """Clones per second at the top step of the VCS's path over HTTPS or SSH."""
+        found = [e for e in served if e.vcs == vcs and e.label.endswith(ending)]
+        rate = found[0].steps[-1].ops_per_s if found else None
+        return "—" if rate is None else f"{rate:,.1f}"
+
+    top_level = levels[-1] if levels else "?"
+    by_vcs = "; ".join(
+        f"{vcs} HTTPS {top(vcs, '-https')}, SSH {top(vcs, '-ssh')}"
+        for vcs in dict.fromkeys(e.vcs for e in served)
+    )
 
     lines += [
         "",
@@ -75,8 +82,8 @@ def ghe_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
         "|---|---|---|",
         "| errors as clones ramped up | appeared past some step (listen backlog, firewall) "
         f"| {'in ' + ', '.join(failing) if failing else 'none on any path'} |",
-        f"| HTTPS and SSH under load | behaved differently | clones/s at the top step: "
-        f"HTTPS {top(tls)}, SSH {top(ssh)} |",
+        f"| HTTPS and SSH under load | behaved differently | clones/s at {top_level} "
+        f"clients: {by_vcs} |",
         "",
         f"_{SOURCE}. Here sshd allows {MAX_STARTUPS} unauthenticated connections at once "
         "(MaxStartups; its default of 10:30:100 drops some beyond 10) and Apache "
