@@ -277,3 +277,71 @@ class GitBackend(Backend):
         if not any((objects / "pack").glob("pack-*.pack")):
             problems.append(f"no pack in {objects / 'pack'}")
         return problems
+
+
+GIT_KINDS = {b"100644": "file", b"100755": "exec", b"120000": "link"}
+"""A git tree entry's mode -> the kind every VCS records (a gitlink, 160000, is none)."""
+
+
+def nth_first_parent(commits: list[Any], revision: int, where: Path) -> Any:
+    if not 1 <= revision <= len(commits):
+        raise ValueError(f"{where} has {len(commits)} revisions, not {revision}")
+    return commits[revision - 1]
+
+
+def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
+    """The ``revision``-th commit's tree (first parents, from the root), read by ``git
+    ls-tree`` and ``git cat-file --batch``: every file's kind and SHA-256."""
+    git = ["git", "--git-dir", str(git_dir_of(repo))]
+    listed = run_tool([*git, "rev-list", "--first-parent", "--reverse", "HEAD"], env=git_env())
+    commit = nth_first_parent(listed.decode().split(), revision, repo)
+    out = run_tool([*git, "ls-tree", "-r", "-z", "--full-tree", commit], env=git_env())
+    entries: list[tuple[str, str, str]] = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, _kind, oid = meta.split()
+        if mode in GIT_KINDS:
+            entries.append((name.decode(), GIT_KINDS[mode], oid.decode()))
+    request = b"".join(oid.encode() + b"\n" for _, _, oid in entries)
+    blobs = run_tool([*git, "cat-file", "--batch"], env=git_env(), stdin=request)
+    tree: dict[str, tuple[str, str]] = {}
+    pos = 0
+    for rel, kind, _oid in entries:
+        end = blobs.index(b"\n", pos)
+        size = int(blobs[pos:end].split()[2])
+        data = blobs[end + 1 : end + 1 + size]
+        pos = end + 2 + size
+        tree[rel] = (kind, hashlib.sha256(data).hexdigest())
+    return tree
+
+
+def tree_with_pygit2(repo_path: Path, revision: int) -> dict[str, tuple[str, str]]:
+    """The ``revision``-th commit's tree (first parents, from the root), read by libgit2."""
+    import pygit2
+
+    repo = _open_as_reader(repo_path)
+    chain = []
+    commit = repo.head.peel(pygit2.Commit)
+    while True:
+        chain.append(commit)
+        if not commit.parent_ids:
+            break
+        commit = repo[commit.parent_ids[0]]
+    chain.reverse()
+    commit = nth_first_parent(chain, revision, repo_path)
+    tree: dict[str, tuple[str, str]] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        for entry in node:
+            rel = prefix + entry.name
+            if entry.type_str == "tree":
+                walk(repo[entry.id], rel + "/")
+                continue
+            kind = GIT_KINDS.get(b"%o" % entry.filemode)
+            if kind is not None:
+                tree[rel] = (kind, hashlib.sha256(repo[entry.id].data).hexdigest())
+
+    walk(commit.tree, "")
+    return tree

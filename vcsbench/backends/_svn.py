@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import hashlib
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from vcsbench.backends.base import (
     tool_version,
     verify_with,
 )
+from vcsbench.backends.changes import Change, DigestTree, Node
 from vcsbench.backends.svn_verifier import VERIFIER, SvnVerifier, bindings_available
 from vcsbench.errors import VcsbenchError
 
@@ -274,5 +276,72 @@ class SvnBackend(Backend):
     def storage_problems(self, path: Path) -> list[str]:
         return unpacked_shards(path)
 
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        return tree_with_svnadmin_dump(path, revision)
+
     def head_file(self, path: Path) -> Path:
         return path / "db" / "current"
+
+
+KIND_PROPS = {"exec": "svn:executable", "link": "svn:special"}
+"""The property by which Subversion records a kind (a symlink's text is ``link TARGET``)."""
+
+
+def svn_text(node: Node) -> bytes:
+    return b"link " + node.data if node.kind == "link" else node.data
+
+
+def prop_edits(change: Change, rel: str) -> list[tuple[str, bytes | None]]:
+    """The property changes that give written path ``rel`` its kind: the property of the
+    kind it had removed, that of the kind it gets set (``*``)."""
+    node = change.writes[rel]
+    before = change.kind_before(rel)
+    if before == node.kind:
+        return []
+    edits: list[tuple[str, bytes | None]] = []
+    if before in KIND_PROPS:
+        edits.append((KIND_PROPS[before], None))
+    if node.kind in KIND_PROPS:
+        edits.append((KIND_PROPS[node.kind], b"*"))
+    return edits
+
+
+def _props(block: bytes) -> dict[bytes, bytes]:
+    """A dump's property block (``K n`` / key / ``V n`` / value ... ``PROPS-END``)."""
+    props: dict[bytes, bytes] = {}
+    pos = 0
+    while pos < len(block) and not block.startswith(b"PROPS-END", pos):
+        end = block.index(b"\n", pos)
+        klen = int(block[pos + 2 : end])
+        key = block[end + 1 : end + 1 + klen]
+        pos = end + 1 + klen + 1
+        end = block.index(b"\n", pos)
+        vlen = int(block[pos + 2 : end])
+        props[key] = block[end + 1 : end + 1 + vlen]
+        pos = end + 1 + vlen + 1
+    return props
+
+
+def tree_with_svnadmin_dump(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
+    """Revision ``revision``'s whole tree from a full-text ``svnadmin dump -r REV`` (the
+    first revision of a dump holds every node as an addition): each file's kind (from
+    svn:executable and svn:special) and SHA-256 (a symlink's: of its target)."""
+    dump = run_tool(["svnadmin", "dump", "--quiet", "-r", str(revision), str(repo)])
+    tree: dict[str, tuple[str, str]] = {}
+    pos = 0
+    while pos < len(dump):
+        headers, pos = _read_headers(dump, pos)
+        length = int(headers.get(b"Content-length", b"0"))
+        body = dump[pos : pos + length]
+        pos += length
+        if headers.get(b"Node-kind") != b"file":
+            continue
+        split = int(headers.get(b"Prop-content-length", b"0"))
+        props, text = _props(body[:split]), body[split:]
+        kind = "file"
+        if b"svn:special" in props and text.startswith(b"link "):
+            kind, text = "link", text[5:]
+        elif b"svn:executable" in props:
+            kind = "exec"
+        tree[headers[b"Node-path"].decode()] = (kind, hashlib.sha256(text).hexdigest())
+    return tree

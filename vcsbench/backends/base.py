@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from vcsbench.backends.changes import Change, DigestTree
 from vcsbench.errors import VcsbenchError
 
 CAPABILITIES = (
@@ -55,6 +56,7 @@ CAPABILITIES = (
     "gc",
     "add",
     "publish",
+    "replay",
 )
 """Every primitive call a backend can implement; each is a method of :class:`Backend`."""
 
@@ -341,6 +343,17 @@ class Backend(abc.ABC):
     def staged(self, wc: Path, paths: list[str]) -> dict[str, bytes | None]:
         """What the index of ``wc`` holds for ``paths``, read by the independent reader."""
         raise NotImplementedError(f"{self.name} has no add")
+
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """One revision of a real history (:class:`~vcsbench.backends.changes.Change`):
+        files added, modified, deleted and renamed as the VCS records them, executable
+        bits and symlinks kept, the commit's message and author where the VCS takes them."""
+        raise NotImplementedError(f"{self.name} does not replay histories")
+
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        """The whole tree of the repository's ``revision``-th revision (1: the first one
+        made), every file's kind and SHA-256, read by the backend's independent reader."""
+        raise NotImplementedError(f"{self.name} has no tree reader")
 
     def storage_problems(self, path: Path) -> list[str]:
         """After ``gc``: what is left unpacked, read from the files themselves."""

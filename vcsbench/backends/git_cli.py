@@ -19,6 +19,7 @@ from vcsbench.backends._git import (
     head_oid,
     read_index_with_pygit2,
     read_with_pygit2,
+    tree_with_pygit2,
 )
 from vcsbench.backends.base import (
     REMOTE_OPTIONS,
@@ -31,6 +32,7 @@ from vcsbench.backends.base import (
     verify_with,
     write_tree,
 )
+from vcsbench.backends.changes import Change, DigestTree, apply_to_work_tree
 from vcsbench.errors import VcsbenchError
 
 GIT_BIN_HINT = "an install's bin/, a build's bin-wrappers/"
@@ -54,6 +56,11 @@ FSYNC_METHODS = ("fsync", "writeout-only", "batch")
 OBJECT_STORES = ("loose", "packed")
 
 
+def _quoted(rel: str) -> bytes:
+    """A path as fast-import's C-style quoted string."""
+    return rel.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+
+
 class GitCli(GitBackend):
     name = "git-cli"
     apt_packages = ("git",)
@@ -65,7 +72,7 @@ class GitCli(GitBackend):
     capabilities = frozenset(
         {
             "create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc",
-            "add", "publish",
+            "add", "publish", "replay",
         }
     )  # fmt: skip
     remote_calls = frozenset({"clone", "update", "publish"})
@@ -169,6 +176,52 @@ class GitCli(GitBackend):
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_pygit2, path, files)
+
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """The change written into the work tree, then ``git add -A`` and ``git commit``
+        with the source's author and time (git finds renames when it reads history, as
+        it does in the source); ``objects=packed``: one ``git fast-import`` commit."""
+        if self.options["objects"] == "packed":
+            self._fast_import_change(path, change)
+            return
+        apply_to_work_tree(path, change)
+        run_tool(self._git("-C", str(path), "add", "-A"), env=self._env)
+        author = f"{change.author_name} <{change.author_email}>"
+        run_tool(
+            self._git(
+                "-C", str(path), "commit", "-q", "--allow-empty", "--no-verify",
+                "--author", author, "--date", f"@{change.when} +0000", "-F", "-",
+            ),
+            env=self._env,
+            stdin=change.message.encode(),
+        )  # fmt: skip
+
+    def _fast_import_change(self, path: Path, change: Change) -> None:
+        head = head_oid(git_dir_of(path))
+        author = f"{change.author_name} <{change.author_email}> {change.when} +0000"
+        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % time.time()
+        message = change.message.encode()
+        stream = [b"commit refs/heads/main\n", b"author " + author.encode() + b"\n", committer]
+        stream.append(b"data %d\n%s\n" % (len(message), message))
+        if head is not None:
+            stream.append(b"from " + head.encode() + b"\n")
+        for rel in change.deletes:
+            stream.append(b'D "' + _quoted(rel) + b'"\n')
+        for rel, node in change.writes.items():
+            mode = {"file": b"100644", "exec": b"100755", "link": b"120000"}[node.kind]
+            stream.append(b"M " + mode + b' inline "' + _quoted(rel) + b'"\n')
+            stream.append(b"data %d\n" % len(node.data) + node.data + b"\n")
+        stream.append(b"done\n")
+        git = ["-C", str(path)]
+        run_tool(
+            self._git(*git, "-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--done"),
+            env=self._env,
+            stdin=b"".join(stream),
+        )
+        run_tool(self._git(*git, "reset", "-q", "--hard"), env=self._env)
+
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        return tree_with_pygit2(path, revision)
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         run_tool(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vcsbench.backends._git import GitBackend, read_git_objects
+from vcsbench.backends._git import GitBackend, read_git_objects, tree_with_git_cli
 from vcsbench.backends.base import (
     Availability,
     Files,
@@ -20,6 +20,7 @@ from vcsbench.backends.base import (
     tool_version,
     verify_with,
 )
+from vcsbench.backends.changes import Change, DigestTree
 
 _BEFORE_ENUMS = {
     "Option.ENABLE_FSYNC_GITDIR": "GIT_OPT_ENABLE_FSYNC_GITDIR",
@@ -64,6 +65,20 @@ def _nest(files: Files) -> dict[str, Any]:
     return root
 
 
+GIT_MODES = {"file": 0o100644, "exec": 0o100755, "link": 0o120000}
+
+
+def _place(edits: dict[str, Any], rel: str, value: Any) -> None:
+    """Put ``value`` at ``rel`` in nested edits, a directory's entry becoming a dict."""
+    *dirs, name = rel.split("/")
+    node = edits
+    for part in dirs:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    node[name] = value
+
+
 class GitPygit2(GitBackend):
     name = "git-pygit2"
     libraries = ("pygit2",)
@@ -75,7 +90,7 @@ class GitPygit2(GitBackend):
         "`git cat-file --batch` where objects are packed"
     )
     capabilities = frozenset(
-        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
+        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "replay"}
     )
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
@@ -169,6 +184,54 @@ class GitPygit2(GitBackend):
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_git_objects, path, files)
+
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """The change's tree written from the parent's by tree builders (a rename is a
+        deletion and an addition, as git records it), committed with the source's author
+        and time and vcsbench as the committer."""
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        base, parents = None, []
+        if not repo.head_is_unborn:
+            head = repo.head.peel(pygit2.Commit)
+            base, parents = head.tree, [head.id]
+        edits: dict[str, Any] = {}
+        for rel in change.deletes:
+            _place(edits, rel, None)
+        for rel, node in change.writes.items():
+            _place(edits, rel, (GIT_MODES[node.kind], node.data))
+        tree_id = self._edit_tree(repo, base, edits)
+        if tree_id is None:  # every file deleted: git's empty tree
+            tree_id = repo.TreeBuilder().write()
+        author = pygit2.Signature(change.author_name, change.author_email, change.when, 0)
+        committer = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        repo.create_commit("HEAD", author, committer, change.message, tree_id, parents)
+
+    def _edit_tree(self, repo: Any, base: Any, edits: dict[str, Any]) -> Any:
+        """The tree ``base`` with ``edits`` (name -> None: removed; -> (mode, data): a
+        blob; -> dict: a subtree's edits) applied; None where nothing is left in it."""
+        builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+        for name, value in edits.items():
+            present = base is not None and name in base and base[name].type_str == "tree"
+            if value is None:
+                if builder.get(name) is not None:
+                    builder.remove(name)
+            elif isinstance(value, dict):
+                sub_base = repo[base[name].id] if present else None
+                oid = self._edit_tree(repo, sub_base, value)
+                if oid is None:
+                    if builder.get(name) is not None:
+                        builder.remove(name)
+                else:
+                    builder.insert(name, oid, _const("FileMode.TREE"))
+            else:
+                mode, data = value
+                builder.insert(name, repo.create_blob(data), mode)
+        return builder.write() if len(builder) else None
+
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        return tree_with_git_cli(path, revision)
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         import pygit2

@@ -8,6 +8,7 @@ File arguments are given as ``path:`` patterns, so names are never read as globs
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import os
 import sys
@@ -27,6 +28,7 @@ from vcsbench.backends.base import (
     verify_with,
     write_tree,
 )
+from vcsbench.backends.changes import Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.versions import ENV_BARE
 
 
@@ -101,6 +103,27 @@ def read_with_hg_cli(path: Path, paths: list[str]) -> dict[str, bytes | None]:
         return {rel: (out / rel).read_bytes() if (out / rel).is_file() else None for rel in paths}
 
 
+def tree_with_hg_archive(path: Path, revision: int) -> dict[str, tuple[str, str]]:
+    """Revision ``revision`` (1: the first, Mercurial's 0) from ``hg archive`` into a
+    temporary directory: each file's kind (a symlink, the executable bit) and SHA-256."""
+    with tempfile.TemporaryDirectory(prefix="vcsbench-hg-tree-") as tmp:
+        out = Path(tmp) / "rev"
+        hg("archive", "-R", path, "-r", str(revision - 1), "-t", "files",
+           "--config", "ui.archivemeta=false", out)  # fmt: skip
+        tree: dict[str, tuple[str, str]] = {}
+        for directory, _subdirs, names in os.walk(out):
+            for name in names:
+                local = Path(directory, name)
+                rel = local.relative_to(out).as_posix()
+                if local.is_symlink():
+                    data, kind = os.fsencode(os.readlink(local)), "link"
+                else:
+                    data = local.read_bytes()
+                    kind = "exec" if local.stat().st_mode & 0o100 else "file"
+                tree[rel] = (kind, hashlib.sha256(data).hexdigest())
+        return tree
+
+
 class HgBackend(Backend):
     """What both Mercurial access paths share."""
 
@@ -133,7 +156,7 @@ class HgCli(HgBackend):
     )
     pypi = "mercurial"
     option_defaults: ClassVar[dict[str, str]] = dict(REMOTE_OPTIONS)
-    capabilities = HgBackend.capabilities | {"publish"}
+    capabilities = HgBackend.capabilities | {"publish", "replay"}
     remote_calls = frozenset({"clone", "update", "publish"})
 
     def check_options(self) -> None:
@@ -164,6 +187,25 @@ class HgCli(HgBackend):
         write_tree(path, files)
         patterns = [f"path:{rel}" for rel in sorted(files)]
         self._hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=path)
+
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """The change written into the working directory; ``hg mv --after`` for each
+        rename (Mercurial records the copy), then ``hg commit --addremove`` with the
+        source's author and date (an empty change too: ``ui.allowemptycommit``)."""
+        apply_to_work_tree(path, change)
+        for new, old in change.renames.items():
+            self._hg("mv", "--after", "--", old, new, cwd=path)
+        self._hg(
+            "commit", "--addremove", "--config", "ui.allowemptycommit=True",
+            "-u", change.author, "-d", f"{change.when} 0", "-m", change.message, cwd=path,
+        )  # fmt: skip
+
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        if self._own:
+            return tree_with_hg_archive(path, revision)
+        from vcsbench.backends.hg_lib import tree_with_mercurial
+
+        return tree_with_mercurial(path, revision)
 
     def verify(self, path: Path, files: Files) -> list[str]:
         if self._own:

@@ -9,6 +9,7 @@ child process: the command line by another door, which ``hg-cli`` already measur
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import warnings
@@ -17,7 +18,8 @@ from types import ModuleType
 from typing import Any
 
 from vcsbench.backends.base import Availability, Files, tool_version, verify_with
-from vcsbench.backends.hg_cli import HgBackend, read_with_hg_cli
+from vcsbench.backends.changes import Change, DigestTree
+from vcsbench.backends.hg_cli import HgBackend, read_with_hg_cli, tree_with_hg_archive
 
 USER = b"vcsbench <vcsbench@localhost>"
 MODULES = ("hg", "ui", "context", "node", "patch", "mdiff", "exchange", "util")
@@ -56,6 +58,19 @@ def read_with_mercurial(path: Path, paths: list[str]) -> dict[str, bytes | None]
     return contents
 
 
+def tree_with_mercurial(path: Path, revision: int) -> dict[str, tuple[str, str]]:
+    """Revision ``revision`` (1: the first, Mercurial's 0) read by Mercurial's API
+    in-process: each file's kind (its manifest flag) and SHA-256."""
+    ctx = _repo(path)[revision - 1]
+    tree: dict[str, tuple[str, str]] = {}
+    for name in ctx.manifest():
+        fctx = ctx[name]
+        flags = fctx.flags()
+        kind = "link" if b"l" in flags else "exec" if b"x" in flags else "file"
+        tree[os.fsdecode(name)] = (kind, hashlib.sha256(fctx.data()).hexdigest())
+    return tree
+
+
 def changesets(path: Path) -> int:
     """How many changesets the repository holds, read by Mercurial's API in-process."""
     return len(_repo(path))
@@ -66,6 +81,7 @@ class HgLib(HgBackend):
     description = "Mercurial's Python API in-process: `memctx` commits, no working copy"
     verifier = "`hg archive -r tip` (the command line)"
     pypi = "mercurial"
+    capabilities = HgBackend.capabilities | {"replay"}
 
     def check_options(self) -> None:
         for name in MODULES:
@@ -106,6 +122,35 @@ class HgLib(HgBackend):
 
     def verify(self, path: Path, files: Files) -> list[str]:
         return verify_with(read_with_hg_cli, path, files)
+
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """One ``memctx``: written files with their link and exec flags, a rename's new
+        file with its copy source, deleted files as removed; the source's author and
+        date."""
+        context = hgapi("context")
+        repo = _repo(path)
+        writes = {os.fsencode(rel): node for rel, node in change.writes.items()}
+        sources = {os.fsencode(new): os.fsencode(old) for new, old in change.renames.items()}
+
+        def filectx(repo: Any, memctx: Any, name: bytes) -> Any:
+            node = writes.get(name)
+            if node is None:
+                return None  # removed
+            return context.memfilectx(
+                repo, memctx, name, node.data, islink=node.kind == "link",
+                isexec=node.kind == "exec", copysource=sources.get(name),
+            )  # fmt: skip
+
+        names = sorted(set(writes) | {os.fsencode(rel) for rel in change.deletes})
+        parents = (repo[b"tip"].node(), hgapi("node").nullid)
+        ctx = context.memctx(
+            repo, parents, change.message.encode(), names, filectx,
+            user=change.author.encode(), date=f"{change.when} 0".encode(),
+        )  # fmt: skip
+        ctx.commit()
+
+    def tree(self, path: Path, revision: int) -> DigestTree:
+        return tree_with_hg_archive(path, revision)
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export tip's files through the API (the repository has no working copy)."""

@@ -19,6 +19,8 @@ from vcsbench.backends._svn import (
     SVN_OPTION_DEFAULTS,
     SvnBackend,
     parents_of,
+    prop_edits,
+    svn_text,
     svn_tool_versions,
 )
 from vcsbench.backends.base import (
@@ -33,6 +35,7 @@ from vcsbench.backends.base import (
     tools_in,
     write_tree,
 )
+from vcsbench.backends.changes import Change
 
 TOOLS = ("svnadmin", "svnlook", "svnmucc", "svn")
 
@@ -48,8 +51,11 @@ class SvnCli(SvnBackend):
     apt_packages = ("subversion",)
     description = "`svnadmin create`; `svnlook tree` + one `svnmucc` of mkdir/put actions"
     capabilities = frozenset(
-        {"create", "commit", "checkout", "update", "log", "status", "diff", "gc", "publish"}
-    )
+        {
+            "create", "commit", "checkout", "update", "log", "status", "diff", "gc", "publish",
+            "replay",
+        }
+    )  # fmt: skip
     remote_calls = frozenset({"checkout", "update", "publish"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         **SVN_OPTION_DEFAULTS,
@@ -106,6 +112,42 @@ class SvnCli(SvnBackend):
         finally:
             shutil.rmtree(staging)
 
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """One ``svnmucc``: ``rm`` of gone directories and deleted files, ``mkdir`` of new
+        directories, ``cp`` from the parent revision for a rename (Subversion's record of
+        a move), ``put`` of every written file, ``propset``/``propdel`` of svn:executable
+        and svn:special as each file's kind is; the source's author as ``--username``."""
+        actions: list[str] = []
+        for rel in [*change.gone_dirs, *change.deletes_outside_gone_dirs()]:
+            actions += ["rm", _relative_url(rel)]
+        for directory in change.new_dirs:
+            actions += ["mkdir", _relative_url(directory)]
+        for new, old in change.renames.items():
+            actions += ["cp", "HEAD", _relative_url(old), _relative_url(new)]
+        staging = scratch / "stage"
+        staging.mkdir(parents=True, exist_ok=True)
+        try:
+            for index, (rel, node) in enumerate(change.writes.items()):
+                staged = staging / str(index)
+                staged.write_bytes(svn_text(node))
+                actions += ["put", str(staged), _relative_url(rel)]
+                for name, value in prop_edits(change, rel):
+                    if value is None:
+                        actions += ["propdel", name, _relative_url(rel)]
+                    else:
+                        actions += ["propset", name, value.decode(), _relative_url(rel)]
+            if not actions:  # svnmucc makes no revision of nothing: a property of the root
+                actions = ["propset", "vcsbench:empty", "", ""]
+            run_tool(
+                [
+                    self._tool["svnmucc"], *self._client_args(),
+                    "--username", change.author_name, "-m", change.message,
+                    "-U", file_url(path), "--", *actions,
+                ]
+            )  # fmt: skip
+        finally:
+            shutil.rmtree(staging)
+
     def source(self, path: Path) -> str:
         return self.remote.url(path) if self.remote is not None else file_url(path)
 
@@ -113,8 +155,7 @@ class SvnCli(SvnBackend):
         super().reach(remote)
         if remote.ca_file is not None:  # the client's configuration: that certificate alone
             Path(self.config_dir(), "servers").write_text(
-                f"[global]\nssl-authority-files = {remote.ca_file}\n"
-                "ssl-trust-default-ca = no\n"
+                f"[global]\nssl-authority-files = {remote.ca_file}\nssl-trust-default-ca = no\n"
             )
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:

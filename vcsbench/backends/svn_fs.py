@@ -6,11 +6,20 @@ files are made and their text applied, committed with ``svn.repos.fs_commit_txn`
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends._svn import SvnBackend, configure, parents_of, svn_tool_versions
+from vcsbench.backends._svn import (
+    SvnBackend,
+    configure,
+    parents_of,
+    prop_edits,
+    svn_text,
+    svn_tool_versions,
+)
 from vcsbench.backends.base import Availability, Files, ToolError
+from vcsbench.backends.changes import Change
 
 
 class SvnFs(SvnBackend):
@@ -20,7 +29,7 @@ class SvnFs(SvnBackend):
     description = "`svn.repos.create` + fs transaction through the SWIG bindings, no working copy"
     # No gc: the 1.14 SWIG wrappers of svn_repos_fs_pack2 and svn_fs_pack fail with
     # "returned NULL without setting an exception"; svn-cli packs with svnadmin pack.
-    capabilities = frozenset({"create", "commit", "checkout", "log"})
+    capabilities = frozenset({"create", "commit", "checkout", "log", "replay"})
 
     @classmethod
     def available(cls) -> Availability:
@@ -120,6 +129,47 @@ class SvnFs(SvnBackend):
         if not isinstance(new_rev, int) or new_rev <= youngest:
             raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
 
+    def replay(self, path: Path, change: Change, scratch: Path) -> None:
+        """One transaction: gone directories and deleted files removed, new directories
+        made, renames copied from the parent revision (Subversion's record of a move),
+        contents written, svn:executable / svn:special set as each file's kind is; the
+        source's author as svn:author."""
+        import svn.core
+        import svn.fs
+        import svn.repos
+
+        pool = svn.core.Pool()
+        try:
+            repos = svn.repos.open(str(path), pool)
+            fs = svn.repos.fs(repos)
+            youngest = svn.fs.youngest_rev(fs, pool)
+            props = {"svn:author": change.author_name.encode(), "svn:log": change.message.encode()}
+            txn = svn.repos.fs_begin_txn_for_commit2(repos, youngest, props, pool)
+            root = svn.fs.txn_root(txn, pool)
+            base = svn.fs.revision_root(fs, youngest, pool)
+            none = svn.core.svn_node_none
+            for rel in [*change.gone_dirs, *change.deletes_outside_gone_dirs()]:
+                if svn.fs.check_path(root, rel, pool) != none:
+                    svn.fs.delete(root, rel, pool)
+            for directory in change.new_dirs:
+                if svn.fs.check_path(root, directory, pool) == none:
+                    svn.fs.make_dir(root, directory, pool)
+            for new, old in change.renames.items():
+                svn.fs.copy(base, old, root, new, pool)
+            for rel, node in change.writes.items():
+                if svn.fs.check_path(root, rel, pool) == none:
+                    svn.fs.make_file(root, rel, pool)
+                stream = svn.fs.apply_text(root, rel, None, pool)
+                svn.core.svn_stream_write(stream, svn_text(node))
+                svn.core.svn_stream_close(stream)
+                for name, value in prop_edits(change, rel):
+                    svn.fs.change_node_prop(root, rel, name, value, pool)
+            new_rev = svn.repos.fs_commit_txn(repos, txn, pool)
+            if not isinstance(new_rev, int) or new_rev <= youngest:
+                raise ToolError(f"svn fs commit returned {new_rev!r} after r{youngest}")
+        finally:
+            pool.destroy()
+
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export the newest revision through the fs API (there is no working copy)."""
         import svn.core
@@ -148,7 +198,14 @@ class SvnFs(SvnBackend):
                 self._export_dir(root, child, local, pool)
             else:
                 stream = svn.core.Stream(svn.fs.file_contents(root, child, pool))
-                local.write_bytes(stream.read())
+                data = stream.read()
+                props = svn.fs.node_proplist(root, child, pool)
+                if "svn:special" in props and data.startswith(b"link "):
+                    os.symlink(data[5:], local)  # as a working copy has it
+                    continue
+                local.write_bytes(data)
+                if "svn:executable" in props:
+                    local.chmod(0o755)
 
     def log(self, path: Path) -> list[str]:
         """Each revision's ``svn:log`` property, youngest to r1, through the fs API."""

@@ -92,8 +92,9 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "payloads",
         ",".join(DEFAULT_PAYLOADS),
-        f"comma-separated payloads: {names_for_help()}, or tree:PATH "
-        "(a directory of your own) "
+        f"comma-separated payloads: {names_for_help()}, tree:PATH "
+        "(a directory of your own), or history:REPO[,commits=N,from=REV] (a git "
+        "repository's last N commits before REV, replayed into each backend) "
         f"(default: {','.join(DEFAULT_PAYLOADS)})",
         "LIST",
     ),
@@ -258,7 +259,12 @@ def parse_operations(text: str) -> list[str]:
 
 
 def parse_payloads(text: str) -> list[str]:
-    names = split_list(text)
+    names: list[str] = []
+    for item in split_list(text):  # history:REPO,commits=N: its options stay with it
+        if names and names[-1].startswith("history:") and "=" in item and ":" not in item:
+            names[-1] += "," + item
+        else:
+            names.append(item)
     if names == ["all"]:
         return payload_names()
     if not names:

@@ -572,6 +572,7 @@ class BenchmarkRun:
                 else None,
                 "sampler": "a separate process (python -m vcsbench.measure.sampler)",
                 **({"age": self.age_info} if self.age_info else {}),
+                **({"replay": self._replay_info()} if self._replay_info() else {}),
                 "workers": {
                     "rounds_per_worker": self.recycle if self._workers else None,
                     "workers": self._env_processes or len(self._workers),
@@ -595,6 +596,11 @@ class BenchmarkRun:
             },
             writers=found,
         )
+
+    def _replay_info(self) -> dict[str, float] | None:
+        """A history payload's replay into the seed: commits, seconds, commits/s."""
+        seed_info = getattr(self.operation, "seed_info", None)
+        return seed_info(self.paths(0).seeds) if seed_info is not None else None
 
     def _writers(self) -> Writers | None:
         """Who wrote to the sandbox's device from the first round to now (the rounds, and

@@ -300,7 +300,9 @@ class Selection:
             for payload in self.payloads
             for op in self.ops
             for backend in self.backends
-            if supports(backend.cls, op) and reaches(backend, operation_class(op).needs)
+            if supports(backend.cls, op)
+            and reaches(backend, operation_class(op).needs)
+            and replays(backend, op, payload)
         ]
 
     def unsupported(self) -> list[str]:
@@ -316,6 +318,11 @@ class Selection:
                         f"{backend.text} × {op}: skipped, {backend.name} has no "
                         f"{', '.join(sorted(lacks))}"
                     )
+                elif any(not replays(backend, op, p) for p in self.payloads):
+                    lines.append(
+                        f"{backend.text} × {op}: skipped for history: payloads, "
+                        f"{backend.name} does not replay histories"
+                    )
                 elif not reaches(backend, needs):
                     lines.append(
                         f"{backend.text} × {op}: skipped, remote= goes through the server "
@@ -323,6 +330,17 @@ class Selection:
                         "run on the repository directly"
                     )
         return lines
+
+
+def replays(backend: Variant, op: str, payload: str) -> bool:
+    """A history payload's operations on a repository built from it need a backend that
+    replays (``create``, which commits nothing, does not)."""
+    from vcsbench.workload.history import is_history
+    from vcsbench.workload.seeded import _FromSeed
+
+    if not is_history(payload) or not issubclass(operation_class(op), _FromSeed):
+        return True
+    return "replay" in backend.cls.capabilities
 
 
 def _perturbation(value: str) -> str:

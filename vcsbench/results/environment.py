@@ -117,10 +117,13 @@ class PayloadInfo:
     bytes: int
     sha256: str
     seed: int | None = None
+    history: dict[str, str] | None = None
+    """A real history's identity: its source, first, last and next commit, commits."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> PayloadInfo:
         d = expect(data, dict, where)
+        history = d.get("history")
         return cls(
             name=required(d, "name", str, where),
             description=optional(d, "description", str, where, ""),
@@ -128,6 +131,7 @@ class PayloadInfo:
             bytes=count(d, "bytes", where, 0),
             sha256=optional(d, "sha256", str, where, ""),
             seed=optional(d, "seed", int, where, None),
+            history=None if history is None else str_map(history, f"{where}.history"),
         )
 
 

@@ -272,7 +272,9 @@ class Benchmark:
             "name": self.name,
             "op": self.op,
             "backend": asdict(self.backend),
-            "payload": asdict(self.payload),
+            "payload": {
+                k: v for k, v in asdict(self.payload).items() if k != "history" or v is not None
+            },
             "filesystem": self.filesystem.to_json(),
             "cache": self.cache,
             "cache_note": self.cache_note,

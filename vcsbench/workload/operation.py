@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,22 @@ class RoundPaths:
 
 
 def read_tree(root: Path, ignore: frozenset[str] = frozenset()) -> dict[str, bytes]:
-    """Every file below ``root`` as relative path -> content, skipping top-level ``ignore``."""
+    """Every file below ``root`` as relative path -> content, skipping top-level ``ignore``;
+    a symlink as its target (what a replayed history's payload holds for it), never
+    followed."""
     files: dict[str, bytes] = {}
-    for path in root.rglob("*"):
-        rel = path.relative_to(root)
-        if rel.parts[0] in ignore or not path.is_file():
-            continue
-        files[rel.as_posix()] = path.read_bytes()
+    for directory, subdirs, names in os.walk(root):
+        here = Path(directory)
+        if here == root:
+            subdirs[:] = [d for d in subdirs if d not in ignore]
+            names = [n for n in names if n not in ignore]
+        for name in [*names, *(d for d in subdirs if (here / d).is_symlink())]:
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                files[rel] = os.fsencode(os.readlink(path))
+            elif path.is_file():
+                files[rel] = path.read_bytes()
     return files
 
 

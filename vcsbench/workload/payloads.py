@@ -339,11 +339,15 @@ def _tree_payload(name: str) -> Payload:
 def load_payload(name: str) -> Payload:
     if name.startswith(TREE_PREFIX):
         return _tree_payload(name)
+    if name.startswith("history:"):
+        from vcsbench.workload.history import load_history_payload
+
+        return load_history_payload(name)
     definitions = _definitions()
     if name not in definitions:
         raise VcsbenchError(
-            f"unknown payload {name!r}; known: {', '.join(definitions)}, or tree:PATH "
-            "(a directory of your own)"
+            f"unknown payload {name!r}; known: {', '.join(definitions)}, tree:PATH "
+            "(a directory of your own) or history:REPO (a git repository's history)"
         )
     payload = _generate(name, definitions[name])
     check_names(payload.files, f"payload {name}")

@@ -3,6 +3,8 @@ backend under test built once per benchmark (a seed), made untimed."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 from collections.abc import Mapping
@@ -12,6 +14,8 @@ from typing import ClassVar
 from vcsbench.backends.base import (
     Files,
 )
+from vcsbench.backends.changes import tree_differences
+from vcsbench.workload.history import HistoryPayload, seed_key
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
     HISTORY_FILE,
@@ -23,23 +27,58 @@ from vcsbench.workload.operation import (
 from vcsbench.workload.patches import patch_problems
 from vcsbench.workload.seeds import Seed
 
+REPLAY_FILE = "replay.json"
+
 
 class _FromSeed(Operation):
     """Prepared with a copy of a repository (by default the payload in its first
     revision) the backend under test built once per benchmark (in ``seeds/``, not
     measured): each round's repository is written by mkdir/write
     (:mod:`vcsbench.workload.seeds`) and the backend told where it is, so that preparing a
-    round costs a few system calls per file, not the VCS calls that built it."""
+    round costs a few system calls per file, not the VCS calls that built it.
+
+    With a history payload (``history:REPO``) the seed is that history, replayed through
+    the backend under test and checked against its source."""
 
     _seed: Seed | None = None
 
+    @property
+    def history(self) -> HistoryPayload | None:
+        return self.payload if isinstance(self.payload, HistoryPayload) else None
+
     def seed_name(self) -> str:
+        if self.history is not None:
+            return seed_key(self.history)
         return "history-1"
 
     def build(self, repo: Path, scratch: Path) -> None:
         """Through the backend under test: the repository every round starts from."""
+        if self.history is not None:
+            replay = self.history.replay_into(self.backend, repo, scratch)
+            (scratch.parent / REPLAY_FILE).write_text(json.dumps(replay))
+            return
         self.backend.create(repo)
         self.backend.commit(repo, self.payload.files, COMMIT_MESSAGE, scratch)
+
+    def seed_info(self, seeds: Path) -> dict[str, float] | None:
+        """What replaying the history cost (commits, seconds, commits/s), as the process
+        that built the seed wrote it; None without a history."""
+        if self.history is None:
+            return None
+        try:
+            data = json.loads((seeds / self.seed_name() / REPLAY_FILE).read_text()[:4096])
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        return {
+            k: float(v)
+            for k, v in data.items()
+            if k in ("commits", "seconds", "commits_per_s")
+            and isinstance(v, int | float)
+            and math.isfinite(v)
+            and v >= 0
+        }
 
     def prepare(self, paths: RoundPaths) -> None:
         if self._seed is None:  # once per process: built by the first, read by later ones
@@ -81,34 +120,44 @@ class _WithHistory(_FromSeed):
     option_defaults: ClassVar[Mapping[str, str]] = {"history": "100"}
 
     @property
-    def history(self) -> int:
+    def revisions(self) -> int:
+        """Revisions in the prepared repository (a history payload's: its replayed ones)."""
+        if self.history is not None:
+            return self.history.revisions
         return int(self.options["history"])
 
     def messages(self) -> list[str]:
         """The log the prepared repository has, newest first."""
-        later = [f"vcsbench history {i}" for i in range(self.history - 1, 0, -1)]
+        if self.history is not None:
+            return list(reversed(self.history.messages))
+        later = [f"vcsbench history {i}" for i in range(self.revisions - 1, 0, -1)]
         return [*later, COMMIT_MESSAGE]
 
     def history_files(self) -> Files:
         """The newest revision's files in the prepared repository."""
         files = dict(self.payload.files)
-        if self.history > 1:
-            files[HISTORY_FILE] = f"history {self.history - 1}\n".encode()
+        if self.history is None and self.revisions > 1:
+            files[HISTORY_FILE] = f"history {self.revisions - 1}\n".encode()
         return files
 
     def seed_name(self) -> str:
-        return f"history-{self.history}"
+        if self.history is not None:
+            return super().seed_name()
+        return f"history-{self.revisions}"
 
     def build(self, repo: Path, scratch: Path) -> None:
         super().build(repo, scratch)
-        for i in range(1, self.history):
+        if self.history is not None:
+            return
+        for i in range(1, self.revisions):
             self.backend.commit(
                 repo, {HISTORY_FILE: f"history {i}\n".encode()}, f"vcsbench history {i}", scratch
             )
 
 
 class Commit(_WithHistory):
-    """One more revision (one file replaced, one added) on top of ``history`` revisions."""
+    """One more revision (one file replaced, one added) on top of ``history`` revisions;
+    with a history payload, the source's next real change on top of the replayed ones."""
 
     name = "commit"
     needs = frozenset({"create", "commit"})
@@ -116,10 +165,30 @@ class Commit(_WithHistory):
     summary = "one more revision, a file replaced and one added, on top of `history` revisions"
 
     def run(self, paths: RoundPaths) -> None:
+        if self.history is not None and self.history.next is not None:
+            self.backend.replay(paths.repo, self.history.next, paths.scratch)
+            return
         self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
 
     def expected(self) -> Files:
+        if self.history is not None and self.history.next is not None:
+            return self.history.next_files()
         return {**self.history_files(), **self.change}
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        """With a history: the new revision's whole tree against the source's (kinds,
+        contents, and nothing more), by the backend's tree reader."""
+        if self.history is None or self.history.next is None:
+            return super().verify(paths)
+        want = self.history.next_tree
+        try:
+            got = self.backend.tree(paths.repo, self.history.revisions + 1)
+        except Exception as exc:  # a reader that fails fails the round
+            return [f"could not read the new revision: {type(exc).__name__}: {exc}"]
+        return tree_differences(want, got)
+
+    def verify_many(self, batch: list[RoundPaths]) -> list[list[str]]:
+        return [self.verify(paths) for paths in batch]
 
 
 class Checkout(_IntoCheckout):
@@ -243,8 +312,10 @@ class Log(_WithHistory):
 
     def verify(self, paths: RoundPaths) -> list[str]:
         want = self.messages()
-        if self.answer != want:
-            got = self.answer or []
+        got = self.answer or []
+        if self.history is not None:  # each VCS keeps a message's trailing space its own way
+            want, got = [m.strip() for m in want], [m.strip() for m in got]
+        if got != want:
             first = next(
                 (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
                 min(len(got), len(want)),

@@ -1,0 +1,202 @@
+"""A real history as a payload (``history:REPO``): read as its changes, replayed into
+every backend that replays, each replayed revision's whole tree equal to the source's,
+and the payload's operations measured on it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import require_backend, vcsbench
+from histories import make_history
+
+from vcsbench.backends import REGISTRY
+from vcsbench.backends.changes import digest_tree, tree_differences
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.history import load_history_payload, read_history
+
+REPLAYERS = [name for name, cls in REGISTRY.items() if "replay" in cls.capabilities]
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_history(tmp_path_factory.mktemp("history"))
+
+
+def test_every_vcs_has_a_backend_that_replays() -> None:
+    assert {REGISTRY[name].vcs for name in REPLAYERS} == {"git", "svn", "hg"}
+    assert len(REPLAYERS) >= 6
+
+
+def test_a_history_is_read_as_its_changes(source: Path) -> None:
+    """Ten commits before HEAD, oldest first, each as git records it: the first whole,
+    then additions, modifications, deletions and renames, kinds and directories."""
+    changes = list(read_history(load_history_payload(f"history:{source}").spec).changes())
+    assert 10 == len(changes)
+    first, _, rename, delete, modes, retarget, typechange, dir_rename, empty, blank = changes
+    assert {"a.txt": "file", "src/main.py": "exec", "bin.dat": "file", "link": "link",
+            "docs/readme.md": "file"} == {k: v.kind for k, v in first.writes.items()}  # fmt: skip
+    assert b"a.txt" == first.writes["link"].data
+    assert 5000 == len(first.writes["bin.dat"].data)
+    assert ("docs", "src") == first.new_dirs
+    assert {"lib/main.py": "src/main.py"} == rename.renames
+    assert ("src/main.py",) == rename.deletes and ("src",) == rename.gone_dirs
+    assert ("lib",) == rename.new_dirs
+    assert ("docs/readme.md",) == delete.deletes and ("docs",) == delete.gone_dirs
+    assert "file" == modes.writes["lib/main.py"].kind == modes.kind_before("bin.dat")
+    assert "exec" == modes.kind_before("lib/main.py")
+    assert b"lib/main.py" == retarget.writes["link"].data
+    assert "file" == typechange.writes["link"].kind and typechange.kind_before("link") is None
+    assert 2 == len(dir_rename.renames) and ("deep",) == dir_rename.gone_dirs
+    assert not empty.writes and not empty.deletes and "an empty commit" == empty.message
+    assert "(no message)" == blank.message
+    assert {"Ada Author"} == {c.author_name for c in changes}
+    assert {"ada@example.org"} == {c.author_email for c in changes}
+    assert [1700000000 + 60 * i for i in range(1, 11)] == [c.when for c in changes]
+
+
+@pytest.mark.parametrize("name", REPLAYERS)
+def test_every_backend_replays_every_kind_of_change(
+    name: str, source: Path, tmp_path: Path
+) -> None:
+    """Every replayed revision's whole tree, read back by the backend's own reader, is
+    the source's at that commit (kinds and bytes, nothing more); then the next change."""
+    require_backend(name)
+    payload = load_history_payload(f"history:{source}")
+    history = read_history(payload.spec)
+    backend = REGISTRY[name]()
+    backend.ready(tmp_path)
+    (tmp_path / "scratch").mkdir()
+    repo = tmp_path / "repo"
+    try:
+        cost = payload.replay_into(backend, repo, tmp_path / "scratch")
+        assert 10 == cost["commits"] and cost["seconds"] > 0
+        for revision in range(1, 11):
+            want = digest_tree(history.tree(revision - 1))
+            assert [] == tree_differences(want, dict(backend.tree(repo, revision)), limit=50)
+        assert payload.next is not None
+        backend.replay(repo, payload.next, tmp_path / "scratch")
+        assert [] == tree_differences(payload.next_tree, dict(backend.tree(repo, 11)))
+        messages = [m.strip() for m in backend.log(repo)] if "log" in backend.capabilities else []
+        if messages:
+            assert [*reversed(payload.messages)] == messages[1:]
+            assert 11 == len(messages)
+    finally:
+        backend.close()
+
+
+def test_a_replay_that_differs_from_its_source_is_an_error(source: Path, tmp_path: Path) -> None:
+    """A backend that drops a deletion is caught by the tree check, naming the file."""
+    payload = load_history_payload(f"history:{source}")
+    backend = REGISTRY["git-pygit2"]()
+    real = backend.replay
+
+    def forgetful(path: Path, change: object, scratch: Path) -> None:
+        import dataclasses
+
+        real(path, dataclasses.replace(change, deletes=()), scratch)  # type: ignore[type-var]
+
+    backend.replay = forgetful  # type: ignore[method-assign]
+    (tmp_path / "scratch").mkdir()
+    with pytest.raises(VcsbenchError, match=r"docs/readme.md: not in the source's tree"):
+        payload.replay_into(backend, tmp_path / "repo", tmp_path / "scratch")
+
+
+def test_a_history_is_measured_and_recorded(source: Path, tmp_path: Path) -> None:
+    """``vcsbench run`` on a history: every round verified (commit: the source's next
+    change's whole tree), the replay's cost and the source's identity in the result."""
+    for name in ("git-pygit2", "svn-fs"):
+        require_backend(name)
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2,svn-fs,git-markus", "--ops", "commit,log,clone",
+        "--payloads", f"history:{source},commits=6", "--repos", "4", "--fs", f"dir:{tmp_path}",
+        "--out", str(out), "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr + result.stdout
+    assert "git-markus × commit: skipped for history: payloads" in result.stdout + result.stderr
+    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert 5 == len(found)  # svn-fs: no clone
+    head = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "HEAD", "HEAD~1", "HEAD~6"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for bench in found:
+        assert 0 == bench["errors"] and 4 == bench["verified"]
+        history = bench["payload"]["history"]
+        assert [head[0], head[1], head[2], "6"] == [
+            history["next"],
+            history["last"],
+            history["first"],
+            history["commits"],
+        ]
+        assert 6 == bench["harness"]["replay"]["commits"]
+        assert bench["harness"]["replay"]["commits_per_s"] > 0
+
+
+def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
+    """A source's configuration names a filter and hooks; nothing of it runs, whatever
+    the backend (its .gitattributes is replayed as a file)."""
+    repo = make_history(tmp_path)
+    marker = tmp_path / "ran"
+    with open(repo / ".git" / "config", "a") as config:
+        config.write(f'[filter "evil"]\n\tsmudge = touch {marker}\n\tclean = touch {marker}\n')
+        config.write(f"[core]\n\tfsmonitor = touch {marker}\n")
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    for args in (["add", ".gitattributes"], ["-c", "filter.evil.clean=cat", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env={**os.environ, **env,
+                        "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME":
+                        "a", "GIT_COMMITTER_EMAIL": "a@b"})  # fmt: skip
+    marker.unlink(missing_ok=True)
+    result = vcsbench(
+        "run", "--backends", "git-cli,git-pygit2", "--ops", "clone,checkout,commit",
+        "--payloads", f"history:{repo},commits=4", "--repos", "2", "--fs", f"dir:{tmp_path}",
+        "--out", str(tmp_path / "r.json"), "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("payload", "line"),
+    [
+        ("history:{src},commits=x", "commits='x' is not a whole number from 1 to 100,000"),
+        ("history:{src},depth=3", "'depth=3' is not an option of history:; accepted: commits=N"),
+        ("history:{src},commits=11", "has 10 commit(s) before HEAD on its first-parent line; "
+         "give commits=10 or fewer"),
+        ("history:{src},from=nosuch", "from='nosuch' names no commit in"),
+        ("history:{tmp}", "is not a git repository"),
+        ("history:{tmp}/none", "is not a directory; give a git repository"),
+    ],
+)  # fmt: skip
+def test_a_bad_history_is_one_line(source: Path, tmp_path: Path, payload: str, line: str) -> None:
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "log", "--payloads",
+        payload.format(src=source, tmp=tmp_path), "--repos", "1", "--fs", f"dir:{tmp_path}",
+    )  # fmt: skip
+    assert 2 == result.returncode
+    assert line in result.stderr
+    assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+
+
+def test_a_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
+    repo = make_history(tmp_path)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@b"}  # fmt: skip
+    os.symlink("../../etc/passwd", repo / "lib" / "escape")
+    for args in (
+        ["add", "-A"],
+        ["commit", "-qm", "escape"],
+        ["commit", "-qm", "n", "--allow-empty"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+    with pytest.raises(VcsbenchError, match=r"symlink lib/escape points outside the tree"):
+        load_history_payload(f"history:{repo},commits=3")

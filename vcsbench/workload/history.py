@@ -1,0 +1,489 @@
+"""A real history as a payload: ``history:SOURCE[,commits=N,from=REV]``.
+
+SOURCE is a git repository (a path or a ``file://`` URL). vcsbench walks its first-parent
+line back from REV (default: HEAD): REV itself is held out as *the next real change* (what
+the ``commit`` operation commits), and the N commits before it are replayed, oldest first,
+into every backend under test -- the first of them as its whole tree, each later one as
+the change from its first parent (adds, modifications, deletions, renames as git's own
+rename detection finds them, executable bits, symlinks), with its message and author.
+
+The source is data. It is read through libgit2 (pygit2), which runs nothing a repository
+names (no hooks, filters, diff drivers); nothing of it is passed to a shell; every path is
+checked as a payload's are (relative, no ``..``, no VCS metadata directory) and every
+symlink's target must stay inside the tree. A submodule entry (a gitlink) is not content
+and is left out, counted in the payload's description.
+
+A replayed repository is verified whole: the tree of its last replayed revision, and of
+a sample of earlier ones, must equal the source's tree at the same commit, file by file
+(kind and bytes), read back by the backend's independent reader (``Backend.tree``).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import posixpath
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends.base import Backend
+from vcsbench.backends.changes import Change, Node, digest_tree, tree_differences
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.payloads import TREE_MAX_BYTES, Payload, check_names
+
+HISTORY_PREFIX = "history:"
+DEFAULT_COMMITS = 1000
+MAX_COMMITS = 100_000
+MAX_FILE_BYTES = 256 << 20
+EMPTY_MESSAGE = "(no message)"
+"""What an empty commit message is replayed as: Mercurial refuses an empty one."""
+SAMPLES = 3
+"""Earlier revisions verified besides the last (evenly spaced)."""
+OPTIONS = ("commits", "from")
+
+GIT_KINDS = {0o100644: "file", 0o100755: "exec", 0o120000: "link"}
+GITLINK = 0o160000
+
+
+@dataclass(frozen=True)
+class HistorySpec:
+    source: Path
+    commits: int | None
+    start: str
+
+    @property
+    def name(self) -> str:
+        parts = [f"{HISTORY_PREFIX}{self.source}"]
+        if self.commits is not None:
+            parts.append(f"commits={self.commits}")
+        if self.start != "HEAD":
+            parts.append(f"from={self.start}")
+        return ",".join(parts)
+
+
+def is_history(name: str) -> bool:
+    return name.startswith(HISTORY_PREFIX)
+
+
+def parse_history_name(name: str) -> HistorySpec:
+    """``history:SOURCE[,commits=N][,from=REV]`` (or the options in brackets)."""
+    where = f"payload {name}"
+    body = name[len(HISTORY_PREFIX) :]
+    if body.endswith("]") and "[" in body:
+        body = body[:-1].replace("[", ",", 1)
+    source, *pairs = body.split(",")
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key.strip() not in OPTIONS:
+            raise VcsbenchError(
+                f"{where}: {pair!r} is not an option of history:; accepted: commits=N, from=REV"
+            )
+        options[key.strip()] = value.strip()
+    if source.startswith("file://"):
+        source = source[len("file://") :]
+    if not source:
+        raise VcsbenchError(f"{where}: no SOURCE; write history:PATH (a git repository)")
+    commits: int | None = None
+    if "commits" in options:
+        value = options["commits"]
+        if not value.isdigit() or not 1 <= int(value) <= MAX_COMMITS:
+            raise VcsbenchError(
+                f"{where}: commits={value!r} is not a whole number from 1 to {MAX_COMMITS:,}"
+            )
+        commits = int(value)
+    start = options.get("from", "HEAD") or "HEAD"
+    if start.startswith("-") or any(c.isspace() for c in start):
+        raise VcsbenchError(f"{where}: from={start!r} is not a revision (a commit id, a branch)")
+    return HistorySpec(Path(source).expanduser(), commits, start)
+
+
+def _open_git(spec: HistorySpec, where: str) -> Any:
+    import pygit2
+
+    path = spec.source
+    if not path.is_dir():
+        raise VcsbenchError(f"{where}: {path} is not a directory; give a git repository")
+    if ((path / "format").is_file() and (path / "db").is_dir()) or (path / ".hg").is_dir():
+        raise VcsbenchError(
+            f"{where}: {path} is a Subversion or Mercurial repository; vcsbench replays "
+            "from git for now (convert it with git-svn or hg-git first)"
+        )
+    try:
+        return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, KeyError, AttributeError):
+        try:
+            return pygit2.Repository(str(path))
+        except pygit2.GitError as exc:
+            raise VcsbenchError(
+                f"{where}: {path} is not a git repository ({exc}); give one's path"
+            ) from None
+
+
+def _check_link(rel: str, target: bytes, where: str) -> None:
+    text = target.decode(errors="replace")
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), text))
+    if not target or target.startswith(b"/") or joined == ".." or joined.startswith("../"):
+        raise VcsbenchError(
+            f"{where}: symlink {rel} points outside the tree ({text!r}); vcsbench replays "
+            "symlinks whose target stays inside the repository only"
+        )
+
+
+REOPEN = 256
+"""Commits read before the source's caches are released: libgit2 keeps what it reads
+(objects, pack indexes) in the repository object, so a history read through one would
+grow with its length (60 MiB more at 10,000 commits than at 1,000, measured)."""
+
+
+@dataclass
+class GitHistory:
+    """The source's commits to replay (ids), the next change, and what describes them."""
+
+    spec: HistorySpec
+    _repo: Any
+    replayed: list[str]
+    """The ids of the commits replayed, oldest first."""
+    next_commit: str | None
+    gitlinks: int = 0
+    _trees: dict[int, dict[str, Node]] = field(default_factory=dict)
+    _reads: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"payload {self.spec.name}"
+
+    @property
+    def repo(self) -> Any:
+        self._reads += 1
+        if self._reads % REOPEN == 0:
+            self._repo.free()  # libgit2's caches released; the handle stays usable
+        return self._repo
+
+    def commit(self, oid: str) -> Any:
+        return self.repo[oid]
+
+    def tree(self, index: int) -> dict[str, Node]:
+        """The source's tree at replayed commit ``index`` (0-based), every file's node."""
+        if index not in self._trees:
+            self._trees.clear()  # one at a time: a tree's bytes can be large
+            self._trees[index] = self.read_tree(self.replayed[index])
+        return self._trees[index]
+
+    def read_tree(self, oid: str) -> dict[str, Node]:
+        """Commit ``oid``'s whole tree, every file's node."""
+        repo = self.repo
+        root = repo[oid].tree
+        found: dict[str, Node] = {}
+
+        def walk(node: Any, prefix: str) -> None:
+            for entry in node:
+                rel = prefix + entry.name
+                if entry.filemode == 0o040000:
+                    walk(repo[entry.id], rel + "/")
+                elif entry.filemode in GIT_KINDS:
+                    found[rel] = Node(GIT_KINDS[entry.filemode], repo[entry.id].data)
+
+        walk(root, "")
+        return found
+
+    def changes(self, contents: bool = True) -> Iterator[Change]:
+        """Each replayed commit as a change to the one before (the first: its whole tree);
+        without ``contents``, a file's data is left empty (a symlink's target is read):
+        what checking every path and link of a history needs."""
+        kinds: dict[str, str] = {}
+        dir_files: dict[str, int] = {}
+        parent = None
+        for oid in self.replayed:
+            yield self._change(oid, parent, kinds, dir_files, contents)
+            parent = oid
+
+    def next_change(self) -> Change | None:
+        """The commit after the replayed range, as a change to the last replayed one."""
+        if self.next_commit is None:
+            return None
+        kinds = {rel: node.kind for rel, node in self.tree(len(self.replayed) - 1).items()}
+        dir_files: dict[str, int] = {}
+        for rel in kinds:
+            for d in _dirs(rel):
+                dir_files[d] = dir_files.get(d, 0) + 1
+        return self._change(self.next_commit, self.replayed[-1], kinds, dir_files)
+
+    def _change(
+        self,
+        oid: str,
+        parent_id: str | None,
+        kinds: dict[str, str],
+        dir_files: dict[str, int],
+        contents: bool = True,
+    ) -> Change:
+        repo = self.repo
+        commit = repo[oid]
+        where = f"{self.where}, commit {oid[:12]}"
+        if parent_id is None:
+            diff = commit.tree.diff_to_tree(swap=True)
+        else:
+            diff = repo.diff(repo[parent_id].tree, commit.tree)
+            diff.find_similar()
+        writes: dict[str, Node] = {}
+        deletes: list[str] = []
+        renames: dict[str, str] = {}
+        for delta in diff.deltas:
+            old, new = delta.old_file, delta.new_file
+            status = delta.status_char()
+            removed = status in ("D", "R") or new.mode not in GIT_KINDS
+            if status in ("D", "R", "M", "T") and old.mode in GIT_KINDS and removed:
+                deletes.append(old.path)
+            if status in ("A", "M", "T", "R", "C") and new.mode in GIT_KINDS:
+                kind = GIT_KINDS[new.mode]
+                size = repo[new.id].size if contents or kind == "link" else new.size
+                if size > MAX_FILE_BYTES:
+                    raise VcsbenchError(
+                        f"{where}: {new.path} is {size:,} bytes, more than the "
+                        f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
+                    )
+                data = repo[new.id].data if contents or kind == "link" else b""
+                writes[new.path] = Node(kind, data)
+                if status == "R" and old.mode in GIT_KINDS:
+                    renames[new.path] = old.path
+            elif GITLINK in (old.mode, new.mode):
+                self.gitlinks += 1
+        check_names(dict.fromkeys([*writes, *deletes], b""), where)
+        for rel, node in writes.items():
+            if node.kind == "link":
+                _check_link(rel, node.data, where)
+        previous = {rel: kinds[rel] for rel in writes if rel in kinds}
+        for new_path, old_path in renames.items():  # a copy keeps its source's kind
+            if old_path in kinds:
+                previous[new_path] = kinds[old_path]
+        touched: dict[str, int] = {}
+        for rel in deletes:
+            if kinds.pop(rel, None) is not None:
+                for d in _dirs(rel):
+                    touched.setdefault(d, dir_files.get(d, 0))
+                    dir_files[d] -= 1
+        for rel, node in writes.items():
+            if rel not in kinds:
+                for d in _dirs(rel):
+                    touched.setdefault(d, dir_files.get(d, 0))
+                    dir_files[d] = dir_files.get(d, 0) + 1
+            kinds[rel] = node.kind
+        new_dirs = sorted(
+            (d for d, before in touched.items() if before == 0 and dir_files.get(d, 0) > 0),
+            key=lambda d: (d.count("/"), d),
+        )
+        gone = {d for d, before in touched.items() if before > 0 and dir_files.get(d, 0) == 0}
+        for d in gone:
+            dir_files.pop(d, None)
+        gone_top = sorted(d for d in gone if not any(d.startswith(g + "/") for g in gone))
+        message = commit.message.strip() or EMPTY_MESSAGE
+        author = f"{commit.author.name} <{commit.author.email}>"
+        return Change(
+            writes=writes,
+            deletes=tuple(deletes),
+            renames=renames,
+            message=message,
+            author=author,
+            when=int(commit.author.time),
+            source_id=oid,
+            previous=previous,
+            new_dirs=tuple(new_dirs),
+            gone_dirs=tuple(gone_top),
+        )
+
+
+def _dirs(rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def read_history(spec: HistorySpec) -> GitHistory:
+    import pygit2
+
+    where = f"payload {spec.name}"
+    repo = _open_git(spec, where)
+    try:
+        tip = repo.revparse_single(spec.start).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise VcsbenchError(
+            f"{where}: from={spec.start!r} names no commit in {spec.source} ({exc})"
+        ) from None
+    wanted = (spec.commits or DEFAULT_COMMITS) + 1
+    chain = [str(tip.id)]
+    commit = tip
+    while len(chain) < wanted and commit.parent_ids:
+        commit = repo[commit.parent_ids[0]]
+        chain.append(str(commit.id))
+        if len(chain) % REOPEN == 0:
+            repo.free()
+    if len(chain) < 2 or (spec.commits is not None and len(chain) < wanted):
+        have = len(chain) - 1
+        raise VcsbenchError(
+            f"{where}: {spec.source} has {have} commit(s) before {spec.start} on its "
+            f"first-parent line; give commits={max(have, 1)} or fewer (the last commit is "
+            "held out as the next change)"
+        )
+    del tip, commit
+    repo.free()  # and libgit2's cache of what the walk read
+    ids = chain[::-1]
+    return GitHistory(spec, repo, ids[:-1], ids[-1])
+
+
+@dataclass(frozen=True)
+class HistoryPayload(Payload):
+    """A real history: ``files`` is the tree of its last replayed commit (a symlink as a
+    file holding its target, for the operations that commit one tree); the history itself
+    is read from the source when a seed is built (:meth:`replay_into`)."""
+
+    spec: HistorySpec = HistorySpec(Path("."), None, "HEAD")
+    identity: Mapping[str, Any] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    messages: tuple[str, ...] = ()
+    """The replayed commits' messages, oldest first."""
+    next: Change | None = None
+    next_tree: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """The next change's tree (kind and SHA-256 of every file), as the source has it."""
+
+    def next_files(self) -> dict[str, bytes]:
+        """The files after the next change (a symlink as its target)."""
+        assert self.next is not None
+        files = {k: v for k, v in self.files.items() if k not in self.next.deletes}
+        files.update({rel: node.data for rel, node in self.next.writes.items()})
+        return files
+
+    def source(self) -> GitHistory:
+        return read_history(self.spec)
+
+    def describe(self) -> dict[str, Any]:
+        history = {k: str(v) for k, v in self.identity.items() if v is not None}
+        return {**super().describe(), "history": history}
+
+    def change(self) -> dict[str, bytes]:
+        """The operations that write files (not a history): the next change's files."""
+        if self.next is None or not self.next.writes:
+            return super().change()
+        return {rel: node.data for rel, node in self.next.writes.items()}
+
+    @property
+    def revisions(self) -> int:
+        return len(self.messages)
+
+    def replay_into(
+        self,
+        backend: Backend,
+        repo: Path,
+        scratch: Path,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Create ``repo`` and replay every commit into it through ``backend``; then check
+        the last replayed revision's tree and ``SAMPLES`` earlier ones against the source.
+        Returns what the replay cost (commits, seconds, commits/s)."""
+        history = self.source()
+        backend.create(repo)
+        count = len(history.replayed)
+        started = time.perf_counter()
+        for done, change in enumerate(history.changes(), 1):
+            backend.replay(repo, change, scratch)
+            if done % REOPEN == 0:
+                gc.collect()  # what the backend's calls left in cycles (repository objects)
+            if progress is not None:
+                progress(done, count)
+        seconds = time.perf_counter() - started
+        problems = replay_problems(backend, repo, history)
+        if problems:
+            raise VcsbenchError(
+                f"{backend.label}: the replay of {self.spec.name} does not match its source: "
+                + "; ".join(problems)
+            )
+        return {"commits": count, "seconds": seconds, "commits_per_s": count / seconds}
+
+
+def sample_revisions(count: int) -> list[int]:
+    """The 1-based revisions checked: ``SAMPLES`` spread over the history, and the last."""
+    picks = {max(1, round(count * k / (SAMPLES + 1))) for k in range(1, SAMPLES + 1)}
+    return sorted(picks | {count})
+
+
+def replay_problems(backend: Backend, repo: Path, history: GitHistory) -> list[str]:
+    """Each sampled revision's tree, read back by the backend's reader, against the
+    source's tree at the same commit (kind and content, every file, nothing more)."""
+    problems: list[str] = []
+    for revision in sample_revisions(len(history.replayed)):
+        want = digest_tree(history.tree(revision - 1))
+        try:
+            got = backend.tree(repo, revision)
+        except Exception as exc:  # a reader that fails fails the replay
+            problems.append(f"revision {revision}: could not be read ({type(exc).__name__}: {exc})")
+            continue
+        problems += [f"revision {revision}: {p}" for p in tree_differences(want, got)]
+    return problems
+
+
+@cache
+def load_history_payload(name: str) -> HistoryPayload:
+    spec = parse_history_name(name)
+    history = read_history(spec)
+    last = len(history.replayed) - 1
+    tip = history.tree(last)
+    total = sum(len(node.data) for node in tip.values())
+    if total > TREE_MAX_BYTES:
+        raise VcsbenchError(
+            f"payload {spec.name}: its last replayed tree is {total:,} bytes, more than "
+            f"{TREE_MAX_BYTES >> 30} GiB"
+        )
+    renames = deletes = history.gitlinks = 0
+    for change in history.changes(contents=False):  # every path and link checked first
+        renames += len(change.renames)
+        deletes += len(change.deletes) - len(change.renames)
+    files = {rel: node.data for rel, node in tip.items()}
+    if not files:
+        raise VcsbenchError(f"payload {spec.name}: its last replayed commit has no files")
+    next_change = history.next_change()
+    next_tree = (
+        digest_tree(history.read_tree(history.next_commit))
+        if history.next_commit is not None
+        else {}
+    )
+    messages = tuple(
+        history.commit(oid).message.strip() or EMPTY_MESSAGE for oid in history.replayed
+    )
+    identity = {
+        "source": str(spec.source.resolve()),
+        "vcs": "git",
+        "from": spec.start,
+        "first": history.replayed[0],
+        "last": history.replayed[-1],
+        "next": history.next_commit,
+        "commits": len(history.replayed),
+        "tip_files": len(files),
+        "tip_bytes": total,
+        "renames": renames,
+        "deletions": deletes,
+        "gitlinks_left_out": history.gitlinks,
+    }
+    digest = hashlib.sha256(f"{identity['first']}..{identity['last']}".encode()).hexdigest()[:12]
+    description = (
+        f"{len(history.replayed)} commits of {spec.source} (first parents, "
+        f"{history.replayed[0][:12]}..{history.replayed[-1][:12]}), replayed"
+    )
+    return HistoryPayload(
+        spec.name,
+        description,
+        files,
+        None,
+        spec=spec,
+        identity={**identity, "range_id": digest},
+        kinds={rel: node.kind for rel, node in tip.items()},
+        messages=messages,
+        next=next_change,
+        next_tree=next_tree,
+    )
+
+
+def seed_key(payload: HistoryPayload) -> str:
+    """A seed directory's name for this history: its range's identity."""
+    return f"replay-{payload.identity['range_id']}"
