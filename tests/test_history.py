@@ -156,7 +156,7 @@ def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
                         "a", "GIT_COMMITTER_EMAIL": "a@b"})  # fmt: skip
     marker.unlink(missing_ok=True)
     result = vcsbench(
-        "run", "--backends", "git-cli,git-pygit2", "--ops", "clone,checkout,commit",
+        "run", "--backends", "git-cli", "--ops", "clone,commit",
         "--payloads", f"history:{repo},commits=4", "--repos", "2", "--fs", f"dir:{tmp_path}",
         "--out", str(tmp_path / "r.json"), "--progress", "none",
     )  # fmt: skip
