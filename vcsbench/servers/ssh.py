@@ -135,6 +135,12 @@ def sshd(
                 "UseDNS no",
                 "PrintMotd no",
                 "PermitUserEnvironment no",
+                # sshd runs the forced command through the user's shell; bash built as
+                # Debian's reads ~/.bashrc for a command sshd starts, unless it is a
+                # nested shell. SHLVL=1 makes it one: the user's rc (pyenv init, say) is
+                # no part of a VCS command, and a session killed while that rc held a
+                # lock left every later one waiting 60 s for it (seen: pyenv rehash)
+                "SetEnv SHLVL=1",
                 f"MaxStartups {MAX_STARTUPS}",
                 "LogLevel VERBOSE",
             ]
