@@ -4,7 +4,7 @@ STAMP := $(VENV)/.vcsbench-installed
 TEST_STAMP := $(VENV)/.vcsbench-test-tools
 BENCH_REPOS ?= 1000
 
-.PHONY: bench test lint unit install clean-sandboxes reference
+.PHONY: bench test lint unit install clean-sandboxes reference corpus
 
 # As root, `make bench` runs in a loop-mounted ext4 sandbox, where the device's IO is measured
 # (tmpfs has no block device); otherwise in the study's default sandbox. BENCH_FS overrides.
@@ -32,6 +32,12 @@ $(STAMP): pyproject.toml tools/bootstrap.sh
 $(TEST_STAMP): $(STAMP)
 	VENV=$(VENV) tools/bootstrap.sh test-tools
 	touch $@
+
+# The reference corpus of real histories (docs/histories.md): release series from PyPI,
+# checked against the SHA-256s in fixtures/corpus/, built into ~/.cache/vcsbench/corpus
+# ($$VCSBENCH_CORPUS), used as history:corpus:NAME.
+corpus: $(STAMP)
+	$(VENV)/bin/python -m vcsbench.workload.corpus pytz
 
 clean-sandboxes: $(STAMP)
 	$(VENV)/bin/vcsbench cleanup

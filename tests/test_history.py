@@ -200,3 +200,72 @@ def test_a_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
         subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
     with pytest.raises(VcsbenchError, match=r"symlink lib/escape points outside the tree"):
         load_history_payload(f"history:{repo},commits=3")
+
+
+def _sdist(path: Path, top: str, files: dict[str, bytes], exec_name: str = "") -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for rel, data in files.items():
+            info = tarfile.TarInfo(f"{top}/{rel}")
+            info.size, info.mode = len(data), 0o755 if rel == exec_name else 0o644
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_a_corpus_is_built_from_its_releases_and_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Release archives (a tar.gz, a zip) become one commit each, the last one's tree the
+    last release's; a history that does not end in the pinned tip is not kept."""
+    import hashlib
+    import zipfile
+
+    from vcsbench.workload import corpus
+
+    monkeypatch.setenv("VCSBENCH_CORPUS", str(tmp_path / "cache"))
+    dist = tmp_path / "cache" / "demo" / "dist"
+    dist.mkdir(parents=True)
+    _sdist(
+        dist / "demo-1.tar.gz", "demo-1", {"a.py": b"one\n", "bin/run": b"#!/bin/sh\n"}, "bin/run"
+    )
+    with zipfile.ZipFile(dist / "demo-2.zip", "w") as zipped:
+        zipped.writestr("demo-2/a.py", b"two\n")
+        zipped.writestr("demo-2/b.py", b"new\n")
+    _sdist(dist / "demo-3.tar.gz", "demo-3", {"c.py": b"two\n", "b.py": b"new\n"})
+    releases = tuple(
+        corpus.Release(v, f, hashlib.sha256((dist / f).read_bytes()).hexdigest(),
+                       (dist / f).stat().st_size, 1_600_000_000 + i)
+        for i, (v, f) in enumerate(
+            [("1", "demo-1.tar.gz"), ("2", "demo-2.zip"), ("3", "demo-3.tar.gz")]
+        )
+    )  # fmt: skip
+    manifest = corpus.Manifest("demo", "demo", "", releases)
+    assert dist == corpus.fetch(manifest)  # every archive cached and matching: no download
+    repo = corpus.build(manifest, dist)
+    log = subprocess.run(
+        ["git", "--git-dir", str(repo), "log", "--format=%s", "-M", "--name-status"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "demo 3" in log and "demo 1" in log
+    assert "R100\ta.py\tc.py" in log  # the release's rename, as git finds it
+    tree = subprocess.run(["git", "--git-dir", str(repo), "ls-tree", "-r", "main~2"],
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "100755 blob" in tree and "bin/run" in tree
+    tip = subprocess.run(["git", "--git-dir", str(repo), "rev-parse", "main"],
+                         capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    pinned = corpus.Manifest("demo", "demo", "0" * 40, releases)
+    with pytest.raises(VcsbenchError, match=f"ends in {tip}, not in the 0000"):
+        corpus.build(pinned, dist)
+    kept = corpus.build(corpus.Manifest("demo", "demo", tip, releases), dist)
+    assert (kept / "HEAD").is_file() and not (kept.parent / "demo.git.building").exists()
+
+
+def test_a_corpus_not_built_is_one_line(tmp_path: Path) -> None:
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "log", "--payloads", "history:corpus:pytz",
+        "--fs", f"dir:{tmp_path}", env={"VCSBENCH_CORPUS": str(tmp_path / "none")},
+    )  # fmt: skip
+    assert 2 == result.returncode
+    assert "corpus pytz is not built here" in result.stderr and "`make corpus`" in result.stderr
+    assert 1 == len(result.stderr.strip().splitlines())

@@ -96,6 +96,10 @@ def parse_history_name(name: str) -> HistorySpec:
                 f"{where}: commits={value!r} is not a whole number from 1 to {MAX_COMMITS:,}"
             )
         commits = int(value)
+    if source.startswith("corpus:"):  # a reference corpus, once `make corpus` built it
+        from vcsbench.workload.corpus import corpus_repo
+
+        source = str(corpus_repo(source[len("corpus:") :]))
     start = options.get("from", "HEAD") or "HEAD"
     if start.startswith("-") or any(c.isspace() for c in start):
         raise VcsbenchError(f"{where}: from={start!r} is not a revision (a commit id, a branch)")
