@@ -156,6 +156,11 @@ def _remove_marked_tree(made: Made, token: str, what: str, failures: list[str]) 
     if not _proven(made, token, what, failures):
         return
     left = remove_tree(made.path, last=MARKER)
+    for _ in range(2):  # a process being ended may still have been writing there: once more
+        if not left or not os.path.lexists(os.path.join(made.path, MARKER)):
+            break
+        time.sleep(0.2)
+        left = remove_tree(made.path, last=MARKER)
     if left:
         more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
         failures.append(f"remove {what} {made.path}: {left[0]}{more}")
