@@ -29,11 +29,19 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(autouse=True)
 def isolated_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Sandbox state files of the tests go to a directory of their own."""
+) -> Iterator[Path]:
+    """Sandbox state files of the tests go to a directory of their own; after the test,
+    what a run of it left there is cleaned up as `vcsbench cleanup` would. A run a test
+    killed (a subprocess timeout kills its child with SIGKILL; so does an interrupted
+    session) otherwise left its servers running once its state directory was gone with
+    pytest's old temp directories: nothing could prove them the run's any more."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("VCSBENCH_STATE_DIR", str(state))
-    return state
+    yield state
+    if any(state.glob("*.json")):
+        from vcsbench.sandbox.cleanup import clean_stale
+
+        clean_stale()
 
 
 @pytest.fixture(autouse=True, scope="session")
