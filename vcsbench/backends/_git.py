@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends.base import Backend, read_file, run_tool
+from vcsbench.backends.changes import GIT_KINDS
 from vcsbench.errors import VcsbenchError
 
 IDENTITY = {
@@ -279,8 +280,10 @@ class GitBackend(Backend):
         return problems
 
 
-GIT_KINDS = {b"100644": "file", b"100755": "exec", b"120000": "link"}
-"""A git tree entry's mode -> the kind every VCS records (a gitlink, 160000, is none)."""
+def fast_import_path(rel: str) -> bytes:
+    """A path as ``git fast-import`` takes it: a C-style quoted string (payload paths hold
+    no newline)."""
+    return b'"' + rel.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 
 def nth_first_parent(commits: list[Any], revision: int, where: Path) -> Any:
@@ -302,8 +305,8 @@ def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
             continue
         meta, _, name = record.partition(b"\t")
         mode, _kind, oid = meta.split()
-        if mode in GIT_KINDS:
-            entries.append((name.decode(), GIT_KINDS[mode], oid.decode()))
+        if int(mode, 8) in GIT_KINDS:
+            entries.append((name.decode(), GIT_KINDS[int(mode, 8)], oid.decode()))
     request = b"".join(oid.encode() + b"\n" for _, _, oid in entries)
     blobs = run_tool([*git, "cat-file", "--batch"], env=git_env(), stdin=request)
     tree: dict[str, tuple[str, str]] = {}
@@ -339,7 +342,7 @@ def tree_with_pygit2(repo_path: Path, revision: int) -> dict[str, tuple[str, str
             if entry.type_str == "tree":
                 walk(repo[entry.id], rel + "/")
                 continue
-            kind = GIT_KINDS.get(b"%o" % entry.filemode)
+            kind = GIT_KINDS.get(entry.filemode)
             if kind is not None:
                 tree[rel] = (kind, hashlib.sha256(repo[entry.id].data).hexdigest())
 

@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -124,14 +124,12 @@ def _read_headers(data: bytes, pos: int) -> tuple[dict[bytes, bytes], int]:
     return headers, pos
 
 
-def read_with_svnadmin_dump(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
-    """Contents of ``paths`` at HEAD, from a full-text ``svnadmin dump -r HEAD``.
-
-    A non-incremental dump of one revision holds that revision's whole tree, so one
-    process reads every file back, through none of the code that wrote them.
-    """
-    dump = run_tool(["svnadmin", "dump", "--quiet", "-r", "HEAD", str(repo)])
-    tree: dict[str, bytes] = {}
+def dump_files(repo: Path, revision: str) -> Iterator[tuple[str, bytes, bytes]]:
+    """Each file of ``revision`` as (path, property block, text), from a full-text
+    ``svnadmin dump -r REV``: a non-incremental dump of one revision holds that revision's
+    whole tree, so one process reads every file back, through none of the code that
+    wrote them."""
+    dump = run_tool(["svnadmin", "dump", "--quiet", "-r", revision, str(repo)])
     pos = 0
     while pos < len(dump):
         headers, pos = _read_headers(dump, pos)
@@ -139,8 +137,13 @@ def read_with_svnadmin_dump(repo: Path, paths: list[str]) -> dict[str, bytes | N
         body = dump[pos : pos + length]
         pos += length
         if headers.get(b"Node-kind") == b"file":
-            props = int(headers.get(b"Prop-content-length", b"0"))
-            tree[headers[b"Node-path"].decode()] = body[props:]
+            split = int(headers.get(b"Prop-content-length", b"0"))
+            yield headers[b"Node-path"].decode(), body[:split], body[split:]
+
+
+def read_with_svnadmin_dump(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
+    """Contents of ``paths`` at HEAD, from a dump of it (:func:`dump_files`)."""
+    tree = {rel: text for rel, _props, text in dump_files(repo, "HEAD")}
     return {rel: tree.get(rel) for rel in paths}
 
 
@@ -323,25 +326,16 @@ def _props(block: bytes) -> dict[bytes, bytes]:
 
 
 def tree_with_svnadmin_dump(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
-    """Revision ``revision``'s whole tree from a full-text ``svnadmin dump -r REV`` (the
-    first revision of a dump holds every node as an addition): each file's kind (from
-    svn:executable and svn:special) and SHA-256 (a symlink's: of its target)."""
-    dump = run_tool(["svnadmin", "dump", "--quiet", "-r", str(revision), str(repo)])
+    """Revision ``revision``'s whole tree from a dump of it (:func:`dump_files`): each
+    file's kind (from svn:executable and svn:special) and SHA-256 (a symlink's: of its
+    target)."""
     tree: dict[str, tuple[str, str]] = {}
-    pos = 0
-    while pos < len(dump):
-        headers, pos = _read_headers(dump, pos)
-        length = int(headers.get(b"Content-length", b"0"))
-        body = dump[pos : pos + length]
-        pos += length
-        if headers.get(b"Node-kind") != b"file":
-            continue
-        split = int(headers.get(b"Prop-content-length", b"0"))
-        props, text = _props(body[:split]), body[split:]
+    for rel, block, text in dump_files(repo, str(revision)):
+        props = _props(block)
         kind = "file"
         if b"svn:special" in props and text.startswith(b"link "):
             kind, text = "link", text[5:]
         elif b"svn:executable" in props:
             kind = "exec"
-        tree[headers[b"Node-path"].decode()] = (kind, hashlib.sha256(text).hexdigest())
+        tree[rel] = (kind, hashlib.sha256(text).hexdigest())
     return tree

@@ -14,12 +14,17 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 KINDS = ("file", "exec", "link")
 """A regular file, an executable one, a symlink (its data the target)."""
+
+GIT_MODES = {"file": 0o100644, "exec": 0o100755, "link": 0o120000}
+"""The git tree entry mode of each kind."""
+GIT_KINDS = {mode: kind for kind, mode in GIT_MODES.items()}
+"""A git tree entry's mode -> its kind (a gitlink, 160000, is none: not content)."""
 
 
 @dataclass(frozen=True)
@@ -89,25 +94,6 @@ class Change:
         if rel in self.deletes:
             return None
         return self.previous.get(rel)
-
-
-def dirs_of(paths: Iterable[str]) -> set[str]:
-    """Every directory that holds one of ``paths``."""
-    dirs: set[str] = set()
-    for rel in paths:
-        parts = rel.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            dirs.add("/".join(parts[:depth]))
-    return dirs
-
-
-def directory_changes(before: Iterable[str], after: Iterable[str]) -> tuple[tuple[str, ...], ...]:
-    """(new_dirs parents first, gone_dirs topmost only) between two trees' file paths."""
-    old, new = dirs_of(before), dirs_of(after)
-    made = sorted(new - old, key=lambda d: (d.count("/"), d))
-    gone = old - new
-    top = sorted(d for d in gone if not any(d.startswith(g + "/") for g in gone))
-    return tuple(made), tuple(top)
 
 
 def digest_tree(tree: Tree) -> dict[str, tuple[str, str]]:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from vcsbench.backends._git import (
     GitBackend,
+    fast_import_path,
     git_dir_of,
     git_env,
     head_oid,
@@ -32,7 +33,7 @@ from vcsbench.backends.base import (
     verify_with,
     write_tree,
 )
-from vcsbench.backends.changes import Change, DigestTree, apply_to_work_tree
+from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
 from vcsbench.errors import VcsbenchError
 
 GIT_BIN_HINT = "an install's bin/, a build's bin-wrappers/"
@@ -54,11 +55,6 @@ FSYNC_COMPONENTS = (
 """git 2.39's ``core.fsync`` components (one per variant: ``,`` separates options)."""
 FSYNC_METHODS = ("fsync", "writeout-only", "batch")
 OBJECT_STORES = ("loose", "packed")
-
-
-def _quoted(rel: str) -> bytes:
-    """A path as fast-import's C-style quoted string."""
-    return rel.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"')
 
 
 class GitCli(GitBackend):
@@ -206,10 +202,10 @@ class GitCli(GitBackend):
         if head is not None:
             stream.append(b"from " + head.encode() + b"\n")
         for rel in change.deletes:
-            stream.append(b'D "' + _quoted(rel) + b'"\n')
+            stream.append(b"D " + fast_import_path(rel) + b"\n")
         for rel, node in change.writes.items():
-            mode = {"file": b"100644", "exec": b"100755", "link": b"120000"}[node.kind]
-            stream.append(b"M " + mode + b' inline "' + _quoted(rel) + b'"\n')
+            mode = b"%o" % GIT_MODES[node.kind]
+            stream.append(b"M " + mode + b" inline " + fast_import_path(rel) + b"\n")
             stream.append(b"data %d\n" % len(node.data) + node.data + b"\n")
         stream.append(b"done\n")
         git = ["-C", str(path)]

@@ -20,7 +20,7 @@ from vcsbench.backends.base import (
     tool_version,
     verify_with,
 )
-from vcsbench.backends.changes import Change, DigestTree
+from vcsbench.backends.changes import GIT_MODES, Change, DigestTree
 
 _BEFORE_ENUMS = {
     "Option.ENABLE_FSYNC_GITDIR": "GIT_OPT_ENABLE_FSYNC_GITDIR",
@@ -63,9 +63,6 @@ def _nest(files: Files) -> dict[str, Any]:
             node = node.setdefault(part, {})
         node[name] = data
     return root
-
-
-GIT_MODES = {"file": 0o100644, "exec": 0o100755, "link": 0o120000}
 
 
 def _place(edits: dict[str, Any], rel: str, value: Any) -> None:

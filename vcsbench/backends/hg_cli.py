@@ -74,15 +74,17 @@ def environment_hg() -> tuple[str, ...] | None:
     return (sys.executable, str(script)) if inside and script.is_file() else None
 
 
-def archive_tip(path: Path, target: Path, tool: tuple[str, ...] = ("hg",)) -> None:
-    """``hg archive``: tip's files into new directory ``target``, without a repository
-    and without the ``.hg_archival.txt`` it would add."""
+def archive_tip(
+    path: Path, target: Path, tool: tuple[str, ...] = ("hg",), rev: str = "tip"
+) -> None:
+    """``hg archive``: tip's files (or ``rev``'s) into new directory ``target``, without a
+    repository and without the ``.hg_archival.txt`` it would add."""
     hg(
         "archive",
         "-R",
         path,
         "-r",
-        "tip",
+        rev,
         "-t",
         "files",
         "--config",
@@ -108,8 +110,7 @@ def tree_with_hg_archive(path: Path, revision: int) -> dict[str, tuple[str, str]
     temporary directory: each file's kind (a symlink, the executable bit) and SHA-256."""
     with tempfile.TemporaryDirectory(prefix="vcsbench-hg-tree-") as tmp:
         out = Path(tmp) / "rev"
-        hg("archive", "-R", path, "-r", str(revision - 1), "-t", "files",
-           "--config", "ui.archivemeta=false", out)  # fmt: skip
+        archive_tip(path, out, rev=str(revision - 1))
         tree: dict[str, tuple[str, str]] = {}
         for directory, _subdirs, names in os.walk(out):
             for name in names:

@@ -535,6 +535,7 @@ class BenchmarkRun:
                 "reason": f"the floor could not be measured: {_describe(exc)}",
             }
         n_rounds = len(log)
+        replay = self._replay_info()
         if self.described is not None:  # the worker's library, under the caller's name
             describe_backend = {**self.described, "variant": describe_backend["variant"]}
         return Benchmark(
@@ -572,7 +573,7 @@ class BenchmarkRun:
                 else None,
                 "sampler": "a separate process (python -m vcsbench.measure.sampler)",
                 **({"age": self.age_info} if self.age_info else {}),
-                **({"replay": self._replay_info()} if self._replay_info() else {}),
+                **({"replay": replay} if replay else {}),
                 "workers": {
                     "rounds_per_worker": self.recycle if self._workers else None,
                     "workers": self._env_processes or len(self._workers),

@@ -336,9 +336,8 @@ def replays(backend: Variant, op: str, payload: str) -> bool:
     """A history payload's operations on a repository built from it need a backend that
     replays (``create``, which commits nothing, does not)."""
     from vcsbench.workload.history import is_history
-    from vcsbench.workload.seeded import _FromSeed
 
-    if not is_history(payload) or not issubclass(operation_class(op), _FromSeed):
+    if not is_history(payload) or not operation_class(op).builds_seed:
         return True
     return "replay" in backend.cls.capabilities
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from vcsbench.backends._git import fast_import_path
+from vcsbench.backends.changes import GIT_MODES, Node
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import FIXTURES, check_names
 
@@ -145,10 +147,10 @@ def _cached(path: Path, sha256: str) -> bool:
         return False
 
 
-def release_tree(archive: bytes, where: str) -> dict[str, tuple[bytes, bytes]]:
-    """An sdist's files, its top directory stripped: path -> (git mode, data); read from
-    the archive in memory, nothing extracted."""
-    tree: dict[str, tuple[bytes, bytes]] = {}
+def release_tree(archive: bytes, where: str) -> dict[str, Node]:
+    """An sdist's files, its top directory stripped; read from the archive in memory,
+    nothing extracted."""
+    tree: dict[str, Node] = {}
     if archive.startswith(b"PK"):  # a zip sdist (old releases)
         with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
             for info in zipped.infolist():
@@ -156,8 +158,7 @@ def release_tree(archive: bytes, where: str) -> dict[str, tuple[bytes, bytes]]:
                 if not rel or info.is_dir():
                     continue
                 unix = info.external_attr >> 16
-                mode = b"100755" if unix & 0o100 else b"100644"
-                tree[rel] = (mode, zipped.read(info))
+                tree[rel] = Node("exec" if unix & 0o100 else "file", zipped.read(info))
         check_names(dict.fromkeys(tree, b""), where)
         return tree
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:*") as tar:
@@ -166,12 +167,11 @@ def release_tree(archive: bytes, where: str) -> dict[str, tuple[bytes, bytes]]:
             if not rel or not (member.isfile() or member.issym()):
                 continue
             if member.issym():
-                tree[rel] = (b"120000", member.linkname.encode())
+                tree[rel] = Node("link", member.linkname.encode())
                 continue
             handle = tar.extractfile(member)
             assert handle is not None
-            mode = b"100755" if member.mode & 0o100 else b"100644"
-            tree[rel] = (mode, handle.read())
+            tree[rel] = Node("exec" if member.mode & 0o100 else "file", handle.read())
     check_names(dict.fromkeys(tree, b""), where)
     return tree
 
@@ -202,9 +202,10 @@ def build(manifest: Manifest, dist: Path) -> Path:
             out.append(b"committer " + who + b" %d +0000\n" % release.time)
             out.append(b"data %d\n%s\ndeleteall\n" % (len(message), message))
             for rel in sorted(tree):
-                mode, data = tree[rel]
-                out.append(b"M " + mode + b' inline "' + _quoted(rel) + b'"\n')
-                out.append(b"data %d\n" % len(data) + data + b"\n")
+                node = tree[rel]
+                mode = b"%o" % GIT_MODES[node.kind]
+                out.append(b"M " + mode + b" inline " + fast_import_path(rel) + b"\n")
+                out.append(b"data %d\n" % len(node.data) + node.data + b"\n")
             importer.stdin.write(b"".join(out))
         importer.stdin.write(b"done\n")
         failed = False
@@ -228,10 +229,6 @@ def build(manifest: Manifest, dist: Path) -> Path:
     shutil.rmtree(repo, ignore_errors=True)
     os.rename(building, repo)
     return repo
-
-
-def _quoted(rel: str) -> bytes:
-    return rel.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"')
 
 
 def main(argv: list[str]) -> int:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends.base import Backend
-from vcsbench.backends.changes import Change, Node, digest_tree, tree_differences
+from vcsbench.backends.changes import GIT_KINDS, Change, Node, digest_tree, tree_differences
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import TREE_MAX_BYTES, Payload, check_names
 
@@ -45,7 +45,6 @@ SAMPLES = 3
 """Earlier revisions verified besides the last (evenly spaced)."""
 OPTIONS = ("commits", "from")
 
-GIT_KINDS = {0o100644: "file", 0o100755: "exec", 0o120000: "link"}
 GITLINK = 0o160000
 
 
@@ -138,7 +137,7 @@ def _check_link(rel: str, target: bytes, where: str) -> None:
         )
 
 
-REOPEN = 256
+RELEASE_EVERY = 256
 """Commits read before the source's caches are released: libgit2 keeps what it reads
 (objects, pack indexes) in the repository object, so a history read through one would
 grow with its length (60 MiB more at 10,000 commits than at 1,000, measured)."""
@@ -164,7 +163,7 @@ class GitHistory:
     @property
     def repo(self) -> Any:
         self._reads += 1
-        if self._reads % REOPEN == 0:
+        if self._reads % RELEASE_EVERY == 0:
             self._repo.free()  # libgit2's caches released; the handle stays usable
         return self._repo
 
@@ -322,7 +321,7 @@ def read_history(spec: HistorySpec) -> GitHistory:
     while len(chain) < wanted and commit.parent_ids:
         commit = repo[commit.parent_ids[0]]
         chain.append(str(commit.id))
-        if len(chain) % REOPEN == 0:
+        if len(chain) % RELEASE_EVERY == 0:
             repo.free()
     if len(chain) < 2 or (spec.commits is not None and len(chain) < wanted):
         have = len(chain) - 1
@@ -345,7 +344,6 @@ class HistoryPayload(Payload):
 
     spec: HistorySpec = HistorySpec(Path("."), None, "HEAD")
     identity: Mapping[str, Any] = field(default_factory=dict)
-    kinds: Mapping[str, str] = field(default_factory=dict)
     messages: tuple[str, ...] = ()
     """The replayed commits' messages, oldest first."""
     next: Change | None = None
@@ -392,7 +390,7 @@ class HistoryPayload(Payload):
         started = time.perf_counter()
         for done, change in enumerate(history.changes(), 1):
             backend.replay(repo, change, scratch)
-            if done % REOPEN == 0:
+            if done % RELEASE_EVERY == 0:
                 gc.collect()  # what the backend's calls left in cycles (repository objects)
             if progress is not None:
                 progress(done, count)
@@ -481,7 +479,6 @@ def load_history_payload(name: str) -> HistoryPayload:
         None,
         spec=spec,
         identity={**identity, "range_id": digest},
-        kinds={rel: node.kind for rel, node in tip.items()},
         messages=messages,
         next=next_change,
         next_tree=next_tree,

@@ -96,6 +96,9 @@ class Operation(abc.ABC):
     summary: ClassVar[str] = ""
     """One line for ``--help`` and the README: what the timed part does."""
     checks: ClassVar[str] = "the newest revision read back by the backend's verifier"
+    builds_seed: ClassVar[bool] = False
+    """Whether each round starts from a repository built once per benchmark (a seed: with
+    a history payload, that history replayed)."""
     """One line for the README: how a round is verified."""
 
     def __init__(

@@ -41,6 +41,7 @@ class _FromSeed(Operation):
     the backend under test and checked against its source."""
 
     _seed: Seed | None = None
+    builds_seed = True
 
     @property
     def history(self) -> HistoryPayload | None:
@@ -186,9 +187,6 @@ class Commit(_WithHistory):
         except Exception as exc:  # a reader that fails fails the round
             return [f"could not read the new revision: {type(exc).__name__}: {exc}"]
         return tree_differences(want, got)
-
-    def verify_many(self, batch: list[RoundPaths]) -> list[list[str]]:
-        return [self.verify(paths) for paths in batch]
 
 
 class Checkout(_IntoCheckout):
