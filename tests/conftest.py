@@ -12,6 +12,12 @@ from helpers import BASETEMP, require_backend, skip_or_fail
 
 from vcsbench.backends import REGISTRY
 
+# The tests run in two pytest-xdist workers (the Makefile's `-n 2`). The runs they start are
+# pytest sessions of their own; pytest-benchmark takes an inherited PYTEST_XDIST_WORKER for
+# "xdist is on" and disables itself, so the worker's marks are not passed down.
+for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+    os.environ.pop(_name, None)
+
 
 @pytest.fixture
 def root() -> None:

@@ -12,6 +12,9 @@ from helpers import REPO
 
 UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
 
+# one fresh venv (its module fixture) for this file's tests: they run in one worker
+pytestmark = pytest.mark.xdist_group("test_install")
+
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, timeout=900)

@@ -29,6 +29,9 @@ from vcsbench.results.stats import order_interval
 OTHER = "1.15.1"
 """A pygit2 release other than the installed one (1.21.0), with its own libgit2 (1.8.1)."""
 
+# one environment cache for this file's tests: they run in one worker
+pytestmark = pytest.mark.xdist_group("test_versions")
+
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
