@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import require_backend, vcsbench
@@ -269,3 +270,139 @@ def test_a_corpus_not_built_is_one_line(tmp_path: Path) -> None:
     assert 2 == result.returncode
     assert "corpus pytz is not built here" in result.stderr and "`make corpus`" in result.stderr
     assert 1 == len(result.stderr.strip().splitlines())
+
+
+REACHERS = [name for name in REPLAYERS if "revisions" in REGISTRY[name].capabilities]
+
+
+@pytest.mark.parametrize("name", REACHERS)
+def test_every_backend_reaches_back_into_a_replayed_history(
+    name: str, source: Path, tmp_path: Path
+) -> None:
+    """Revisions by number in a replayed history: a checkout of each old revision holds
+    the source's files there; the diff from it to the newest turns its text files into the
+    newest's; a working copy left there holds it, and an update brings it to the newest."""
+    from vcsbench.workload.operation import tree_problems
+    from vcsbench.workload.patches import revisions_patch_problems
+
+    require_backend(name)
+    payload = load_history_payload(f"history:{source}")
+    history = read_history(payload.spec)
+    backend = REGISTRY[name]()
+    backend.ready(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    repo = tmp_path / "repo"
+    ignores = backend.checkout_ignores()
+    caps = backend.capabilities
+    try:
+        payload.replay_into(backend, repo, scratch)
+        newest = backend.revision_id(repo, 10)
+        for old in (1, 3, 6, 9):
+            nodes = history.tree(old - 1)
+            files = {rel: node.data for rel, node in nodes.items()}
+            at = backend.revision_id(repo, old)
+            out = tmp_path / f"checkout-{old}"
+            backend.checkout_at(repo, out, scratch, at)
+            assert [] == tree_problems(out, {**backend.created_files, **files}, ignores)
+            if "diff" in caps:
+                diff = backend.diff_between(repo, at, newest, scratch)
+                assert [] == revisions_patch_problems(diff, nodes, history.tree(9)), diff
+                # the same diff is not the one from the next revision on
+                if old < 9 and history.tree(old) != nodes:
+                    assert revisions_patch_problems(diff, history.tree(old), history.tree(9))
+            if "update" in caps:
+                wc = tmp_path / f"wc-{old}"
+                backend.working_copy_at(repo, wc, scratch, at)
+                assert [] == tree_problems(wc, {**backend.created_files, **files}, ignores)
+                backend.update(wc, scratch)
+                assert [] == tree_problems(wc, {**backend.created_files, **payload.files}, ignores)
+        assert newest == backend.revision_id(repo, 10)  # the repository's tip is back
+    finally:
+        backend.close()
+
+
+def test_operations_reach_back_and_are_verified(source: Path, tmp_path: Path) -> None:
+    """``checkout[back=K]``, ``diff[back=K]`` and ``update[back=K]`` measured on a replayed
+    history: every round verified against the source's trees; a backend without the
+    operation is skipped saying so."""
+    for name in ("git-pygit2", "svn-cli", "svn-fs"):
+        require_backend(name)
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2,svn-cli,svn-fs",
+        "--ops", "checkout[back=6],diff[back=9],update[back=9]",
+        "--payloads", f"history:{source}", "--repos", "3", "--fs", f"dir:{tmp_path}",
+        "--out", str(out), "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr + result.stdout
+    assert "svn-fs × diff[back=9]: skipped, svn-fs has no diff" in result.stdout + result.stderr
+    found = {
+        (b["extra_info"]["vcsbench"]["backend"]["name"], b["extra_info"]["vcsbench"]["op"]):
+        b["extra_info"]["vcsbench"]
+        for b in json.loads(out.read_text())["benchmarks"]
+    }  # fmt: skip
+    assert 7 == len(found), sorted(found)
+    for bench in found.values():
+        assert 0 == bench["errors"] and 3 == bench["verified"], bench
+
+
+@pytest.mark.parametrize(
+    ("ops", "payload", "line"),
+    [
+        ("diff[back=3]", "hello", "operation diff[back=3] reaches back into a replayed "
+         "history, and payload 'hello' is not one; use a history:REPO payload or drop back="),
+        ("checkout[back=0]", "hello", "operation option back='0' is not a whole number >= 1"),
+        ("update[back=10]", "history:{src}", "replays 10 revisions, so back= must be below that"),
+    ],
+)  # fmt: skip
+def test_reaching_back_wrongly_is_one_line(
+    source: Path, tmp_path: Path, ops: str, payload: str, line: str
+) -> None:
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", ops, "--payloads",
+        payload.format(src=source), "--repos", "1", "--fs", f"dir:{tmp_path}",
+    )  # fmt: skip
+    assert 2 == result.returncode
+    assert line in result.stderr
+    assert 1 == len(result.stderr.strip().splitlines()), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("op_spec", "method", "make_bad"),
+    [
+        # the newest revision checked out, not the old one
+        ("checkout[back=6]", "checkout_at",
+         lambda b: lambda path, target, scratch, revision: b.checkout(path, target, scratch)),
+        # the diff from one revision later than asked
+        ("diff[back=9]", "diff_between",
+         lambda b: lambda path, old, new, scratch: b.__class__.diff_between(
+             b, path, b.revision_id(path, 2), new, scratch)),
+        ("update[back=9]", "update", lambda b: lambda wc, scratch: None),
+    ],
+)  # fmt: skip
+def test_reaching_back_is_verified_and_its_sabotage_caught(
+    source: Path, tmp_path: Path, op_spec: str, method: str, make_bad: Any
+) -> None:
+    from vcsbench.workload.operation import RoundPaths
+    from vcsbench.workload.operations import make_operation
+
+    backend = REGISTRY["git-cli"]()
+    backend.ready(tmp_path)
+    payload = load_history_payload(f"history:{source}")
+    for container in ("repos", "checkouts", "scratch"):
+        (tmp_path / container).mkdir()
+    try:
+        found = []
+        for index in (0, 1):
+            paths = RoundPaths.of(tmp_path, index)
+            paths.scratch.mkdir()
+            op = make_operation(op_spec, backend, payload)
+            op.prepare(paths)
+            op.run(paths)
+            found.append(op.verify(paths))
+            setattr(backend, method, make_bad(backend))
+        assert [] == found[0]
+        assert found[1], f"sabotaged {op_spec} passed verification"
+    finally:
+        backend.close()

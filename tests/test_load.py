@@ -411,8 +411,10 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         (["--rtt", "2.5"], "--rtt '2.5' is not a whole number of milliseconds"),
         (["--rtt", "10", "--bandwidth", "lots"], "--bandwidth 'lots' is not a bandwidth; give"),
         (["--bandwidth", "10mbit"], "--bandwidth goes with --rtt (give --rtt 0 for none)"),
-        (["--rtt", "10", "--paths", "local:svn-fs"],
-         "--rtt puts a distance between clients and a server; local:svn-fs has none"),
+        (
+            ["--rtt", "10", "--paths", "local:svn-fs"],
+            "--rtt puts a distance between clients and a server; local:svn-fs has none",
+        ),
         (["--paths", "local:hg-cli"], "only svn and git backends are offered"),
         (["--steps", "1,two"], "--steps '1,two' is not a list of client counts"),
         (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the 4 clients"),

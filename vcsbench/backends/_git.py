@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import shutil
 import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +271,9 @@ class GitBackend(Backend):
     def head_file(self, path: Path) -> Path:
         return git_dir_of(path) / "HEAD"
 
+    def revision_id(self, path: Path, revision: int) -> str:
+        return first_parent_id(path, revision)
+
     def storage_problems(self, path: Path) -> list[str]:
         objects = git_dir_of(path) / "objects"
         problems = []
@@ -290,6 +295,29 @@ def nth_first_parent(commits: list[Any], revision: int, where: Path) -> Any:
     if not 1 <= revision <= len(commits):
         raise ValueError(f"{where} has {len(commits)} revisions, not {revision}")
     return commits[revision - 1]
+
+
+def first_parent_id(repo: Path, revision: int) -> str:
+    """The ``revision``-th commit's id (first parents, from the root), by ``git rev-list``."""
+    git = ["git", "--git-dir", str(git_dir_of(repo))]
+    listed = run_tool([*git, "rev-list", "--first-parent", "--reverse", "HEAD"], env=git_env())
+    commit: str = nth_first_parent(listed.decode().split(), revision, repo)
+    return commit
+
+
+@contextlib.contextmanager
+def branch_at(repo: Path, commit: str) -> Iterator[None]:
+    """The repository's current branch pointed at ``commit`` while the block runs (a clone
+    made then holds nothing newer), and back at its tip afterwards (the branch's reflog,
+    where it has one, keeps a line of each move)."""
+    git = ["git", "--git-dir", str(git_dir_of(repo))]
+    ref = run_tool([*git, "symbolic-ref", "HEAD"], env=git_env()).decode().strip()
+    tip = run_tool([*git, "rev-parse", "HEAD"], env=git_env()).decode().strip()
+    run_tool([*git, "update-ref", "--no-deref", ref, commit], env=git_env())
+    try:
+        yield
+    finally:
+        run_tool([*git, "update-ref", "--no-deref", ref, tip], env=git_env())
 
 
 def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:

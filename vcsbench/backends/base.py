@@ -355,6 +355,29 @@ class Backend(abc.ABC):
         made), every file's kind and SHA-256, read by the backend's independent reader."""
         raise NotImplementedError(f"{self.name} has no tree reader")
 
+    # Revisions by number, for the operations on a replayed history that reach back
+    # (capability "revisions"): ``revision`` counts from 1, the first revision made (first
+    # parents in git); the VCS's own name for it is found untimed by ``revision_id``.
+
+    def revision_id(self, path: Path, revision: int) -> str:
+        """Untimed: the VCS's own name for the ``revision``-th revision (git: its commit
+        id; Subversion: its number; Mercurial: its local number)."""
+        raise NotImplementedError(f"{self.name} has no revisions by number")
+
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """As :meth:`checkout`, of ``revision`` (a :meth:`revision_id`)."""
+        raise NotImplementedError(f"{self.name} has no revisions by number")
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """As :meth:`working_copy`, left at ``revision``, holding nothing newer, so that
+        :meth:`update` brings every later revision over."""
+        raise NotImplementedError(f"{self.name} has no revisions by number")
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        """Revision ``new`` against revision ``old`` as one unified diff, without rename
+        detection (a renamed file is a deletion and an addition)."""
+        raise NotImplementedError(f"{self.name} has no revisions by number")
+
     def storage_problems(self, path: Path) -> list[str]:
         """After ``gc``: what is left unpacked, read from the files themselves."""
         return []

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from vcsbench.backends._git import (
     GitBackend,
+    branch_at,
     fast_import_path,
     git_dir_of,
     git_env,
@@ -68,7 +69,7 @@ class GitCli(GitBackend):
     capabilities = frozenset(
         {
             "create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc",
-            "add", "publish", "replay",
+            "add", "publish", "replay", "revisions",
         }
     )  # fmt: skip
     remote_calls = frozenset({"clone", "update", "publish"})
@@ -233,6 +234,21 @@ class GitCli(GitBackend):
             env=self.client_env(self._env),
         )
 
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        run_tool(
+            self._git("-C", str(path), "worktree", "add", "-q", "--detach", str(target), revision),
+            env=self._env,
+        )
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        # --no-local: a pack of what is reachable then, not the object files hard-linked
+        # (those would hold the newer objects, and the update would fetch nothing)
+        with branch_at(path, revision):
+            run_tool(
+                self._git("clone", "-q", "--no-local", self.source(path), str(target)),
+                env=self.client_env(self._env),
+            )
+
     def update(self, wc: Path, scratch: Path) -> None:
         run_tool(
             self._git("-C", str(wc), "pull", "-q", "--ff-only"), env=self.client_env(self._env)
@@ -273,6 +289,9 @@ class GitCli(GitBackend):
 
     def diff(self, path: Path, scratch: Path) -> bytes:
         return run_tool(self._git("-C", str(path), "diff", "HEAD~1", "HEAD"), env=self._env)
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        return run_tool(self._git("-C", str(path), "diff", "--no-renames", old, new), env=self._env)
 
     def add(self, wc: Path, paths: list[str]) -> None:
         run_tool(self._git("-C", str(wc), "add", "--", *paths), env=self._env)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vcsbench.backends._git import GitBackend, read_git_objects, tree_with_git_cli
+from vcsbench.backends._git import GitBackend, branch_at, read_git_objects, tree_with_git_cli
 from vcsbench.backends.base import (
     Availability,
     Files,
@@ -87,8 +87,11 @@ class GitPygit2(GitBackend):
         "`git cat-file --batch` where objects are packed"
     )
     capabilities = frozenset(
-        {"create", "commit", "checkout", "clone", "update", "log", "status", "diff", "replay"}
-    )
+        {
+            "create", "commit", "checkout", "clone", "update", "log", "status", "diff",
+            "replay", "revisions",
+        }
+    )  # fmt: skip
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
 
     def check_options(self) -> None:
@@ -243,10 +246,27 @@ class GitPygit2(GitBackend):
             | _const("CheckoutStrategy.DONT_UPDATE_INDEX"),
         )
 
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        target.mkdir()
+        repo.checkout_tree(  # type: ignore[no-untyped-call]
+            repo[revision].peel(pygit2.Tree),
+            directory=str(target),
+            strategy=_const("CheckoutStrategy.FORCE")
+            | _const("CheckoutStrategy.DONT_UPDATE_INDEX"),
+        )
+
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
         import pygit2
 
         pygit2.clone_repository(str(path), str(target))
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        # libgit2 clones a local path by fetching: only what is reachable then
+        with branch_at(path, revision):
+            self.clone(path, target, scratch)
 
     def update(self, wc: Path, scratch: Path) -> None:
         """Fetch from origin and fast-forward the branch and work tree (``pull --ff-only``)."""
@@ -285,4 +305,12 @@ class GitPygit2(GitBackend):
         repo = pygit2.Repository(str(path))
         head = repo.head.peel(pygit2.Commit)
         patches = repo.diff(head.parents[0], head)
+        return b"".join(patch.data for patch in patches if patch is not None)
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        """libgit2's diff of two commits (it finds renames only when asked)."""
+        import pygit2
+
+        repo = pygit2.Repository(str(path))
+        patches = repo.diff(repo[old].peel(pygit2.Commit), repo[new].peel(pygit2.Commit))
         return b"".join(patch.data for patch in patches if patch is not None)

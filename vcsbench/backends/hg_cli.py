@@ -145,6 +145,9 @@ class HgBackend(Backend):
     def checkout_ignores() -> frozenset[str]:
         return frozenset({".hg"})
 
+    def revision_id(self, path: Path, revision: int) -> str:
+        return str(revision - 1)  # Mercurial counts from 0
+
 
 class HgCli(HgBackend):
     name = "hg-cli"
@@ -157,7 +160,7 @@ class HgCli(HgBackend):
     )
     pypi = "mercurial"
     option_defaults: ClassVar[dict[str, str]] = dict(REMOTE_OPTIONS)
-    capabilities = HgBackend.capabilities | {"publish", "replay"}
+    capabilities = HgBackend.capabilities | {"publish", "replay", "revisions"}
     remote_calls = frozenset({"clone", "update", "publish"})
 
     def check_options(self) -> None:
@@ -221,6 +224,16 @@ class HgCli(HgBackend):
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
         self._hg("clone", "-q", self.source(path), target, remote=True)
+
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        archive_tip(path, target, self._tool, rev=revision)
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """``hg clone -r REV``: the changesets up to it, pulled, not copied."""
+        self._hg("clone", "-q", "-r", revision, self.source(path), target, remote=True)
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        return self._hg("diff", "-R", path, "-r", old, "-r", new)
 
     def update(self, wc: Path, scratch: Path) -> None:
         self._hg("pull", "-q", "-u", cwd=wc, remote=True)

@@ -81,7 +81,7 @@ class HgLib(HgBackend):
     description = "Mercurial's Python API in-process: `memctx` commits, no working copy"
     verifier = "`hg archive -r tip` (the command line)"
     pypi = "mercurial"
-    capabilities = HgBackend.capabilities | {"replay"}
+    capabilities = HgBackend.capabilities | {"replay", "revisions"}
 
     def check_options(self) -> None:
         for name in MODULES:
@@ -154,15 +154,25 @@ class HgLib(HgBackend):
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export tip's files through the API (the repository has no working copy)."""
-        tip = _repo(path)[b"tip"]
+        self.checkout_at(path, target, scratch, "tip")
+
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """Export ``revision``'s files through the API, each file's contents as stored (a
+        symlink as a file holding its target, no executable bit)."""
+        ctx = _repo(path)[int(revision) if revision.isdigit() else os.fsencode(revision)]
         target.mkdir()
-        for name in tip.manifest():
+        for name in ctx.manifest():
             local = target / os.fsdecode(name)
             local.parent.mkdir(parents=True, exist_ok=True)
-            local.write_bytes(tip[name].data())
+            local.write_bytes(ctx[name].data())
 
     def clone(self, path: Path, target: Path, scratch: Path) -> None:
         hgapi("hg").clone(_ui(), {}, os.fsencode(path), os.fsencode(target))
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """A clone of the changesets up to ``revision`` (pulled, not copied)."""
+        revs = [os.fsencode(revision)]
+        hgapi("hg").clone(_ui(), {}, os.fsencode(path), os.fsencode(target), revs=revs)
 
     def update(self, wc: Path, scratch: Path) -> None:
         """Pull from the clone's default path, then update (``hg pull -u``)."""
@@ -195,3 +205,10 @@ class HgLib(HgBackend):
         opts = hgapi("mdiff").diffopts(git=True)
         chunks = hgapi("patch").diff(repo, tip.p1().node(), tip.node(), opts=opts)
         return b"".join(chunks)
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        """As ``hg diff -r OLD -r NEW`` (no git format: no renames), through the API."""
+        repo = _repo(path)
+        opts = hgapi("mdiff").diffopts()
+        nodes = repo[int(old)].node(), repo[int(new)].node()
+        return b"".join(hgapi("patch").diff(repo, *nodes, opts=opts))

@@ -53,7 +53,7 @@ class SvnCli(SvnBackend):
     capabilities = frozenset(
         {
             "create", "commit", "checkout", "update", "log", "status", "diff", "gc", "publish",
-            "replay",
+            "replay", "revisions",
         }
     )  # fmt: skip
     remote_calls = frozenset({"checkout", "update", "publish"})
@@ -162,6 +162,28 @@ class SvnCli(SvnBackend):
         run_tool(
             [self._tool["svn"], "checkout", "-q", *self._client_args(), self.source(path),
              str(target)],
+            env=self.client_env(os.environ),
+        )  # fmt: skip
+
+    def revision_id(self, path: Path, revision: int) -> str:
+        return str(revision)  # r0 is the empty one before the first
+
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        run_tool(
+            [self._tool["svn"], "checkout", "-q", "-r", revision, *self._client_args(),
+             self.source(path), str(target)],
+            env=self.client_env(os.environ),
+        )  # fmt: skip
+
+    def working_copy_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        self.checkout_at(path, target, scratch, revision)
+
+    def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
+        """``svn diff -r OLD:NEW URL``, a copied file shown whole (as an addition), not
+        against its source."""
+        return run_tool(
+            [self._tool["svn"], "diff", "--show-copies-as-adds", "-r", f"{old}:{new}",
+             *self._client_args(), self.source(path)],
             env=self.client_env(os.environ),
         )  # fmt: skip
 

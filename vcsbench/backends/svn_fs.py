@@ -29,7 +29,7 @@ class SvnFs(SvnBackend):
     description = "`svn.repos.create` + fs transaction through the SWIG bindings, no working copy"
     # No gc: the 1.14 SWIG wrappers of svn_repos_fs_pack2 and svn_fs_pack fail with
     # "returned NULL without setting an exception"; svn-cli packs with svnadmin pack.
-    capabilities = frozenset({"create", "commit", "checkout", "log", "replay"})
+    capabilities = frozenset({"create", "commit", "checkout", "log", "replay", "revisions"})
 
     @classmethod
     def available(cls) -> Availability:
@@ -172,6 +172,13 @@ class SvnFs(SvnBackend):
 
     def checkout(self, path: Path, target: Path, scratch: Path) -> None:
         """Export the newest revision through the fs API (there is no working copy)."""
+        self.checkout_at(path, target, scratch, "HEAD")
+
+    def revision_id(self, path: Path, revision: int) -> str:
+        return str(revision)  # r0 is the empty one before the first
+
+    def checkout_at(self, path: Path, target: Path, scratch: Path, revision: str) -> None:
+        """Export ``revision`` (a number, or HEAD) through the fs API."""
         import svn.core
         import svn.fs
         import svn.repos
@@ -179,7 +186,8 @@ class SvnFs(SvnBackend):
         pool = svn.core.Pool()
         try:
             fs = svn.repos.fs(svn.repos.open(str(path), pool))
-            root = svn.fs.revision_root(fs, svn.fs.youngest_rev(fs, pool), pool)
+            number = svn.fs.youngest_rev(fs, pool) if revision == "HEAD" else int(revision)
+            root = svn.fs.revision_root(fs, number, pool)
             target.mkdir()
             self._export_dir(root, "", target, pool)
         finally:
@@ -199,7 +207,10 @@ class SvnFs(SvnBackend):
             else:
                 stream = svn.core.Stream(svn.fs.file_contents(root, child, pool))
                 data = stream.read()
-                props = svn.fs.node_proplist(root, child, pool)
+                props = {
+                    k.decode() if isinstance(k, bytes) else k
+                    for k in svn.fs.node_proplist(root, child, pool)
+                }  # the bindings give bytes or str names, by release
                 if "svn:special" in props and data.startswith(b"link "):
                     os.symlink(data[5:], local)  # as a working copy has it
                     continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
-from vcsbench.backends.base import parse_options
+from vcsbench.backends.base import parse_options, split_variant
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -31,7 +31,13 @@ from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
 from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
-from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, operation_class, supports
+from vcsbench.workload.operations import (
+    DEFAULT_OPS,
+    LAYOUTS,
+    operation_class,
+    operation_needs,
+    supports,
+)
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
 )
@@ -159,6 +165,7 @@ class Selection:
             perturbation=_perturbation(perturbation),
             interleave=_interleave(str(interleave)),
         )
+        check_back(selection.ops, selection.payloads)
         for item in backend_option or []:
             name, sep, pair = item.partition(":")
             if not sep or name not in REGISTRY:
@@ -301,7 +308,7 @@ class Selection:
             for op in self.ops
             for backend in self.backends
             if supports(backend.cls, op)
-            and reaches(backend, operation_class(op).needs)
+            and reaches(backend, operation_needs(op))
             and replays(backend, op, payload)
         ]
 
@@ -310,7 +317,7 @@ class Selection:
         run, saying why (what the operation needs that the backend lacks)."""
         lines = []
         for op in self.ops:
-            needs = operation_class(op).needs
+            needs = operation_needs(op)
             for backend in self.backends:
                 lacks = needs - backend.cls.capabilities
                 if lacks:
@@ -330,6 +337,29 @@ class Selection:
                         "run on the repository directly"
                     )
         return lines
+
+
+def check_back(ops: list[str], payloads: list[str]) -> None:
+    """``back=K`` counts revisions of a replayed history: one line if a payload is none."""
+    from vcsbench.workload.history import HistoryPayload
+    from vcsbench.workload.payloads import load_payload
+
+    for op in ops:
+        back = split_variant(op)[1].get("back")
+        if not back:
+            continue
+        for name in payloads:
+            payload = load_payload(name)  # loaded (and cached) when the payloads were read
+            if not isinstance(payload, HistoryPayload):
+                raise VcsbenchError(
+                    f"operation {op} reaches back into a replayed history, and payload "
+                    f"{name!r} is not one; use a history:REPO payload or drop back="
+                )
+            if int(back) >= payload.revisions:
+                raise VcsbenchError(
+                    f"operation {op}: payload {name} replays {payload.revisions} "
+                    "revisions, so back= must be below that"
+                )
 
 
 def replays(backend: Variant, op: str, payload: str) -> bool:

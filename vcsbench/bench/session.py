@@ -358,9 +358,7 @@ class VcsSession:
                     layout=selection.layout,
                     recycle=selection.recycle,
                     delay_ns=variant.delay_ns,
-                    **self._environment(
-                        variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu
-                    ),
+                    **self._environment(variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu),
                 )
                 servers[variant.text] = self._serve(stack, variant, vcs, run, sandbox)
                 runs[variant.text] = (run, vcs)

@@ -68,8 +68,7 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
     LoadOption(
         "bandwidth",
         "",
-        "with --rtt: a bandwidth each way between clients and server, e.g. 100mbit "
-        "(default: none)",
+        "with --rtt: a bandwidth each way between clients and server, e.g. 100mbit (default: none)",
         str,
         "RATE",
     ),

@@ -81,6 +81,15 @@ def parse_history(value: str) -> int:
     return int(value)
 
 
+def parse_back(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise VcsbenchError(
+            f"operation option back={value!r} is not a whole number >= 1 (revisions back "
+            "from the newest replayed one)"
+        )
+    return int(value)
+
+
 class Operation(abc.ABC):
     """One kind of round, for one backend and payload."""
 
@@ -121,7 +130,15 @@ class Operation(abc.ABC):
         options = {**cls.option_defaults, **given}
         if "history" in options:
             parse_history(options["history"])
+        if options.get("back"):
+            parse_back(options["back"])
         return options
+
+    @classmethod
+    def needs_with(cls, given: Mapping[str, str]) -> frozenset[str]:
+        """What the operation needs of a backend with these options: reaching back into a
+        replayed history (``back=K``) takes revisions by number."""
+        return cls.needs | {"revisions"} if given.get("back") else cls.needs
 
     @property
     def label(self) -> str:

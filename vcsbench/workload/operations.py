@@ -144,7 +144,7 @@ def markdown_table() -> str:
         "|---|---|---|---|",
     ]
     for name, cls in OPERATIONS.items():
-        options = ", ".join(f"{k}={v}" for k, v in cls.option_defaults.items())
+        options = ", ".join(f"{k}={v or 'K'}" for k, v in cls.option_defaults.items())
         label = f"`{name}[{options}]`" if options else f"`{name}`"
         backends = ", ".join(b for b, bc in REGISTRY.items() if cls.needs <= bc.capabilities)
         lines.append(f"| {label} | {cls.summary} | {backends} | {cls.checks} |")
@@ -158,8 +158,13 @@ def operation_label(spec: str) -> str:
     return variant_label(cls.name, options, cls.option_defaults)
 
 
+def operation_needs(spec: str) -> frozenset[str]:
+    """What ``diff`` or ``diff[back=10]`` needs of a backend."""
+    return operation_class(spec).needs_with(split_variant(spec)[1])
+
+
 def supports(backend: type[Backend], op: str) -> bool:
-    return operation_class(op).needs <= backend.capabilities
+    return operation_needs(op) <= backend.capabilities
 
 
 def make_operation(spec: str, backend: Backend, payload: Payload) -> Operation:

@@ -4,10 +4,12 @@ operation's output is checked against the change it was asked to show."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from vcsbench.backends.base import (
     Files,
 )
+from vcsbench.backends.changes import Node
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _BINARY = re.compile(rb"^Binary files (?:a/)?(.+?) and (?:b/)?(.+?) differ$")
@@ -29,14 +31,19 @@ def parse_unified(diff: bytes) -> dict[str, list[tuple[int, list[tuple[bytes, by
         if line.startswith(b"+++ "):
             path = line[4:].rstrip(b"\r\n").split(b"\t")[0].strip()
             previous = lines[i - 2] if i >= 2 else b""
-            if path.startswith(b"b/") and (previous.startswith((b"--- a/", b"--- /dev/null"))):
+            if path == b"/dev/null" and previous.startswith(b"--- "):  # a deletion
+                path = previous[4:].rstrip(b"\r\n").split(b"\t")[0].strip()
+                if path.startswith(b"a/"):
+                    path = path[2:]
+            elif path.startswith(b"b/") and previous.startswith((b"--- a/", b"--- /dev/null")):
                 path = path[2:]
             current = path.decode(errors="surrogateescape")
             files[current] = []
             continue
         binary = _BINARY.match(line.rstrip(b"\r\n"))
         if binary:
-            files[binary.group(2).decode(errors="surrogateescape")] = []
+            named = binary.group(2) if binary.group(2) != b"/dev/null" else binary.group(1)
+            files[named.decode(errors="surrogateescape")] = []
             continue
         match = _HUNK.match(line)
         if match is None or current is None:
@@ -100,4 +107,35 @@ def patch_problems(diff: bytes, old: Files, change: Files) -> list[str]:
             continue
         if apply_hunks(old.get(rel, b""), hunks) != new:
             problems.append(f"{rel}: the diff applied to the parent does not give the new content")
+    return problems
+
+
+def revisions_patch_problems(
+    diff: bytes, old: Mapping[str, Node], new: Mapping[str, Node]
+) -> list[str]:
+    """Whether ``diff`` is the difference between two whole trees: it names every text
+    file whose contents differ (added, deleted, or changed), and changes nothing else;
+    each such file's hunks turn its old contents (none: empty) into its new ones.
+    Symlinks and binary files (a NUL byte) need not be named: each VCS shows them its own
+    way (or, like ``hg diff`` and ``svn diff`` on an executable bit, as no hunks)."""
+    files = parse_unified(diff)
+    changed = {rel for rel in set(old) | set(new) if old.get(rel) != new.get(rel)}
+    problems = []
+    # a path named without hunks may be a property change (svn names the root for one)
+    extra = sorted(rel for rel, hunks in files.items() if hunks and rel not in changed)
+    if extra:
+        problems.append(f"the diff changes {len(extra)} unchanged path(s), first {extra[0]!r}")
+    for rel in sorted(changed):
+        before, after = old.get(rel), new.get(rel)
+        if any(n is not None and (n.kind == "link" or b"\0" in n.data) for n in (before, after)):
+            continue
+        want_old = before.data if before is not None else b""
+        want_new = after.data if after is not None else b""
+        if want_old == want_new:  # a mode change alone, or an empty file added or deleted
+            continue
+        hunks = files.get(rel)
+        if hunks is None:
+            problems.append(f"{rel}: changed, not in the diff")
+        elif apply_hunks(want_old, hunks) != want_new:
+            problems.append(f"{rel}: the diff applied to the old revision does not give the new")
     return problems

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import (
+    Backend,
     Files,
 )
-from vcsbench.backends.changes import tree_differences
+from vcsbench.backends.changes import Node, tree_differences
+from vcsbench.errors import VcsbenchError
 from vcsbench.workload.history import HistoryPayload, seed_key
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
@@ -24,7 +26,8 @@ from vcsbench.workload.operation import (
     RoundPaths,
     tree_problems,
 )
-from vcsbench.workload.patches import patch_problems
+from vcsbench.workload.patches import patch_problems, revisions_patch_problems
+from vcsbench.workload.payloads import Payload
 from vcsbench.workload.seeds import Seed
 
 REPLAY_FILE = "replay.json"
@@ -93,6 +96,58 @@ class _FromSeed(Operation):
             self._seed = Seed.read(seed / "repo")
         self._seed.copy_to(paths.repo)
         self.backend.moved(paths.repo)
+
+
+class _ReachesBack(_FromSeed):
+    """``back=K``, with a history payload: the operation works on the revision K before the
+    newest replayed one (a checkout of it; a working copy at it, updated; the diff from it
+    to the newest), found by number in the round's repository, untimed."""
+
+    option_defaults: ClassVar[Mapping[str, str]] = {"back": ""}
+
+    def __init__(
+        self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(backend, payload, options)
+        self.back = int(self.options["back"] or 0)
+        self._ids: dict[int, str] = {}
+        self._nodes: dict[int, dict[str, Node]] = {}
+        self._started = False
+        if not self.back:
+            return
+        if self.history is None:
+            raise VcsbenchError(
+                f"operation {self.label} reaches back into a replayed history, and payload "
+                f"{payload.name!r} is not one; use a history:REPO payload or drop back="
+            )
+        if self.back >= self.history.revisions:
+            raise VcsbenchError(
+                f"operation {self.label}: payload {payload.name} replays "
+                f"{self.history.revisions} revisions, so back= must be below that"
+            )
+
+    @property
+    def old(self) -> int:
+        """The revision reached back to (1: the first replayed)."""
+        assert self.history is not None
+        return self.history.revisions - self.back
+
+    def revision_id(self, repo: Path, revision: int) -> str:
+        """The backend's name for ``revision``, read once: every round's repository is a
+        copy of one seed."""
+        if revision not in self._ids:
+            self._ids[revision] = self.backend.revision_id(repo, revision)
+        return self._ids[revision]
+
+    def nodes_at(self, revision: int) -> dict[str, Node]:
+        """The source's tree at replayed revision ``revision``: every file's kind and data."""
+        assert self.history is not None
+        if revision not in self._nodes:
+            self._nodes[revision] = self.history.source().tree(revision - 1)
+        return self._nodes[revision]
+
+    def files_at(self, revision: int) -> Files:
+        return {rel: node.data for rel, node in self.nodes_at(revision).items()}
 
 
 class _IntoCheckout(_FromSeed):
@@ -189,16 +244,29 @@ class Commit(_WithHistory):
         return tree_differences(want, got)
 
 
-class Checkout(_IntoCheckout):
+class Checkout(_ReachesBack, _IntoCheckout):
     name = "checkout"
     checks = "the directory's files against the revision's, nothing more or less"
     needs = frozenset({"create", "commit", "checkout"})
-    summary = "the newest revision into a new directory (git-cli: a work tree; svn-fs: an export)"
+    summary = (
+        "the newest revision into a new directory (git-cli: a work tree; svn-fs: an export); "
+        "`back=K` on a history: the revision K before it"
+    )
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        if self.back:
+            self.at = self.revision_id(paths.repo, self.old)
 
     def run(self, paths: RoundPaths) -> None:
-        self.backend.checkout(paths.repo, paths.checkout, paths.scratch)
+        if self.back:
+            self.backend.checkout_at(paths.repo, paths.checkout, paths.scratch, self.at)
+        else:
+            self.backend.checkout(paths.repo, paths.checkout, paths.scratch)
 
     def expected(self) -> Files:
+        if self.back:
+            return self.files_at(self.old)
         return dict(self.payload.files)
 
 
@@ -223,21 +291,39 @@ class Clone(_IntoCheckout):
         return work_tree + history
 
 
-class Update(_IntoCheckout):
+class Update(_ReachesBack, _IntoCheckout):
     name = "update"
     checks = "the working copy's files against the new revision's"
     needs = frozenset({"create", "commit", "update"})
-    summary = "a working copy brought up to a new revision (`git pull --ff-only`; `svn update`)"
+    summary = (
+        "a working copy brought up to a new revision (`git pull --ff-only`; `svn update`); "
+        "`back=K` on a history: from the revision K before the newest, holding nothing newer"
+    )
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
-        self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
-        self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+        if not self.back:
+            self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
+            self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+            return
+        at = self.revision_id(paths.repo, self.old)
+        self.backend.working_copy_at(paths.repo, paths.checkout, paths.scratch, at)
+        if not self._started:  # once: the working copy starts where it should
+            self._started = True
+            want = {**self.backend.created_files, **self.files_at(self.old)}
+            problems = tree_problems(paths.checkout, want, self.backend.checkout_ignores())
+            if problems:
+                raise VcsbenchError(
+                    f"{self.backend.label}: a working copy at revision {self.old} does not "
+                    f"hold that revision: {'; '.join(problems[:3])}"
+                )
 
     def run(self, paths: RoundPaths) -> None:
         self.backend.update(paths.checkout, paths.scratch)
 
     def expected(self) -> Files:
+        if self.back:
+            return dict(self.payload.files)
         return {**self.payload.files, **self.change}
 
 
@@ -325,25 +411,46 @@ class Log(_WithHistory):
         return []
 
 
-class Diff(_FromSeed):
+class Diff(_ReachesBack):
     name = "diff"
     checks = "the diff, applied to the parent's files, gives the new revision's"
     needs = frozenset({"create", "commit", "diff"})
-    summary = "unified diff of the newest revision (a file replaced, one added) against its parent"
+    summary = (
+        "unified diff of the newest revision (a file replaced, one added) against its parent; "
+        "`back=K` on a history: against the revision K before it, renames as delete + add"
+    )
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
-        self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
+        if self.back:
+            assert self.history is not None
+            newest = self.history.revisions
+            self.pair = (
+                self.revision_id(paths.repo, self.old),
+                self.revision_id(paths.repo, newest),
+            )
+        else:
+            self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
         self.answer: bytes | None = None
 
     def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.diff(paths.repo, paths.scratch)
+        if self.back:
+            self.answer = self.backend.diff_between(paths.repo, *self.pair, paths.scratch)
+        else:
+            self.answer = self.backend.diff(paths.repo, paths.scratch)
 
     def expected(self) -> Files:
+        if self.back:
+            return dict(self.payload.files)
         return {**self.payload.files, **self.change}
 
     def verify(self, paths: RoundPaths) -> list[str]:
-        """The diff, applied to the parent's files, must give the newest revision's."""
+        """The diff, applied to the parent's files (with ``back=K``, the old revision's
+        text files), must give the newest revision's."""
+        if self.back:
+            assert self.history is not None
+            old, new = self.nodes_at(self.old), self.nodes_at(self.history.revisions)
+            return revisions_patch_problems(self.answer or b"", old, new)
         return patch_problems(self.answer or b"", self.payload.files, self.change)
 
 
