@@ -332,11 +332,13 @@ def test_operations_reach_back_and_are_verified(source: Path, tmp_path: Path) ->
     result = vcsbench(
         "run", "--backends", "git-pygit2,svn-cli,svn-fs",
         "--ops", "checkout[back=6],diff[back=9],update[back=9]",
-        "--payloads", f"history:{source}", "--repos", "3", "--fs", f"dir:{tmp_path}",
+        "--payloads", f"history:{source},hello", "--repos", "3", "--fs", f"dir:{tmp_path}",
         "--out", str(out), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
-    assert "svn-fs × diff[back=9]: skipped, svn-fs has no diff" in result.stdout + result.stderr
+    said = result.stdout + result.stderr
+    assert "svn-fs × diff[back=9]: skipped, svn-fs has no diff" in said
+    assert "svn-cli × update[back=9]: skipped for hello, back= reaches into a replayed" in said
     found = {
         (b["extra_info"]["vcsbench"]["backend"]["name"], b["extra_info"]["vcsbench"]["op"]):
         b["extra_info"]["vcsbench"]

@@ -315,6 +315,8 @@ class Selection:
     def unsupported(self) -> list[str]:
         """One line per (backend variant, operation) pair of the selection that cannot
         run, saying why (what the operation needs that the backend lacks)."""
+        from vcsbench.workload.history import is_history
+
         lines = []
         for op in self.ops:
             needs = operation_needs(op)
@@ -324,6 +326,14 @@ class Selection:
                     lines.append(
                         f"{backend.text} × {op}: skipped, {backend.name} has no "
                         f"{', '.join(sorted(lacks))}"
+                    )
+                elif split_variant(op)[1].get("back") and any(
+                    not is_history(p) for p in self.payloads
+                ):
+                    plain = [p for p in self.payloads if not is_history(p)]
+                    lines.append(
+                        f"{backend.text} × {op}: skipped for {', '.join(plain)}, back= reaches "
+                        "into a replayed history"
                     )
                 elif any(not replays(backend, op, p) for p in self.payloads):
                     lines.append(
@@ -340,7 +350,8 @@ class Selection:
 
 
 def check_back(ops: list[str], payloads: list[str]) -> None:
-    """``back=K`` counts revisions of a replayed history: one line if a payload is none."""
+    """``back=K`` counts revisions of a replayed history: one line if no payload is one,
+    or if K reaches before a history's first revision."""
     from vcsbench.workload.history import HistoryPayload
     from vcsbench.workload.payloads import load_payload
 
@@ -348,13 +359,14 @@ def check_back(ops: list[str], payloads: list[str]) -> None:
         back = split_variant(op)[1].get("back")
         if not back:
             continue
-        for name in payloads:
-            payload = load_payload(name)  # loaded (and cached) when the payloads were read
-            if not isinstance(payload, HistoryPayload):
-                raise VcsbenchError(
-                    f"operation {op} reaches back into a replayed history, and payload "
-                    f"{name!r} is not one; use a history:REPO payload or drop back="
-                )
+        histories = [p for p in map(load_payload, payloads) if isinstance(p, HistoryPayload)]
+        if not histories:  # with one, the others' benchmarks of it are skipped, said
+            raise VcsbenchError(
+                f"operation {op} reaches back into a replayed history, and payload "
+                f"{payloads[0]!r} is not one; use a history:REPO payload or drop back="
+            )
+        for payload in histories:  # loaded (and cached) when the payloads were read
+            name = payload.name
             if int(back) >= payload.revisions:
                 raise VcsbenchError(
                     f"operation {op}: payload {name} replays {payload.revisions} "
@@ -364,10 +376,12 @@ def check_back(ops: list[str], payloads: list[str]) -> None:
 
 def replays(backend: Variant, op: str, payload: str) -> bool:
     """A history payload's operations on a repository built from it need a backend that
-    replays (``create``, which commits nothing, does not)."""
+    replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
     from vcsbench.workload.history import is_history
 
-    if not is_history(payload) or not operation_class(op).builds_seed:
+    if not is_history(payload):
+        return not split_variant(op)[1].get("back")
+    if not operation_class(op).builds_seed:
         return True
     return "replay" in backend.cls.capabilities
 
