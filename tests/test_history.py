@@ -408,3 +408,28 @@ def test_reaching_back_is_verified_and_its_sabotage_caught(
         assert found[1], f"sabotaged {op_spec} passed verification"
     finally:
         backend.close()
+
+
+def test_a_diff_between_revisions_is_read_hunk_by_hunk() -> None:
+    """A file replaced by an equal one may be shown deleted and added whole (svn, for a
+    node replaced by a copy); a hunk that changes what did not change, a changed file left
+    out, or a deletion shown wrong is caught."""
+    from vcsbench.backends.changes import Node
+    from vcsbench.workload.patches import revisions_patch_problems
+
+    old = {"same.txt": Node("file", b"a\nb\n"), "gone.txt": Node("file", b"x\n")}
+    new = {"same.txt": Node("file", b"a\nb\n"), "new.txt": Node("file", b"n\n")}
+    added = b"--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n"
+    deleted = b"--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+    replaced = b"--- a/same.txt\n+++ b/same.txt\n@@ -1,2 +1,2 @@\n-a\n-b\n+a\n+b\n"
+    assert [] == revisions_patch_problems(added + deleted, old, new)
+    assert [] == revisions_patch_problems(added + deleted + replaced, old, new)
+    altered = b"--- a/same.txt\n+++ b/same.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+    assert ["same.txt: the diff applied to the old revision does not give the new"] == (
+        revisions_patch_problems(added + deleted + altered, old, new)
+    )
+    assert ["gone.txt: changed, not in the diff"] == revisions_patch_problems(added, old, new)
+    wrong = b"--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-y\n"
+    assert ["gone.txt: the diff applied to the old revision does not give the new"] == (
+        revisions_patch_problems(added + wrong, old, new)
+    )

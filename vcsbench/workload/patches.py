@@ -114,28 +114,28 @@ def revisions_patch_problems(
     diff: bytes, old: Mapping[str, Node], new: Mapping[str, Node]
 ) -> list[str]:
     """Whether ``diff`` is the difference between two whole trees: it names every text
-    file whose contents differ (added, deleted, or changed), and changes nothing else;
-    each such file's hunks turn its old contents (none: empty) into its new ones.
-    Symlinks and binary files (a NUL byte) need not be named: each VCS shows them its own
-    way (or, like ``hg diff`` and ``svn diff`` on an executable bit, as no hunks)."""
+    file whose contents differ (added, deleted, or changed), and the hunks of every file it
+    names turn the old contents (none: empty) into the new ones -- a file replaced by an
+    equal one may be shown deleted and added whole (svn does, for a node replaced by a
+    copy), never changed. Symlinks and binary files (a NUL byte) need not be named: each
+    VCS shows them its own way (or, like ``hg diff`` and ``svn diff`` on an executable bit,
+    as no hunks)."""
     files = parse_unified(diff)
     changed = {rel for rel in set(old) | set(new) if old.get(rel) != new.get(rel)}
     problems = []
-    # a path named without hunks may be a property change (svn names the root for one)
-    extra = sorted(rel for rel, hunks in files.items() if hunks and rel not in changed)
-    if extra:
-        problems.append(f"the diff changes {len(extra)} unchanged path(s), first {extra[0]!r}")
-    for rel in sorted(changed):
+    for rel in sorted(changed | set(files)):
         before, after = old.get(rel), new.get(rel)
         if any(n is not None and (n.kind == "link" or b"\0" in n.data) for n in (before, after)):
             continue
         want_old = before.data if before is not None else b""
         want_new = after.data if after is not None else b""
-        if want_old == want_new:  # a mode change alone, or an empty file added or deleted
-            continue
         hunks = files.get(rel)
         if hunks is None:
-            problems.append(f"{rel}: changed, not in the diff")
+            if want_old != want_new:  # not a mode change alone, nor an empty file come or gone
+                problems.append(f"{rel}: changed, not in the diff")
+        elif not hunks:
+            if want_old != want_new:
+                problems.append(f"{rel}: in the diff without its changes")
         elif apply_hunks(want_old, hunks) != want_new:
             problems.append(f"{rel}: the diff applied to the old revision does not give the new")
     return problems
