@@ -414,8 +414,11 @@ def test_benchmark_max_time_keeps_the_rounds_that_fit(suite: pytest.Pytester) ->
     vcs = bench["extra_info"]["vcsbench"]
     assert 5 <= vcs["repos"] < 100000 and not vcs["partial"]
     # A projection made after each batch of 64 rounds: it can overshoot by about a batch
-    # where the pace changes (CI once took 0.78 s of the 0.5 s), never by the rounds asked.
-    assert vcs["harness"]["benchmark_wall_s"] < 2 * 0.5
+    # where the pace changes (CI once took 0.78 s of the 0.5 s; with the other test worker
+    # writing beside it, 2.15 s, its slowest rounds many times the median), never by the
+    # rounds asked.
+    batch_s = 64 * bench["stats"]["max"]
+    assert vcs["harness"]["benchmark_wall_s"] < 0.5 + batch_s + 0.5
     assert vcs["floor"]["ms_per_repo"] is not None  # the last round was still the floor's
 
 
