@@ -136,6 +136,12 @@ def test_a_history_is_measured_and_recorded(source: Path, tmp_path: Path) -> Non
         ]
         assert 6 == bench["harness"]["replay"]["commits"]
         assert bench["harness"]["replay"]["commits_per_s"] > 0
+    # one replay per backend variant in the run: the seed the first benchmark of it built
+    # (here its perturbation check's bare loop, before its rounds) is copied by the rest
+    reused = {(b["backend"]["name"], b["op"]): b["harness"]["replay"].get("reused", 0)
+              for b in found}  # fmt: skip
+    assert {1.0} == set(reused.values()), reused
+    assert [] == [p for p in Path(os.environ["TMPDIR"]).iterdir() if "vcsbench" in p.name]
 
 
 def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
@@ -433,3 +439,63 @@ def test_a_diff_between_revisions_is_read_hunk_by_hunk() -> None:
     assert ["gone.txt: the diff applied to the old revision does not give the new"] == (
         revisions_patch_problems(added + wrong, old, new)
     )
+
+
+def test_the_synthetic_history_is_the_same_on_every_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``history:synthetic:N``: N commits and the next, written once into the corpus cache
+    by git fast-import from a seeded generator -- the same commit ids anywhere."""
+    monkeypatch.setenv("VCSBENCH_CORPUS", str(tmp_path))
+    payload = load_history_payload("history:synthetic:50")
+    assert 50 == payload.identity["commits"] == payload.revisions
+    assert "447f418f72dde52580e88e3b2df16e17c2b02de4" == payload.identity["last"]
+    assert "fc259ba95b020257259ac7a5ebcce839ce0a364d" == payload.identity["next"]
+    assert ["synthetic-50.git"] == [p.name for p in tmp_path.iterdir()]
+
+
+WALKS = {
+    "topo-log[limit=7]": ("topo_log", lambda real: lambda path, limit: real(path, limit)[1:]),
+    "rev-list": ("rev_list", lambda real: lambda path: real(path)[:-1]),
+    "objects": ("objects", lambda real: lambda path: [*real(path), real(path)[0]]),
+}
+
+
+@pytest.mark.parametrize("op_spec", list(WALKS))
+@pytest.mark.parametrize("variant", ["git-cli[seed-graph=none,seed-pack=full]",
+                                     "git-cli[seed-graph=write,seed-pack=bitmap]"])  # fmt: skip
+def test_walks_are_verified_and_the_seed_holds_what_the_variant_asks(
+    source: Path, tmp_path: Path, op_spec: str, variant: str
+) -> None:
+    """git's walks on a replayed history, read back by libgit2: each answer checked, and a
+    sabotaged one (an entry dropped, an object listed twice) caught; the seed holds a
+    commit-graph and a bitmap only where the variant writes them."""
+    from vcsbench.backends import make_backend
+    from vcsbench.workload.operation import RoundPaths
+    from vcsbench.workload.operations import make_operation
+
+    backend = make_backend(variant)
+    backend.ready(tmp_path)
+    payload = load_history_payload(f"history:{source}")
+    for container in ("repos", "checkouts", "scratch"):
+        (tmp_path / container).mkdir()
+    method, make_bad = WALKS[op_spec]
+    try:
+        found = []
+        for index in (0, 1):
+            paths = RoundPaths.of(tmp_path, index)
+            paths.scratch.mkdir()
+            op = make_operation(op_spec, backend, payload)
+            op.prepare(paths)
+            op.run(paths)
+            found.append(op.verify(paths))
+            setattr(backend, method, make_bad(getattr(backend, method)))
+        assert [] == found[0]
+        assert found[1], f"sabotaged {op_spec} passed verification"
+        info = paths.repo / ".git" / "objects"
+        writes = "write" in variant
+        assert writes == (info / "info" / "commit-graph").exists()
+        assert writes == any((info / "pack").glob("pack-*.bitmap"))
+        assert 1 == len(list((info / "pack").glob("pack-*.pack")))
+    finally:
+        backend.close()

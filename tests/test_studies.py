@@ -392,3 +392,37 @@ def test_a_backend_that_changes_commit_makes_its_first_revision_through_it(
         backend.create_commit(tmp_path / "r", {"a.txt": b"a"}, "first", tmp_path)
         assert backend.verify(tmp_path / "r", {"a.txt": b"a"}) == []
     assert ["first"] == calls
+
+
+def test_git_walk_studies_set_gits_published_figures_beside_this_runs(tmp_path: Path) -> None:
+    """commit-graph's and bitmaps' tables, on a run of their variants and operations on a
+    short synthetic history (the studies' own is 10,000 commits): each variant's time
+    against the one without, the published seconds and ratio beside it."""
+    from vcsbench.studies.git_walks import BITMAPS, COMMIT_GRAPH
+
+    graph = {"topo-log": ("8.31", "0.94", "0.11x"), "rev-list": ("5.89", "1.07", "0.18x")}
+    for study, published in (
+        (COMMIT_GRAPH, graph),
+        (BITMAPS, {"objects": ("44.10", "5.40", "0.12x")}),
+    ):
+        out = tmp_path / f"{study.name}.json"
+        result = vcsbench(
+            "run", "--backends", study.backends, "--ops", study.ops,
+            "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
+            "--perturbation", "off", "--out", str(out),
+            env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
+        )  # fmt: skip
+        assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
+        run = read(out)
+        tables = study.tables([run])
+        for op, (without, with_, ratio_) in published.items():
+            base, other = [b for b in run.benchmarks if b.op == op]
+            table = next(t for key, t in tables.items() if f"/{op}/" in key)
+            cols = headers(table)
+            cells = {r[0]: dict(zip(cols, r, strict=True)) for r in rows(table).values()}
+            assert cells[base.label]["published s"] == without
+            assert cells[other.label]["published s"] == with_
+            assert cells[other.label]["published ratio"] == ratio_
+            assert cells[other.label]["time ratio"] == ratio(median_ms(other), median_ms(base))
+            assert "0" == cells[base.label]["errors"] == cells[other.label]["errors"]
+            assert study.source.split(" (")[0] in table and "Linux" in table

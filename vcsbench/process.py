@@ -90,7 +90,7 @@ def closed(closer: Closer, failures: list[str]) -> None:
     """``closer`` came down (or tried to: ``failures``); it is no longer up."""
     with contextlib.suppress(ValueError):
         _STATE.up.remove(closer)
-    if not failures:
+    if not failures and getattr(closer, "counted", True):
         _STATE.torn_down.append(closer.what)
 
 

@@ -320,6 +320,20 @@ def branch_at(repo: Path, commit: str) -> Iterator[None]:
         run_tool([*git, "update-ref", "--no-deref", ref, tip], env=git_env())
 
 
+def reachable_with_pygit2(repo_path: Path) -> tuple[set[str], set[str]]:
+    """Read by libgit2, not git: the id of every commit reachable from a ref, and of every
+    object the repository holds (loose or packed)."""
+    import pygit2
+
+    repo = _open_as_reader(repo_path)
+    commits: set[str] = set()
+    for name in repo.references:
+        target = repo.references[name].resolve().target
+        if isinstance(repo[target], pygit2.Commit):
+            commits.update(str(c.id) for c in repo.walk(target))
+    return commits, {str(oid) for oid in repo.odb}
+
+
 def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
     """The ``revision``-th commit's tree (first parents, from the root), read by ``git
     ls-tree`` and ``git cat-file --batch``: every file's kind and SHA-256."""

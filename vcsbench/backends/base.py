@@ -378,6 +378,27 @@ class Backend(abc.ABC):
         detection (a renamed file is a deletion and an addition)."""
         raise NotImplementedError(f"{self.name} has no revisions by number")
 
+    def seeded(self, path: Path) -> None:
+        """Untimed, once the repository every round starts from is built (a seed): what
+        the variant does to it before it is copied (git-cli's ``seed-graph``,
+        ``seed-pack``). Most variants leave it as built."""
+
+    # Walks of the whole history (capability "walk", git's own commands): what git's
+    # commit-graph and reachability bitmaps were made to speed up.
+
+    def topo_log(self, path: Path, limit: int) -> list[str]:
+        """``git log --oneline --topo-order -LIMIT``: the newest ``limit`` commits' titles."""
+        raise NotImplementedError(f"{self.name} has no walk")
+
+    def rev_list(self, path: Path) -> list[str]:
+        """``git rev-list --all``: the id of every commit reachable from a ref."""
+        raise NotImplementedError(f"{self.name} has no walk")
+
+    def objects(self, path: Path) -> list[str]:
+        """``git rev-list --objects --all``: the id of every object reachable from a ref
+        (what a full pack holds; bitmaps used where the repository has them)."""
+        raise NotImplementedError(f"{self.name} has no walk")
+
     def storage_problems(self, path: Path) -> list[str]:
         """After ``gc``: what is left unpacked, read from the files themselves."""
         return []

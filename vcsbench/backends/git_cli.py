@@ -69,7 +69,7 @@ class GitCli(GitBackend):
     capabilities = frozenset(
         {
             "create", "commit", "checkout", "clone", "update", "log", "status", "diff", "gc",
-            "add", "publish", "replay", "revisions",
+            "add", "publish", "replay", "revisions", "walk",
         }
     )  # fmt: skip
     remote_calls = frozenset({"clone", "update", "publish"})
@@ -79,6 +79,8 @@ class GitCli(GitBackend):
         "core.fsyncMethod": "",
         "objects": "loose",
         "bin": "",
+        "seed-graph": "",
+        "seed-pack": "",
         **REMOTE_OPTIONS,
     }
 
@@ -101,6 +103,12 @@ class GitCli(GitBackend):
                 f"option objects={self.options['objects']!r} is not known; use loose "
                 "(git add + git commit) or packed (git fast-import)"
             )
+        for key, known in (("seed-graph", ("none", "write")), ("seed-pack", ("full", "bitmap"))):
+            if self.options[key] not in ("", *known):
+                raise VcsbenchError(
+                    f"option {key}={self.options[key]!r} is not known; use {' or '.join(known)}"
+                    f" (or leave it out: the seed as the replay or commits left it)"
+                )
         self._env = git_env()
         self._tool = tools_in(self.options["bin"], ("git",), GIT_BIN_HINT)["git"]
 
@@ -289,6 +297,45 @@ class GitCli(GitBackend):
 
     def diff(self, path: Path, scratch: Path) -> bytes:
         return run_tool(self._git("-C", str(path), "diff", "HEAD~1", "HEAD"), env=self._env)
+
+    def seeded(self, path: Path) -> None:
+        """``seed-pack=full|bitmap``: every object in one pack (``git repack -a -d``), with a
+        reachability bitmap or without one; ``seed-graph=none|write``: no commit-graph
+        file (one an automatic gc wrote during the build is removed), or one written
+        (``git commit-graph write --reachable``)."""
+        git = ("-C", str(path))
+        pack = self.options["seed-pack"]
+        if pack:
+            bitmap = "--write-bitmap-index" if pack == "bitmap" else "--no-write-bitmap-index"
+            run_tool(self._git(*git, "repack", "-a", "-d", "-q", bitmap), env=self._env)
+        graph = self.options["seed-graph"]
+        info = git_dir_of(path) / "objects" / "info"
+        if graph:
+            (info / "commit-graph").unlink(missing_ok=True)
+            if (info / "commit-graphs").is_dir():  # a split graph: files of the seed's own
+                for chain in (info / "commit-graphs").iterdir():
+                    chain.unlink()
+                (info / "commit-graphs").rmdir()
+        if graph == "write":
+            run_tool(self._git(*git, "commit-graph", "write", "--reachable"), env=self._env)
+
+    def topo_log(self, path: Path, limit: int) -> list[str]:
+        out = run_tool(
+            self._git("-C", str(path), "log", "--oneline", "--topo-order", f"-{limit}"),
+            env=self._env,
+        )
+        return [line.partition(" ")[2] for line in out.decode().splitlines()]
+
+    def rev_list(self, path: Path) -> list[str]:
+        out = run_tool(self._git("-C", str(path), "rev-list", "--all"), env=self._env)
+        return out.decode().split()
+
+    def objects(self, path: Path) -> list[str]:
+        out = run_tool(
+            self._git("-C", str(path), "rev-list", "--objects", "--all", "--use-bitmap-index"),
+            env=self._env,
+        )
+        return [line.split(b" ", 1)[0].decode() for line in out.splitlines()]
 
     def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
         return run_tool(self._git("-C", str(path), "diff", "--no-renames", old, new), env=self._env)

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -33,7 +34,10 @@ from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
+from vcsbench.sandbox.spec import parse_fs_spec
 from vcsbench.workload.operation import Operation
+from vcsbench.workload.operations import operation_class
+from vcsbench.workload.seeded import SHARED_SEEDS
 
 COUNT = pytest.StashKey[int]()
 ROUNDS_BESIDE = 50
@@ -71,9 +75,28 @@ class VcsSession:
         """--perturbation once: the check made beside a backend's first benchmark, by
         variant, recorded in each later benchmark of it too."""
         self.ops_wall_s = 0.0
+        self._seeds_kept = False
 
     def close(self) -> None:
         self._stack.close()
+
+    def _keep_seeds(self) -> None:
+        """Once per run, before its first benchmark: a directory of the run's own where a
+        seed one benchmark built (a replayed history, a repository of N revisions) waits
+        for the next benchmark of the same backend variant, named to the workers in the
+        environment (any value found there is replaced). A marked ``dir:`` sandbox in the
+        temp directory: removed with the run, and by ``cleanup`` after a SIGKILL."""
+        if self._seeds_kept:
+            return
+        self._seeds_kept = True
+        os.environ.pop(SHARED_SEEDS, None)
+        if not any(operation_class(op).builds_seed for op in self.selection.ops):
+            return
+        box = Sandbox(parse_fs_spec(f"dir:{tempfile.gettempdir()}"))
+        box.counted = False  # not a sandbox the closing line counts: no benchmark ran in it
+        self._stack.enter_context(box)
+        os.environ[SHARED_SEEDS] = str(box.root)
+        self._stack.callback(os.environ.pop, SHARED_SEEDS, None)
 
     @contextmanager
     def sandbox(self, spec: FsSpec) -> Iterator[Sandbox]:
@@ -123,6 +146,7 @@ class VcsSession:
         group = self._interleaved_group(backend, fs, op, payload, built_in)
         if group and not benchmark.disabled:
             return self._from_group(benchmark, backend, fs, op, payload, group, rounds)
+        self._keep_seeds()
         process.doing(label)
         try:
             with (

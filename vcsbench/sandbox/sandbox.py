@@ -95,6 +95,10 @@ def _run(argv: list[str], what: str) -> str:
 class Sandbox:
     """A filesystem to benchmark in. Use as a context manager; ``root`` is where to work."""
 
+    counted = True
+    """Whether an interrupted run's closing line counts it among the sandboxes torn down
+    (not the directory where a run keeps its seeds)."""
+
     def __init__(self, spec: FsSpec, image_dir: Path | None = None) -> None:
         self.spec = spec
         self.image_dir = image_dir

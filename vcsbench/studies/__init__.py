@@ -10,6 +10,7 @@ from vcsbench.studies import (
     ghe2015,
     git_fsync,
     git_storage,
+    git_walks,
     markus2011,
     markus2013,
     markus_today,
@@ -18,8 +19,13 @@ from vcsbench.studies import (
 from vcsbench.studies.base import LoadStudy, Study
 
 STUDIES: dict[str, Study] = {
-    module.STUDY.name: module.STUDY
-    for module in (markus2013, git_fsync, markus_today, svn_storage, git_storage, distance)
+    study.name: study
+    for study in (
+        *(m.STUDY for m in (markus2013, git_fsync, markus_today, svn_storage, git_storage)),
+        distance.STUDY,
+        git_walks.COMMIT_GRAPH,
+        git_walks.BITMAPS,
+    )
 }
 LOAD_STUDIES: dict[str, LoadStudy] = {
     module.STUDY.name: module.STUDY for module in (markus2011, ghe2015)

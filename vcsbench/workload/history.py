@@ -99,6 +99,15 @@ def parse_history_name(name: str) -> HistorySpec:
         from vcsbench.workload.corpus import corpus_repo
 
         source = str(corpus_repo(source[len("corpus:") :]))
+    elif source.startswith("synthetic:"):  # N commits of small files, written on first use
+        from vcsbench.workload.corpus import corpus_dir
+        from vcsbench.workload.synthetic import synthetic_repo
+
+        count = source[len("synthetic:") :]
+        if not count.isdigit():
+            raise VcsbenchError(f"{where}: synthetic:{count} -- give a number of commits")
+        source = str(synthetic_repo(int(count), corpus_dir()))
+        commits = commits or int(count)
     start = options.get("from", "HEAD") or "HEAD"
     if start.startswith("-") or any(c.isspace() for c in start):
         raise VcsbenchError(f"{where}: from={start!r} is not a revision (a commit id, a branch)")

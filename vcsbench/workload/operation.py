@@ -75,9 +75,9 @@ def read_tree(root: Path, ignore: frozenset[str] = frozenset()) -> dict[str, byt
     return files
 
 
-def parse_history(value: str) -> int:
+def parse_history(value: str, key: str = "history") -> int:
     if not value.isdigit() or int(value) < 1:
-        raise VcsbenchError(f"operation option history={value!r} is not a whole number >= 1")
+        raise VcsbenchError(f"operation option {key}={value!r} is not a whole number >= 1")
     return int(value)
 
 
@@ -128,8 +128,9 @@ class Operation(abc.ABC):
                 f"unknown option {unknown[0]!r} for operation {cls.name}; accepted: {accepted}"
             )
         options = {**cls.option_defaults, **given}
-        if "history" in options:
-            parse_history(options["history"])
+        for key in ("history", "limit"):
+            if key in options:
+                parse_history(options[key], key)
         if options.get("back"):
             parse_back(options["back"])
         return options

@@ -42,8 +42,11 @@ from vcsbench.workload.seeded import (
     Diff,
     Gc,
     Log,
+    Objects,
     Publish,
+    RevList,
     Status,
+    TopoLog,
     Update,
 )
 
@@ -113,6 +116,9 @@ OPERATIONS: dict[str, type[Operation]] = {
         Diff,
         Gc,
         Add,
+        TopoLog,
+        RevList,
+        Objects,
     )
 }
 OPS = tuple(OPERATIONS)

@@ -3,6 +3,7 @@ backend under test built once per benchmark (a seed), made untimed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from vcsbench.backends._git import reachable_with_pygit2
 from vcsbench.backends.base import (
     Backend,
     Files,
@@ -24,6 +26,7 @@ from vcsbench.workload.operation import (
     UNTRACKED_FILE,
     Operation,
     RoundPaths,
+    parse_history,
     tree_problems,
 )
 from vcsbench.workload.patches import patch_problems, revisions_patch_problems
@@ -31,6 +34,36 @@ from vcsbench.workload.payloads import Payload
 from vcsbench.workload.seeds import Seed
 
 REPLAY_FILE = "replay.json"
+SHARED_SEEDS = "VCSBENCH_SHARED_SEEDS"
+"""The environment variable naming where a run keeps the seeds its benchmarks built, for
+its later benchmarks of the same backend variant: a directory of the run's own (a marked
+sandbox the session makes, removes at its end, and ``cleanup`` removes after a SIGKILL),
+set by the session, which replaces any value it finds, and inherited by the workers that
+run rounds."""
+
+
+def shared_seed(backend: Backend, name: str) -> Path | None:
+    """Where the run keeps seed ``name`` of ``backend`` (its label, options and library
+    versions), if the run keeps seeds."""
+    where = os.environ.get(SHARED_SEEDS)
+    if not where:
+        return None
+    key = json.dumps([backend.label, backend.versions(), name], sort_keys=True)
+    return Path(where) / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def _publish(seed: Path, shared: Path) -> None:
+    """Copy a seed just built (repository and replay figures) where the run keeps seeds:
+    written aside and renamed, so a reader never meets half of one; the first of two
+    builders to finish is kept."""
+    aside = shared.with_name(f".{shared.name}-{os.getpid()}")
+    Seed.read(seed / "building").copy_to(aside / "repo")
+    if (seed / REPLAY_FILE).exists():
+        (aside / REPLAY_FILE).write_bytes((seed / REPLAY_FILE).read_bytes())
+    try:
+        os.rename(aside, shared)
+    except OSError:  # another process of the run published it first
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 class _FromSeed(Operation):
@@ -78,7 +111,7 @@ class _FromSeed(Operation):
         return {
             k: float(v)
             for k, v in data.items()
-            if k in ("commits", "seconds", "commits_per_s")
+            if k in ("commits", "seconds", "commits_per_s", "reused")
             and isinstance(v, int | float)
             and math.isfinite(v)
             and v >= 0
@@ -90,8 +123,19 @@ class _FromSeed(Operation):
             if not (seed / "repo").exists():
                 shutil.rmtree(seed, ignore_errors=True)
                 (seed / "scratch").mkdir(parents=True)
-                # Built aside and renamed: a build cut short is never taken for a seed.
-                self.build(seed / "building", seed / "scratch")
+                shared = shared_seed(self.backend, self.seed_name())
+                if shared is not None and (shared / "repo").is_dir():
+                    # an earlier benchmark of the run built it: copied, said in the figures
+                    Seed.read(shared / "repo").copy_to(seed / "building")
+                    if (shared / REPLAY_FILE).exists():
+                        figures = json.loads((shared / REPLAY_FILE).read_text()[:4096])
+                        (seed / REPLAY_FILE).write_text(json.dumps({**figures, "reused": 1}))
+                else:
+                    # Built aside and renamed: a build cut short is never taken for a seed.
+                    self.build(seed / "building", seed / "scratch")
+                    self.backend.seeded(seed / "building")
+                    if shared is not None:
+                        _publish(seed, shared)
                 os.rename(seed / "building", seed / "repo")
             self._seed = Seed.read(seed / "repo")
         self._seed.copy_to(paths.repo)
@@ -407,6 +451,111 @@ class Log(_WithHistory):
             return [
                 f"log gave {len(got)} messages, the repository has {len(want)}; "
                 f"first difference at entry {first}"
+            ]
+        return []
+
+
+def title(message: str) -> str:
+    """What ``git log --oneline`` prints of a message: its first paragraph on one line."""
+    paragraph = message.strip().split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
+
+
+class TopoLog(_WithHistory):
+    name = "topo-log"
+    checks = "the titles against the newest `limit` messages the history was written with"
+    needs = frozenset({"create", "commit", "walk"})
+    option_defaults: ClassVar[Mapping[str, str]] = {"history": "100", "limit": "1000"}
+    summary = (
+        "`git log --oneline --topo-order -LIMIT` on a repository of `history` revisions (what "
+        "git's commit-graph was measured on)"
+    )
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.answer: list[str] | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.topo_log(paths.repo, self.limit)
+
+    @property
+    def limit(self) -> int:
+        return parse_history(self.options["limit"])
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        want = [title(m) for m in self.messages()[: self.limit]]
+        got = self.answer or []
+        if got != want:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None
+            )
+            return [
+                f"log gave {len(got)} titles, the history's newest {len(want)} differ"
+                + (f" first at entry {first}" if first is not None else "")
+            ]
+        return []
+
+
+class RevList(_WithHistory):
+    name = "rev-list"
+    checks = "every commit id against those libgit2 reaches from the refs, no more, no less"
+    needs = frozenset({"create", "commit", "walk"})
+    summary = (
+        "`git rev-list --all` on a repository of `history` revisions: every commit reachable "
+        "(what git's commit-graph was measured on)"
+    )
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.answer: list[str] | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.rev_list(paths.repo)
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        commits, _ = reachable_with_pygit2(paths.repo)
+        got = self.answer or []
+        if len(got) != self.revisions or set(got) != commits:
+            return [
+                f"rev-list gave {len(got)} commits ({len(set(got) - commits)} unknown), the "
+                f"repository has {len(commits)} reachable, the history {self.revisions}"
+            ]
+        return []
+
+
+class Objects(_WithHistory):
+    name = "objects"
+    checks = "every object id against those libgit2 finds in the repository, each once"
+    needs = frozenset({"create", "commit", "walk"})
+    summary = (
+        "`git rev-list --objects --all --use-bitmap-index` on a repository of `history` "
+        "revisions: every object a full pack holds (what git's reachability bitmaps were "
+        "measured on)"
+    )
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.answer: list[str] | None = None
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.backend.objects(paths.repo)
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+    def verify(self, paths: RoundPaths) -> list[str]:
+        _, stored = reachable_with_pygit2(paths.repo)
+        got = self.answer or []
+        if len(got) != len(set(got)) or set(got) != stored:
+            return [
+                f"the walk listed {len(got)} objects ({len(set(got))} distinct), the "
+                f"repository holds {len(stored)} ({len(stored - set(got))} not listed)"
             ]
         return []
 
