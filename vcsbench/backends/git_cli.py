@@ -131,7 +131,10 @@ class GitCli(GitBackend):
         }
 
     def _git(self, *args: str) -> list[str]:
-        argv = [self._tool, "-c", "init.defaultBranch=main"]
+        # gc.autoDetach=false: a `git gc --auto` a commit sets off runs inside that commit,
+        # timed with it and done before it is checked -- not in the background, where it
+        # would race the next round's copy of the repository and outlive the run
+        argv = [self._tool, "-c", "init.defaultBranch=main", "-c", "gc.autoDetach=false"]
         for key in ("core.fsync", "core.fsyncMethod"):
             if self.options[key]:
                 argv += ["-c", f"{key}={self.options[key]}"]

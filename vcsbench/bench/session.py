@@ -37,7 +37,7 @@ from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.sandbox.spec import parse_fs_spec
 from vcsbench.workload.operation import Operation
 from vcsbench.workload.operations import operation_class
-from vcsbench.workload.seeded import SHARED_SEEDS
+from vcsbench.workload.seeded import REPLAY_PROGRESS, SHARED_SEEDS
 
 COUNT = pytest.StashKey[int]()
 ROUNDS_BESIDE = 50
@@ -147,6 +147,10 @@ class VcsSession:
         if group and not benchmark.disabled:
             return self._from_group(benchmark, backend, fs, op, payload, group, rounds)
         self._keep_seeds()
+        display = ProgressDisplay(
+            self.config, selection.progress, label, (self._serial, self.count, self.started)
+        )
+        REPLAY_PROGRESS[:] = [display]  # a seed's replay shows its progress too
         process.doing(label)
         try:
             with (
@@ -166,12 +170,7 @@ class VcsSession:
                     rounds=rounds,
                     cache=selection.cache,
                     verify=selection.verify,
-                    progress=ProgressDisplay(
-                        self.config,
-                        selection.progress,
-                        label,
-                        (self._serial, self.count, self.started),
-                    ),
+                    progress=display,
                     name=benchmark.name,
                     age=selection.age,
                     layout=selection.layout,

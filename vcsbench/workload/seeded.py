@@ -8,7 +8,8 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -40,6 +41,11 @@ its later benchmarks of the same backend variant: a directory of the run's own (
 sandbox the session makes, removes at its end, and ``cleanup`` removes after a SIGKILL),
 set by the session, which replaces any value it finds, and inherited by the workers that
 run rounds."""
+
+
+REPLAY_PROGRESS: list[Callable[[int, int, float, str], None]] = []
+"""The running benchmark's progress display (done, total, seconds, unit), where the session
+set one: a replay of thousands of commits takes minutes before the first round."""
 
 
 def shared_seed(backend: Backend, name: str) -> Path | None:
@@ -91,7 +97,13 @@ class _FromSeed(Operation):
     def build(self, repo: Path, scratch: Path) -> None:
         """Through the backend under test: the repository every round starts from."""
         if self.history is not None:
-            replay = self.history.replay_into(self.backend, repo, scratch)
+            show, started = REPLAY_PROGRESS[-1:], time.perf_counter()
+
+            def progress(done: int, count: int) -> None:
+                for display in show:
+                    display(done, count, time.perf_counter() - started, "commits replayed")
+
+            replay = self.history.replay_into(self.backend, repo, scratch, progress)
             (scratch.parent / REPLAY_FILE).write_text(json.dumps(replay))
             return
         self.backend.create(repo)
