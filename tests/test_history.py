@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -499,3 +500,54 @@ def test_walks_are_verified_and_the_seed_holds_what_the_variant_asks(
         assert 1 == len(list((info / "pack").glob("pack-*.pack")))
     finally:
         backend.close()
+
+
+def test_the_runs_kept_seeds_go_with_it_and_after_a_sigkill_with_cleanup(
+    source: Path, tmp_path: Path
+) -> None:
+    """The directory where a run keeps its seeds is its own: gone when the run ends, and
+    after a SIGKILL removed by ``vcsbench cleanup`` (proved the run's by its marker)."""
+    from helpers import wait_for
+
+    def kept() -> list[Path]:
+        return [p for p in Path(os.environ["TMPDIR"]).iterdir() if p.name.startswith("vcsbench-")]
+
+    assert [] == kept()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "run", "--backends", "git-pygit2",
+         "--ops", "log", "--payloads", f"history:{source}", "--repos", "100000",
+         "--fs", f"dir:{tmp_path}", "--perturbation", "off", "--progress", "lines",
+         "--out", str(tmp_path / "r.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(proc, "rounds")
+        (box,) = kept()
+        assert any(p.name.startswith("replay-") for p in box.iterdir())
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert [box] == kept()  # a SIGKILL leaves it, with the state file that proves it ours
+    cleaned = vcsbench("cleanup")
+    assert 0 == cleaned.returncode, cleaned.stdout + cleaned.stderr
+    assert [] == kept()
+
+
+@pytest.mark.parametrize("variant", ["git-cli", "git-cli[objects=packed]"])
+def test_a_git_cli_replay_makes_the_same_commits_every_time(
+    source: Path, tmp_path: Path, variant: str
+) -> None:
+    """Committed at the source's time, not the clock's: two replays, one commit id (so a
+    repository's packing after git's automatic gc is the same in every replay too)."""
+    from vcsbench.backends import make_backend
+
+    payload = load_history_payload(f"history:{source}")
+    heads = []
+    for n in (1, 2):
+        backend = make_backend(variant)
+        backend.ready(tmp_path)
+        (tmp_path / f"s{n}").mkdir()
+        payload.replay_into(backend, tmp_path / f"r{n}", tmp_path / f"s{n}")
+        heads.append(backend.revision_id(tmp_path / f"r{n}", 10))
+        backend.close()
+    assert heads[0] == heads[1]

@@ -195,19 +195,20 @@ class GitCli(GitBackend):
         apply_to_work_tree(path, change)
         run_tool(self._git("-C", str(path), "add", "-A"), env=self._env)
         author = f"{change.author_name} <{change.author_email}>"
+        when = f"@{change.when} +0000"  # committed then too: every replay the same ids
         run_tool(
             self._git(
                 "-C", str(path), "commit", "-q", "--allow-empty", "--no-verify",
-                "--author", author, "--date", f"@{change.when} +0000", "-F", "-",
+                "--author", author, "--date", when, "-F", "-",
             ),
-            env=self._env,
+            env={**self._env, "GIT_COMMITTER_DATE": when},
             stdin=change.message.encode(),
         )  # fmt: skip
 
     def _fast_import_change(self, path: Path, change: Change) -> None:
         head = head_oid(git_dir_of(path))
         author = f"{change.author_name} <{change.author_email}> {change.when} +0000"
-        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % time.time()
+        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % change.when
         message = change.message.encode()
         stream = [b"commit refs/heads/main\n", b"author " + author.encode() + b"\n", committer]
         stream.append(b"data %d\n%s\n" % (len(message), message))

@@ -77,7 +77,7 @@ COMMIT_GRAPH = Study(
     "commit-graph",
     "git log --topo-order -1000 and git rev-list --all on a 10,000-commit history, with "
     "and without a commit-graph file, beside git's published figures",
-    "git-cli[seed-graph=none],git-cli[seed-graph=write]",
+    "git-cli[seed-pack=full,seed-graph=none],git-cli[seed-pack=full,seed-graph=write]",
     "topo-log,rev-list",
     HISTORY,
     "tmpfs",
@@ -86,9 +86,9 @@ COMMIT_GRAPH = Study(
         "commit-graph",
         COMMIT_GRAPH_PUBLISHED,
         lambda b: b.backend.options.get("seed-graph") == "none",
-        "`seed-graph=none`: the repository without a commit-graph file (one an automatic gc "
-        "wrote during the replay removed); `write`: `git commit-graph write --reachable` "
-        "after the replay.",
+        "Both repacked into one pack after the replay (`git repack -a -d`); `seed-graph=none`: "
+        "without a commit-graph file (one an automatic gc wrote during the replay removed), "
+        "`write`: with one (`git commit-graph write --reachable`).",
         COMMIT_GRAPH_SOURCE,
     ),
     ("git",),
