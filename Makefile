@@ -47,7 +47,7 @@ clean-sandboxes: $(STAMP)
 REF := results/reference
 PYTEST_BENCH := $(VENV)/bin/python -m pytest benchmarks --benchmark-only -p no:cacheprovider -o filterwarnings=default -q --benchmark-columns=min,median,iqr,ops,rounds --vcs-progress=none
 
-reference: $(STAMP)
+reference: $(STAMP) corpus
 	mkdir -p $(REF)
 	$(VENV)/bin/vcsbench doctor --calibrate | tee $(REF)/calibrate.txt
 	$(VENV)/bin/vcsbench study markus2013 --repos 10000 --fs tmpfs --progress none --out $(REF)/markus2013-tmpfs.json.gz
@@ -76,3 +76,6 @@ reference: $(STAMP)
 	$(VENV)/bin/vcsbench study markus2011 --profile hdd --out $(REF)/markus2011-hdd.json.gz
 	rm -rf $(REF)/load-plots
 	$(VENV)/bin/vcsbench report $(REF)/markus2011.json.gz --plots $(REF)/load-plots > /dev/null
+	$(VENV)/bin/vcsbench study commit-graph --progress none --out $(REF)/commit-graph.json.gz
+	$(VENV)/bin/vcsbench study bitmaps --progress none --out $(REF)/bitmaps.json.gz
+	$(VENV)/bin/vcsbench run --backends git-cli,svn-cli,hg-cli --ops 'create+commit,commit,clone,checkout,log,checkout[back=100],diff[back=100],update[back=100]' --payloads history:corpus:pytz,submission --repos 20 --fs tmpfs --perturbation off --progress none --out $(REF)/histories.json.gz

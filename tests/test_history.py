@@ -455,10 +455,14 @@ def test_the_synthetic_history_is_the_same_on_every_machine(
     assert ["synthetic-50.git"] == [p.name for p in tmp_path.iterdir()]
 
 
-WALKS = {
-    "topo-log[limit=7]": ("topo_log", lambda real: lambda path, limit: real(path, limit)[1:]),
-    "rev-list": ("rev_list", lambda real: lambda path: real(path)[:-1]),
-    "objects": ("objects", lambda real: lambda path: [*real(path), real(path)[0]]),
+def _lines(change: Any) -> Any:
+    return lambda real: lambda *args: b"".join(change(real(*args).splitlines(keepends=True)))
+
+
+WALKS = {  # an entry dropped, the last dropped, the first listed twice
+    "topo-log[limit=7]": ("topo_log", _lines(lambda lines: lines[1:])),
+    "rev-list": ("rev_list", _lines(lambda lines: lines[:-1])),
+    "objects": ("objects", _lines(lambda lines: [*lines, lines[0]])),
 }
 
 

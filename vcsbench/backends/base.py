@@ -386,17 +386,20 @@ class Backend(abc.ABC):
     # Walks of the whole history (capability "walk", git's own commands): what git's
     # commit-graph and reachability bitmaps were made to speed up.
 
-    def topo_log(self, path: Path, limit: int) -> list[str]:
-        """``git log --oneline --topo-order -LIMIT``: the newest ``limit`` commits' titles."""
+    # What they print is returned as it came (read by the operation after the timing).
+
+    def topo_log(self, path: Path, limit: int) -> bytes:
+        """``git log --oneline --topo-order -LIMIT``: the newest ``limit`` commits, a line
+        each (abbreviated id, title)."""
         raise NotImplementedError(f"{self.name} has no walk")
 
-    def rev_list(self, path: Path) -> list[str]:
-        """``git rev-list --all``: the id of every commit reachable from a ref."""
+    def rev_list(self, path: Path) -> bytes:
+        """``git rev-list --all``: the id of every commit reachable from a ref, a line each."""
         raise NotImplementedError(f"{self.name} has no walk")
 
-    def objects(self, path: Path) -> list[str]:
-        """``git rev-list --objects --all``: the id of every object reachable from a ref
-        (what a full pack holds; bitmaps used where the repository has them)."""
+    def objects(self, path: Path) -> bytes:
+        """``git rev-list --objects --all``: every object reachable from a ref, a line each
+        (id, and a path for a blob or tree; bitmaps used where the repository has them)."""
         raise NotImplementedError(f"{self.name} has no walk")
 
     def storage_problems(self, path: Path) -> list[str]:

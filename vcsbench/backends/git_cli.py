@@ -323,23 +323,20 @@ class GitCli(GitBackend):
         if graph == "write":
             run_tool(self._git(*git, "commit-graph", "write", "--reachable"), env=self._env)
 
-    def topo_log(self, path: Path, limit: int) -> list[str]:
-        out = run_tool(
+    def topo_log(self, path: Path, limit: int) -> bytes:
+        return run_tool(
             self._git("-C", str(path), "log", "--oneline", "--topo-order", f"-{limit}"),
             env=self._env,
         )
-        return [line.partition(" ")[2] for line in out.decode().splitlines()]
 
-    def rev_list(self, path: Path) -> list[str]:
-        out = run_tool(self._git("-C", str(path), "rev-list", "--all"), env=self._env)
-        return out.decode().split()
+    def rev_list(self, path: Path) -> bytes:
+        return run_tool(self._git("-C", str(path), "rev-list", "--all"), env=self._env)
 
-    def objects(self, path: Path) -> list[str]:
-        out = run_tool(
+    def objects(self, path: Path) -> bytes:
+        return run_tool(
             self._git("-C", str(path), "rev-list", "--objects", "--all", "--use-bitmap-index"),
             env=self._env,
         )
-        return [line.split(b" ", 1)[0].decode() for line in out.splitlines()]
 
     def diff_between(self, path: Path, old: str, new: str, scratch: Path) -> bytes:
         return run_tool(self._git("-C", str(path), "diff", "--no-renames", old, new), env=self._env)

@@ -485,7 +485,7 @@ class TopoLog(_WithHistory):
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
-        self.answer: list[str] | None = None
+        self.answer: bytes | None = None
 
     def run(self, paths: RoundPaths) -> None:
         self.answer = self.backend.topo_log(paths.repo, self.limit)
@@ -499,7 +499,8 @@ class TopoLog(_WithHistory):
 
     def verify(self, paths: RoundPaths) -> list[str]:
         want = [title(m) for m in self.messages()[: self.limit]]
-        got = self.answer or []
+        lines = (self.answer or b"").decode(errors="replace").splitlines()
+        got = [line.partition(" ")[2] for line in lines]
         if got != want:
             first = next(
                 (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None
@@ -522,7 +523,7 @@ class RevList(_WithHistory):
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
-        self.answer: list[str] | None = None
+        self.answer: bytes | None = None
 
     def run(self, paths: RoundPaths) -> None:
         self.answer = self.backend.rev_list(paths.repo)
@@ -532,7 +533,7 @@ class RevList(_WithHistory):
 
     def verify(self, paths: RoundPaths) -> list[str]:
         commits, _ = reachable_with_pygit2(paths.repo)
-        got = self.answer or []
+        got = (self.answer or b"").decode(errors="replace").split()
         if len(got) != self.revisions or set(got) != commits:
             return [
                 f"rev-list gave {len(got)} commits ({len(set(got) - commits)} unknown), the "
@@ -553,7 +554,7 @@ class Objects(_WithHistory):
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
-        self.answer: list[str] | None = None
+        self.answer: bytes | None = None
 
     def run(self, paths: RoundPaths) -> None:
         self.answer = self.backend.objects(paths.repo)
@@ -563,7 +564,8 @@ class Objects(_WithHistory):
 
     def verify(self, paths: RoundPaths) -> list[str]:
         _, stored = reachable_with_pygit2(paths.repo)
-        got = self.answer or []
+        lines = (self.answer or b"").decode(errors="replace").splitlines()
+        got = [line.partition(" ")[0] for line in lines]
         if len(got) != len(set(got)) or set(got) != stored:
             return [
                 f"the walk listed {len(got)} objects ({len(set(got))} distinct), the "
