@@ -377,6 +377,28 @@ def test_reaching_back_wrongly_is_one_line(
     assert 1 == len(result.stderr.strip().splitlines()), result.stderr
 
 
+def two_rounds(
+    backend: Any, op_spec: str, payload: Any, tmp_path: Path, method: str, make_bad: Any
+) -> list[list[str]]:
+    """What verification found in a round as the runner makes it, then in one with the
+    backend's ``method`` replaced by ``make_bad(backend)``."""
+    from vcsbench.workload.operation import RoundPaths
+    from vcsbench.workload.operations import make_operation
+
+    for container in ("repos", "checkouts", "scratch"):
+        (tmp_path / container).mkdir()
+    found = []
+    for index in (0, 1):
+        paths = RoundPaths.of(tmp_path, index)
+        paths.scratch.mkdir()
+        op = make_operation(op_spec, backend, payload)
+        op.prepare(paths)
+        op.run(paths)
+        found.append(op.verify(paths))
+        setattr(backend, method, make_bad(backend))
+    return found
+
+
 @pytest.mark.parametrize(
     ("op_spec", "method", "make_bad"),
     [
@@ -393,24 +415,11 @@ def test_reaching_back_wrongly_is_one_line(
 def test_reaching_back_is_verified_and_its_sabotage_caught(
     source: Path, tmp_path: Path, op_spec: str, method: str, make_bad: Any
 ) -> None:
-    from vcsbench.workload.operation import RoundPaths
-    from vcsbench.workload.operations import make_operation
-
     backend = REGISTRY["git-cli"]()
     backend.ready(tmp_path)
     payload = load_history_payload(f"history:{source}")
-    for container in ("repos", "checkouts", "scratch"):
-        (tmp_path / container).mkdir()
     try:
-        found = []
-        for index in (0, 1):
-            paths = RoundPaths.of(tmp_path, index)
-            paths.scratch.mkdir()
-            op = make_operation(op_spec, backend, payload)
-            op.prepare(paths)
-            op.run(paths)
-            found.append(op.verify(paths))
-            setattr(backend, method, make_bad(backend))
+        found = two_rounds(backend, op_spec, payload, tmp_path, method, make_bad)
         assert [] == found[0]
         assert found[1], f"sabotaged {op_spec} passed verification"
     finally:
@@ -476,28 +485,18 @@ def test_walks_are_verified_and_the_seed_holds_what_the_variant_asks(
     sabotaged one (an entry dropped, an object listed twice) caught; the seed holds a
     commit-graph and a bitmap only where the variant writes them."""
     from vcsbench.backends import make_backend
-    from vcsbench.workload.operation import RoundPaths
-    from vcsbench.workload.operations import make_operation
 
     backend = make_backend(variant)
     backend.ready(tmp_path)
     payload = load_history_payload(f"history:{source}")
-    for container in ("repos", "checkouts", "scratch"):
-        (tmp_path / container).mkdir()
     method, make_bad = WALKS[op_spec]
     try:
-        found = []
-        for index in (0, 1):
-            paths = RoundPaths.of(tmp_path, index)
-            paths.scratch.mkdir()
-            op = make_operation(op_spec, backend, payload)
-            op.prepare(paths)
-            op.run(paths)
-            found.append(op.verify(paths))
-            setattr(backend, method, make_bad(getattr(backend, method)))
+        found = two_rounds(
+            backend, op_spec, payload, tmp_path, method, lambda b: make_bad(getattr(b, method))
+        )
         assert [] == found[0]
         assert found[1], f"sabotaged {op_spec} passed verification"
-        info = paths.repo / ".git" / "objects"
+        info = tmp_path / "repos" / "r0000001" / ".git" / "objects"
         writes = "write" in variant
         assert writes == (info / "info" / "commit-graph").exists()
         assert writes == any((info / "pack").glob("pack-*.bitmap"))

@@ -473,38 +473,47 @@ def title(message: str) -> str:
     return " ".join(line.strip() for line in paragraph.splitlines())
 
 
-class TopoLog(_WithHistory):
+class _Walk(_WithHistory):
+    """One of git's walks of the whole history; what it printed is kept as it came, and
+    read after the timing."""
+
+    needs = frozenset({"create", "commit", "walk"})
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        self.answer = b""
+
+    def run(self, paths: RoundPaths) -> None:
+        self.answer = self.walk(paths.repo)
+
+    def walk(self, repo: Path) -> bytes:
+        raise NotImplementedError
+
+    def lines(self) -> list[str]:
+        return self.answer.decode(errors="replace").splitlines()
+
+    def expected(self) -> Files:
+        return self.history_files()
+
+
+class TopoLog(_Walk):
     name = "topo-log"
     checks = "the titles against the newest `limit` messages the history was written with"
-    needs = frozenset({"create", "commit", "walk"})
     option_defaults: ClassVar[Mapping[str, str]] = {"history": "100", "limit": "1000"}
     summary = (
         "`git log --oneline --topo-order -LIMIT` on a repository of `history` revisions (what "
         "git's commit-graph was measured on)"
     )
 
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer: bytes | None = None
-
-    def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.topo_log(paths.repo, self.limit)
-
-    @property
-    def limit(self) -> int:
-        return parse_history(self.options["limit"])
-
-    def expected(self) -> Files:
-        return self.history_files()
+    def walk(self, repo: Path) -> bytes:
+        return self.backend.topo_log(repo, parse_history(self.options["limit"], "limit"))
 
     def verify(self, paths: RoundPaths) -> list[str]:
-        want = [title(m) for m in self.messages()[: self.limit]]
-        lines = (self.answer or b"").decode(errors="replace").splitlines()
-        got = [line.partition(" ")[2] for line in lines]
+        want = [title(m) for m in self.messages()[: int(self.options["limit"])]]
+        got = [line.partition(" ")[2] for line in self.lines()]
         if got != want:
-            first = next(
-                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), None
-            )
+            pairs = enumerate(zip(got, want, strict=False))
+            first = next((i for i, (a, b) in pairs if a != b), None)
             return [
                 f"log gave {len(got)} titles, the history's newest {len(want)} differ"
                 + (f" first at entry {first}" if first is not None else "")
@@ -512,28 +521,20 @@ class TopoLog(_WithHistory):
         return []
 
 
-class RevList(_WithHistory):
+class RevList(_Walk):
     name = "rev-list"
     checks = "every commit id against those libgit2 reaches from the refs, no more, no less"
-    needs = frozenset({"create", "commit", "walk"})
     summary = (
         "`git rev-list --all` on a repository of `history` revisions: every commit reachable "
         "(what git's commit-graph was measured on)"
     )
 
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer: bytes | None = None
-
-    def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.rev_list(paths.repo)
-
-    def expected(self) -> Files:
-        return self.history_files()
+    def walk(self, repo: Path) -> bytes:
+        return self.backend.rev_list(repo)
 
     def verify(self, paths: RoundPaths) -> list[str]:
         commits, _ = reachable_with_pygit2(paths.repo)
-        got = (self.answer or b"").decode(errors="replace").split()
+        got = self.lines()
         if len(got) != self.revisions or set(got) != commits:
             return [
                 f"rev-list gave {len(got)} commits ({len(set(got) - commits)} unknown), the "
@@ -542,30 +543,21 @@ class RevList(_WithHistory):
         return []
 
 
-class Objects(_WithHistory):
+class Objects(_Walk):
     name = "objects"
     checks = "every object id against those libgit2 finds in the repository, each once"
-    needs = frozenset({"create", "commit", "walk"})
     summary = (
         "`git rev-list --objects --all --use-bitmap-index` on a repository of `history` "
         "revisions: every object a full pack holds (what git's reachability bitmaps were "
         "measured on)"
     )
 
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer: bytes | None = None
-
-    def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.objects(paths.repo)
-
-    def expected(self) -> Files:
-        return self.history_files()
+    def walk(self, repo: Path) -> bytes:
+        return self.backend.objects(repo)
 
     def verify(self, paths: RoundPaths) -> list[str]:
         _, stored = reachable_with_pygit2(paths.repo)
-        lines = (self.answer or b"").decode(errors="replace").splitlines()
-        got = [line.partition(" ")[0] for line in lines]
+        got = [line.partition(" ")[0] for line in self.lines()]
         if len(got) != len(set(got)) or set(got) != stored:
             return [
                 f"the walk listed {len(got)} objects ({len(set(got))} distinct), the "
