@@ -554,3 +554,33 @@ def test_a_git_cli_replay_makes_the_same_commits_every_time(
         heads.append(backend.revision_id(tmp_path / f"r{n}", 10))
         backend.close()
     assert heads[0] == heads[1]
+
+
+def _drop_first_path(real: Any) -> Any:
+    def printed(path: Path) -> bytes:
+        out: bytes = real(path)
+        start = out.index(b"<path\n")  # the first changed path (not <paths>)
+        return out[:start] + out[out.index(b"</path>", start) + len(b"</path>") :]
+
+    return printed
+
+
+def test_a_verbose_log_is_checked_against_svnlook(source: Path, tmp_path: Path) -> None:
+    """``log[verbose=true]`` (svn log -v): the messages in order, and sampled revisions'
+    changed paths against ``svnlook changed``; a path left out of the newest is caught."""
+    from vcsbench.backends import make_backend
+
+    backend = make_backend("svn-cli[seed-pack=full]")
+    backend.ready(tmp_path)
+    payload = load_history_payload(f"history:{source}")
+    try:
+        found = two_rounds(
+            backend, "log[verbose=true]", payload, tmp_path, "log_verbose",
+            lambda b: _drop_first_path(b.log_verbose),
+        )  # fmt: skip
+    finally:
+        backend.close()
+    assert [] == found[0]
+    assert ["revision 10: the log names"] == [
+        p[: len("revision 10: the log names")] for p in found[1]
+    ]

@@ -426,3 +426,28 @@ def test_git_walk_studies_set_gits_published_figures_beside_this_runs(tmp_path: 
             assert cells[other.label]["time ratio"] == ratio(median_ms(other), median_ms(base))
             assert "0" == cells[base.label]["errors"] == cells[other.label]["errors"]
             assert study.source.split(" (")[0] in table and "Linux" in table
+
+
+def test_fsfs_format_sets_format_7s_speedup_beside_the_quoted_one(tmp_path: Path) -> None:
+    """fsfs-format's table on a run of its variants on a short synthetic history: format
+    7's speed-up (format 6's median over its own) beside the quoted one for a warm cache."""
+    from vcsbench.studies.fsfs_format import STUDY
+
+    out = tmp_path / "fsfs.json"
+    result = vcsbench(
+        "run", "--backends", STUDY.backends, "--ops", STUDY.ops,
+        "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
+        "--perturbation", "off", "--out", str(out),
+        env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
+    run = read(out)
+    (table,) = STUDY.tables([run]).values()
+    f6, f7 = run.benchmarks
+    cols = headers(table)
+    cells = {r[0]: dict(zip(cols, r, strict=True)) for r in rows(table).values()}
+    assert cells[f7.label]["format 7 speed-up"] == ratio(median_ms(f6), median_ms(f7))
+    assert cells[f7.label]["quoted speed-up"] == "0.82x"
+    assert cells[f6.label]["quoted speed-up"] == "—"
+    assert "warm cache" in table and "--cache cold --profile usb-stick" in table
+    assert "0" == cells[f6.label]["errors"] == cells[f7.label]["errors"]

@@ -339,3 +339,10 @@ def tree_with_svnadmin_dump(repo: Path, revision: int) -> dict[str, tuple[str, s
             kind = "exec"
         tree[rel] = (kind, hashlib.sha256(text).hexdigest())
     return tree
+
+
+def changed_paths(repo: Path, revision: int) -> set[str]:
+    """The paths revision ``revision`` changed, as ``svnlook changed`` reads them from the
+    repository itself (no client, no RA layer): relative, directories without their slash."""
+    out = run_tool(["svnlook", "changed", "-r", str(revision), str(repo)])
+    return {line[4:].rstrip("/") for line in out.decode().splitlines() if len(line) > 4}

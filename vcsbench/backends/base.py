@@ -383,6 +383,11 @@ class Backend(abc.ABC):
         the variant does to it before it is copied (git-cli's ``seed-graph``,
         ``seed-pack``). Most variants leave it as built."""
 
+    def log_verbose(self, path: Path) -> bytes:
+        """Every revision's message and changed paths, newest first, as the VCS prints them
+        (``svn log -v --xml``), read by the operation after the timing."""
+        raise NotImplementedError(f"{self.name} has no verbose log")
+
     # Walks of the whole history (capability "walk", git's own commands): what git's
     # commit-graph and reachability bitmaps were made to speed up.
 

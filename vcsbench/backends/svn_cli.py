@@ -36,6 +36,7 @@ from vcsbench.backends.base import (
     write_tree,
 )
 from vcsbench.backends.changes import Change
+from vcsbench.errors import VcsbenchError
 
 TOOLS = ("svnadmin", "svnlook", "svnmucc", "svn")
 
@@ -53,13 +54,14 @@ class SvnCli(SvnBackend):
     capabilities = frozenset(
         {
             "create", "commit", "checkout", "update", "log", "status", "diff", "gc", "publish",
-            "replay", "revisions",
+            "replay", "revisions", "log-verbose",
         }
     )  # fmt: skip
     remote_calls = frozenset({"checkout", "update", "publish"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         **SVN_OPTION_DEFAULTS,
         "bin": "",
+        "seed-pack": "",
         **REMOTE_OPTIONS,
     }
 
@@ -69,6 +71,17 @@ class SvnCli(SvnBackend):
         # the verifier still reads them with the machine's Subversion.
         self._tool = tools_in(self.options["bin"], TOOLS, "an install's bin/")
         self.svnadmin = self._tool["svnadmin"]
+        if self.options["seed-pack"] not in ("", "full"):
+            raise VcsbenchError(
+                f"option seed-pack={self.options['seed-pack']!r} is not known; use full "
+                "(svnadmin pack on the repository rounds start from) or leave it out"
+            )
+
+    def seeded(self, path: Path) -> None:
+        """``seed-pack=full``: every full shard of the repository rounds start from packed
+        (``svnadmin pack``)."""
+        if self.options["seed-pack"] == "full":
+            run_tool([self._tool["svnadmin"], "pack", "-q", str(path)])
 
     @classmethod
     def available(cls) -> Availability:
@@ -217,6 +230,12 @@ class SvnCli(SvnBackend):
         ]
         out = run_tool(argv)
         return [entry.findtext("msg") or "" for entry in ElementTree.fromstring(out)]
+
+    def log_verbose(self, path: Path) -> bytes:
+        return run_tool(
+            [self._tool["svn"], "log", "-v", "--xml", "-r", "HEAD:1", *self._client_args(),
+             file_url(path)]
+        )  # fmt: skip
 
     def status(self, wc: Path) -> dict[str, str]:
         # Relative paths when run inside the working copy; the path starts in column 8.

@@ -7,6 +7,7 @@ a load study (:class:`~vcsbench.studies.base.LoadStudy`) runs ``vcsbench load``.
 
 from vcsbench.studies import (
     distance,
+    fsfs_format,
     ghe2015,
     git_fsync,
     git_storage,
@@ -25,6 +26,7 @@ STUDIES: dict[str, Study] = {
         distance.STUDY,
         git_walks.COMMIT_GRAPH,
         git_walks.BITMAPS,
+        fsfs_format.STUDY,
     )
 }
 LOAD_STUDIES: dict[str, LoadStudy] = {

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends._git import reachable_with_pygit2
+from vcsbench.backends._svn import changed_paths
 from vcsbench.backends.base import (
     Backend,
     Files,
 )
 from vcsbench.backends.changes import Node, tree_differences
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.history import HistoryPayload, seed_key
+from vcsbench.workload.history import HistoryPayload, sample_revisions, seed_key
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
     HISTORY_FILE,
@@ -436,21 +437,68 @@ class Status(_IntoCheckout):
 
 class Log(_WithHistory):
     name = "log"
-    checks = "the messages against those the history was written with, in order"
+    checks = (
+        "the messages against those the history was written with, in order (verbose: and "
+        "three revisions' changed paths against `svnlook changed`)"
+    )
     needs = frozenset({"create", "commit", "log"})
-    summary = "every revision's message, newest first, from a repository of `history` revisions"
+    option_defaults: ClassVar[Mapping[str, str]] = {"history": "100", "verbose": "false"}
+    summary = (
+        "every revision's message, newest first, from a repository of `history` revisions "
+        "(`verbose=true`: and its changed paths, `svn log -v`)"
+    )
+
+    @classmethod
+    def check_options(cls, given: Mapping[str, str]) -> dict[str, str]:
+        options = super().check_options(given)
+        if options["verbose"] not in ("true", "false"):
+            raise VcsbenchError(
+                f"operation option verbose={options['verbose']!r} is not true or false"
+            )
+        return options
+
+    @classmethod
+    def needs_with(cls, given: Mapping[str, str]) -> frozenset[str]:
+        verbose = given.get("verbose") == "true"
+        return cls.needs | {"log-verbose"} if verbose else cls.needs
+
+    @property
+    def verbose(self) -> bool:
+        return self.options["verbose"] == "true"
 
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
         self.answer: list[str] | None = None
+        self.printed = b""
 
     def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.log(paths.repo)
+        if self.verbose:
+            self.printed = self.backend.log_verbose(paths.repo)
+        else:
+            self.answer = self.backend.log(paths.repo)
 
     def expected(self) -> Files:
         return self.history_files()
 
     def verify(self, paths: RoundPaths) -> list[str]:
+        problems: list[str] = []
+        if self.verbose:
+            try:
+                entries = verbose_log(self.printed)
+            except (SyntaxError, ValueError) as exc:  # ElementTree's ParseError, a bad number
+                return [f"the verbose log is not the XML svn prints: {exc}"]
+            self.answer = [message for _revision, message, _paths in entries]
+            changed = {revision: found for revision, _message, found in entries}
+            for revision in sample_revisions(self.revisions):
+                want = changed_paths(paths.repo, revision)
+                if changed.get(revision) != want:
+                    problems.append(
+                        f"revision {revision}: the log names {len(changed.get(revision, ()))} "
+                        f"changed paths, svnlook {len(want)}"
+                    )
+        return problems + self._messages_problems()
+
+    def _messages_problems(self) -> list[str]:
         want = self.messages()
         got = self.answer or []
         if self.history is not None:  # each VCS keeps a message's trailing space its own way
@@ -465,6 +513,17 @@ class Log(_WithHistory):
                 f"first difference at entry {first}"
             ]
         return []
+
+
+def verbose_log(printed: bytes) -> list[tuple[int, str, set[str]]]:
+    """``svn log -v --xml``: each entry's revision, message and changed paths (relative)."""
+    from xml.etree import ElementTree
+
+    entries = []
+    for entry in ElementTree.fromstring(printed):
+        found = {(p.text or "").lstrip("/") for p in entry.iter("path")}
+        entries.append((int(entry.get("revision", "0")), entry.findtext("msg") or "", found))
+    return entries
 
 
 def title(message: str) -> str:
