@@ -78,4 +78,6 @@ reference: $(STAMP) corpus
 	$(VENV)/bin/vcsbench report $(REF)/markus2011.json.gz --plots $(REF)/load-plots > /dev/null
 	$(VENV)/bin/vcsbench study commit-graph --progress none --out $(REF)/commit-graph.json.gz
 	$(VENV)/bin/vcsbench study bitmaps --progress none --out $(REF)/bitmaps.json.gz
+	$(VENV)/bin/vcsbench study fsfs-format --progress none --out $(REF)/fsfs-format-warm.json.gz
+	$(VENV)/bin/vcsbench study fsfs-format --cache cold --progress none --out $(REF)/fsfs-format-cold.json.gz
 	$(VENV)/bin/vcsbench run --backends git-cli,svn-cli,hg-cli --ops 'create+commit,commit,clone,checkout,log,checkout[back=100],diff[back=100],update[back=100]' --payloads history:corpus:pytz,submission --repos 20 --fs tmpfs --perturbation off --progress none --out $(REF)/histories.json.gz
