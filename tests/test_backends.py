@@ -137,6 +137,8 @@ def test_git_cli_fsync_options_are_passed_to_git(tmp_path: Path) -> None:
             "core.fsyncMethod": "batch",
             "objects": "loose",
             "bin": "",
+            "seed-graph": "",
+            "seed-pack": "",
             "remote": "",
             "rtt": "",
         }

@@ -584,3 +584,16 @@ def test_a_verbose_log_is_checked_against_svnlook(source: Path, tmp_path: Path) 
     assert ["revision 10: the log names"] == [
         p[: len("revision 10: the log names")] for p in found[1]
     ]
+
+
+def test_a_kept_seed_is_the_payloads_own(tmp_path: Path) -> None:
+    """Two payloads in one run: each benchmark's seed is built from its own payload (the
+    run keeps seeds by backend variant and payload), so each commit is verified."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "commit", "--payloads", "hello,submission",
+        "--repos", "2", "--fs", f"dir:{tmp_path}", "--perturbation", "off", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
+    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert [(0, 2), (0, 2)] == [(b["errors"], b["verified"]) for b in found]

@@ -49,13 +49,13 @@ REPLAY_PROGRESS: list[Callable[[int, int, float, str], None]] = []
 set one: a replay of thousands of commits takes minutes before the first round."""
 
 
-def shared_seed(backend: Backend, name: str) -> Path | None:
-    """Where the run keeps seed ``name`` of ``backend`` (its label, options and library
-    versions), if the run keeps seeds."""
+def shared_seed(backend: Backend, payload: Payload, name: str) -> Path | None:
+    """Where the run keeps seed ``name`` of ``payload`` built by ``backend`` (its label,
+    options and library versions), if the run keeps seeds."""
     where = os.environ.get(SHARED_SEEDS)
     if not where:
         return None
-    key = json.dumps([backend.label, backend.versions(), name], sort_keys=True)
+    key = json.dumps([backend.label, backend.versions(), payload.name, name], sort_keys=True)
     return Path(where) / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
 
 
@@ -136,7 +136,7 @@ class _FromSeed(Operation):
             if not (seed / "repo").exists():
                 shutil.rmtree(seed, ignore_errors=True)
                 (seed / "scratch").mkdir(parents=True)
-                shared = shared_seed(self.backend, self.seed_name())
+                shared = shared_seed(self.backend, self.payload, self.seed_name())
                 if shared is not None and (shared / "repo").is_dir():
                     # an earlier benchmark of the run built it: copied, said in the figures
                     Seed.read(shared / "repo").copy_to(seed / "building")
