@@ -40,9 +40,10 @@ def test_a_child_that_writes_k_bytes_is_charged_k_bytes(tmp_path: Path) -> None:
     finally:
         child.communicate(b"")
     mine = [w for w in found["top"] if w["pid"] == child.pid]  # type: ignore[union-attr, index]
-    # The file's K bytes, and at most 16 KiB besides (seen here: one 4 KiB page more).
+    # The file's K bytes, and a few metadata blocks besides that its fsync writes (seen: one
+    # 4 KiB page alone; five beside the other test worker's writes to the same filesystem).
     (charged,) = [w["write_bytes"] for w in mine]
-    assert K <= charged <= K + 16384, charged
+    assert K <= charged <= K + 65536, charged
     assert mine[0]["kernel_thread"] is False
 
 
