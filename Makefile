@@ -21,7 +21,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) $(TEST_STAMP)
-	$(VENV)/bin/python -m pytest tests -n 2 --dist loadgroup --durations=15
+	$(VENV)/bin/python -m pytest tests --durations=15
 
 install: $(STAMP)
 
