@@ -9,6 +9,7 @@ import re
 import statistics
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import REPO, skip_or_fail, vcsbench
@@ -394,6 +395,20 @@ def test_a_backend_that_changes_commit_makes_its_first_revision_through_it(
     assert ["first"] == calls
 
 
+def run_on_short_history(study: Any, tmp_path: Path) -> Any:
+    """A study's variants and operations run on a 60-commit synthetic history (its own
+    history takes minutes to replay): the run, read back."""
+    out = tmp_path / f"{study.name}.json"
+    result = vcsbench(
+        "run", "--backends", study.backends, "--ops", study.ops,
+        "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
+        "--perturbation", "off", "--out", str(out),
+        env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
+    return read(out)
+
+
 def test_git_walk_studies_set_gits_published_figures_beside_this_runs(tmp_path: Path) -> None:
     """commit-graph's and bitmaps' tables, on a run of their variants and operations on a
     short synthetic history (the studies' own is 10,000 commits): each variant's time
@@ -405,15 +420,7 @@ def test_git_walk_studies_set_gits_published_figures_beside_this_runs(tmp_path: 
         (COMMIT_GRAPH, graph),
         (BITMAPS, {"objects": ("44.10", "5.40", "0.12x")}),
     ):
-        out = tmp_path / f"{study.name}.json"
-        result = vcsbench(
-            "run", "--backends", study.backends, "--ops", study.ops,
-            "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
-            "--perturbation", "off", "--out", str(out),
-            env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
-        )  # fmt: skip
-        assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
-        run = read(out)
+        run = run_on_short_history(study, tmp_path)
         tables = study.tables([run])
         for op, (without, with_, ratio_) in published.items():
             base, other = [b for b in run.benchmarks if b.op == op]
@@ -433,15 +440,7 @@ def test_fsfs_format_sets_format_7s_speedup_beside_the_quoted_one(tmp_path: Path
     7's speed-up (format 6's median over its own) beside the quoted one for a warm cache."""
     from vcsbench.studies.fsfs_format import STUDY
 
-    out = tmp_path / "fsfs.json"
-    result = vcsbench(
-        "run", "--backends", STUDY.backends, "--ops", STUDY.ops,
-        "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
-        "--perturbation", "off", "--out", str(out),
-        env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
-    )  # fmt: skip
-    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
-    run = read(out)
+    run = run_on_short_history(STUDY, tmp_path)
     (table,) = STUDY.tables([run]).values()
     f6, f7 = run.benchmarks
     cols = headers(table)
