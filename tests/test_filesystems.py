@@ -75,6 +75,7 @@ def test_managed_sandbox_without_root_names_dir_as_the_way_out(
 
 
 @pytest.mark.parametrize("kind", ["tmpfs", "ext4", "xfs", "btrfs"])
+@pytest.mark.serial
 def test_managed_sandbox_is_made_used_and_leaves_nothing(
     root: None, kind: str, tmp_path: Path
 ) -> None:
@@ -154,6 +155,7 @@ def test_signal_mid_run_leaves_nothing_mounted_and_no_image(
     assert not Path(mountpoint).exists()
 
 
+@pytest.mark.serial
 def test_sigkilled_runs_leftovers_are_cleaned_by_the_next_run(
     root: None, start_runner: Runner, tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_sigkilled_runs_leftovers_are_cleaned_by_the_next_run(
     assert list(isolated_state.iterdir()) == []
 
 
+@pytest.mark.serial
 def test_next_sandbox_cleans_a_killed_runs_tmpfs(
     root: None, start_runner: Runner, tmp_path: Path
 ) -> None:
@@ -181,6 +184,7 @@ def test_next_sandbox_cleans_a_killed_runs_tmpfs(
     assert vcsbench_mounts() == ""
 
 
+@pytest.mark.serial
 def test_cleanup_leaves_a_live_runs_sandbox_alone(
     root: None, start_runner: Runner, tmp_path: Path
 ) -> None:

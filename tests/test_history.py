@@ -505,6 +505,7 @@ def test_walks_are_verified_and_the_seed_holds_what_the_variant_asks(
         backend.close()
 
 
+@pytest.mark.serial
 def test_the_runs_kept_seeds_go_with_it_and_after_a_sigkill_with_cleanup(
     source: Path, tmp_path: Path
 ) -> None:

@@ -16,6 +16,9 @@ from helpers import DATA, RUN_ARGV, vcsbench, wait_for
 
 from vcsbench.results import read
 
+# Timing- or signal-bound: run in make test's serial pass, alone on the machine.
+pytestmark = pytest.mark.serial
+
 
 def start_run(tmp_path: Path, out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(

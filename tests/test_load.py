@@ -328,6 +328,7 @@ def test_a_server_that_dies_mid_run_gives_counted_errors_not_a_hang(tmp_path: Pa
     assert "Capacity: **1 client**" in out
 
 
+@pytest.mark.serial
 def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> None:
     """A server paused for a second: in an open loop every arrival during the pause waits,
     and that shows in the upper percentiles (a closed loop would just send fewer)."""
@@ -372,6 +373,7 @@ def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> 
         (signal.SIGTERM, "git-ssh", "sshd"),
     ],
 )
+@pytest.mark.serial
 def test_an_interrupted_load_leaves_no_server_and_no_mount(
     tmp_path: Path, signum: signal.Signals, path: str, server: str
 ) -> None:
@@ -569,6 +571,7 @@ def test_shared_verification_finds_a_commit_that_is_not_there(tmp_path: Path) ->
     assert records["error"] == [None, "verify"]
 
 
+@pytest.mark.serial
 def test_cleanup_ends_what_a_killed_load_left(tmp_path: Path) -> None:
     """SIGKILL mid-step over ssh at a distance: the engine and its clients die with the
     run; sshd (in its mount namespace), toxiproxy and the sandbox that holds the run's keys
@@ -934,6 +937,7 @@ def test_sigkill_and_cleanup_keep_every_finished_step(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.serial
 def test_an_interrupt_mid_step_keeps_the_finished_steps_exact(tmp_path: Path, workers: str) -> None:
     require_backend("git-pygit2")
     proc = _start(tmp_path, "--paths", "local:git-pygit2", "--workers", workers, *STEPS3)

@@ -18,6 +18,9 @@ from vcsbench.bench.perturbation import Perturbation, check_perturbation, measur
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import RoundPaths
 
+# Timing- or signal-bound: run in make test's serial pass, alone on the machine.
+pytestmark = pytest.mark.serial
+
 SLEEP_S = 0.002
 ADDED_S = 0.001
 

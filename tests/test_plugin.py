@@ -201,6 +201,7 @@ def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
     assert command.startswith("vcsbench run --backends git-cli")
 
 
+@pytest.mark.serial
 def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> None:
     out = tmp_path / "interrupted.json"
     proc = subprocess.Popen(
@@ -399,6 +400,7 @@ def test_pytest_benchmarks_round_options_are_honoured(suite: pytest.Pytester) ->
     assert "cProfile (time in s)" in result.stdout.str()
 
 
+@pytest.mark.serial
 def test_benchmark_max_time_keeps_the_rounds_that_fit(suite: pytest.Pytester) -> None:
     result, document = run_json(
         suite,

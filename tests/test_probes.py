@@ -80,6 +80,7 @@ def test_probe_delta_attributes_a_write_to_the_region(tmp_path: Path) -> None:
     assert delta.device is None
 
 
+@pytest.mark.serial
 def test_calibration_passes_in_every_sandbox_kind(root: None) -> None:
     result = vcsbench("doctor", "--calibrate")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -112,6 +113,7 @@ def test_footprint_of_a_container_can_leave_the_container_out(tmp_path: Path) ->
     assert 3 == footprint(tmp_path).inodes
 
 
+@pytest.mark.serial
 def test_the_probes_own_read_of_proc_is_not_charged_to_the_region(tmp_path: Path) -> None:
     probe = Probe(tmp_path, None, sync=False)
     before = probe.before()

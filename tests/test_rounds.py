@@ -273,6 +273,7 @@ def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -
     assert max(peaks) - min(peaks) < 16 << 20, peaks  # the workers did not
 
 
+@pytest.mark.serial
 def test_known_times_reach_the_reported_median_and_p99(tmp_path: Path) -> None:
     """Round i takes i+1 ms on a clock that moves only by what the operation says: the
     median, p99 and the totals vcsbench reports, and the report's row, are known."""

@@ -326,6 +326,7 @@ SETUP_ONLY = textwrap.dedent("""
 """)
 
 
+@pytest.mark.serial
 def test_sigterm_at_any_instant_of_set_up_leaves_nothing_mounted(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -415,6 +416,7 @@ RUN_LONG = [*CLI, *hello_creates("100000", "svn-fs"), "--progress", "lines"]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.serial
 def test_an_interrupted_run_exits_128_plus_the_signal_with_one_line(
     tmp_path: Path, signum: int
 ) -> None:
@@ -625,6 +627,7 @@ def test_an_out_in_missing_directories_says_what_it_made(tmp_path: Path) -> None
     assert out.is_file()
 
 
+@pytest.mark.serial
 def test_the_workers_of_a_killed_run_die_with_it(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -653,6 +656,7 @@ def test_the_workers_of_a_killed_run_die_with_it(
     assert set() == set(temp.glob("vcsbench-*")) - before, "nothing outside"
 
 
+@pytest.mark.serial
 def test_the_closing_line_of_an_interrupted_set_up_names_only_what_is_up(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:

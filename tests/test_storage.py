@@ -22,6 +22,9 @@ from vcsbench.sandbox.throttle import PROFILES, device_number, rules_on, set_rul
 from vcsbench.workload.operation import Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 
+# Timing- or signal-bound: run in make test's serial pass, alone on the machine.
+pytestmark = pytest.mark.serial
+
 K = 100
 """Direct 4 KiB writes per round: each one IO at the device."""
 IOPS = 100

@@ -298,6 +298,7 @@ def test_variants_alternate_in_blocks_each_leading_as_often_as_it_trails(tmp_pat
     assert "git-pygit2[copy=2]" in report.stdout
 
 
+@pytest.mark.serial
 def test_a_known_delay_is_reported_as_its_size_against_the_same_variant(tmp_path: Path) -> None:
     """``delay=`` adds a known wait to every timed call: the variant's figures are the
     plain variant's plus that wait, and the block comparison calls it slower."""

@@ -14,6 +14,9 @@ from helpers import hello_creates, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
 
+# Timing- or signal-bound: run in make test's serial pass, alone on the machine.
+pytestmark = pytest.mark.serial
+
 K = 4 << 20
 
 
