@@ -180,8 +180,8 @@ def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
         ("history:{src},commits=11", "has 10 commit(s) before HEAD on its first-parent line; "
          "give commits=10 or fewer"),
         ("history:{src},from=nosuch", "from='nosuch' names no commit in"),
-        ("history:{tmp}", "is not a git repository"),
-        ("history:{tmp}/none", "is not a directory; give a git repository"),
+        ("history:{tmp}", "is not a git, Subversion or Mercurial repository"),
+        ("history:{tmp}/none", "is not a directory; give a git, Subversion or Mercurial"),
     ],
 )  # fmt: skip
 def test_a_bad_history_is_one_line(source: Path, tmp_path: Path, payload: str, line: str) -> None:

@@ -1,6 +1,7 @@
 """A real history as a payload: ``history:SOURCE[,commits=N,from=REV]``.
 
-SOURCE is a git repository (a path or a ``file://`` URL). vcsbench walks its first-parent
+SOURCE is a git repository (a path or a ``file://`` URL; Subversion and Mercurial sources:
+:mod:`vcsbench.workload.sources`). vcsbench walks its first-parent
 line back from REV (default: HEAD): REV itself is held out as *the next real change* (what
 the ``commit`` operation commits), and the N commits before it are replayed, oldest first,
 into every backend under test -- the first of them as its whole tree, each later one as
@@ -86,7 +87,9 @@ def parse_history_name(name: str) -> HistorySpec:
     if source.startswith("file://"):
         source = source[len("file://") :]
     if not source:
-        raise VcsbenchError(f"{where}: no SOURCE; write history:PATH (a git repository)")
+        raise VcsbenchError(
+            f"{where}: no SOURCE; write history:PATH (a git, Subversion or Mercurial repository)"
+        )
     commits: int | None = None
     if "commits" in options:
         value = options["commits"]
@@ -119,11 +122,8 @@ def _open_git(spec: HistorySpec, where: str) -> Any:
 
     path = spec.source
     if not path.is_dir():
-        raise VcsbenchError(f"{where}: {path} is not a directory; give a git repository")
-    if ((path / "format").is_file() and (path / "db").is_dir()) or (path / ".hg").is_dir():
         raise VcsbenchError(
-            f"{where}: {path} is a Subversion or Mercurial repository; vcsbench replays "
-            "from git for now (convert it with git-svn or hg-git first)"
+            f"{where}: {path} is not a directory; give a git, Subversion or Mercurial repository"
         )
     try:
         return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
@@ -132,7 +132,8 @@ def _open_git(spec: HistorySpec, where: str) -> Any:
             return pygit2.Repository(str(path))
         except pygit2.GitError as exc:
             raise VcsbenchError(
-                f"{where}: {path} is not a git repository ({exc}); give one's path"
+                f"{where}: {path} is not a git, Subversion or Mercurial repository ({exc}); "
+                "give one's path"
             ) from None
 
 
@@ -152,32 +153,59 @@ RELEASE_EVERY = 256
 grow with its length (60 MiB more at 10,000 commits than at 1,000, measured)."""
 
 
+@dataclass(frozen=True)
+class RawChange:
+    """What one source commit changes, as its VCS reads it, before the checks and the
+    directory bookkeeping every source shares (:meth:`SourceHistory.changes`)."""
+
+    writes: dict[str, Node]
+    deletes: list[str]
+    renames: dict[str, str]
+    message: str
+    author: str
+    when: int
+
+
 @dataclass
-class GitHistory:
-    """The source's commits to replay (ids), the next change, and what describes them."""
+class SourceHistory:
+    """The source's commits to replay (ids, oldest first), the next change, and what
+    describes them; a VCS's reader supplies :meth:`read_tree`, :meth:`raw_change` and
+    :meth:`message`."""
 
     spec: HistorySpec
-    _repo: Any
     replayed: list[str]
     """The ids of the commits replayed, oldest first."""
     next_commit: str | None
-    gitlinks: int = 0
+    left_out: int = 0
+    """Entries of the source that are not content (git's submodule links)."""
     _trees: dict[int, dict[str, Node]] = field(default_factory=dict)
-    _reads: int = 0
+
+    vcs = ""
+    line = "first parents"
+    """Which commits of the source are its history (a description's words)."""
+    scope = ""
+    """What makes the ids unique beyond this source (Subversion's: its UUID and path)."""
 
     @property
     def where(self) -> str:
         return f"payload {self.spec.name}"
 
-    @property
-    def repo(self) -> Any:
-        self._reads += 1
-        if self._reads % RELEASE_EVERY == 0:
-            self._repo.free()  # libgit2's caches released; the handle stays usable
-        return self._repo
+    def identity(self) -> dict[str, Any]:
+        """What names the source besides its ids (a repository's UUID, a path inside it)."""
+        return {}
 
-    def commit(self, oid: str) -> Any:
-        return self.repo[oid]
+    def read_tree(self, rid: str) -> dict[str, Node]:
+        raise NotImplementedError
+
+    def raw_change(
+        self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
+    ) -> RawChange:
+        """Commit ``rid`` against ``parent`` (None: its whole tree); ``kinds``: the files
+        before it. Without ``contents`` a file's data may be left empty (not a link's)."""
+        raise NotImplementedError
+
+    def message(self, rid: str) -> str:
+        raise NotImplementedError
 
     def tree(self, index: int) -> dict[str, Node]:
         """The source's tree at replayed commit ``index`` (0-based), every file's node."""
@@ -186,23 +214,6 @@ class GitHistory:
             self._trees[index] = self.read_tree(self.replayed[index])
         return self._trees[index]
 
-    def read_tree(self, oid: str) -> dict[str, Node]:
-        """Commit ``oid``'s whole tree, every file's node."""
-        repo = self.repo
-        root = repo[oid].tree
-        found: dict[str, Node] = {}
-
-        def walk(node: Any, prefix: str) -> None:
-            for entry in node:
-                rel = prefix + entry.name
-                if entry.filemode == 0o040000:
-                    walk(repo[entry.id], rel + "/")
-                elif entry.filemode in GIT_KINDS:
-                    found[rel] = Node(GIT_KINDS[entry.filemode], repo[entry.id].data)
-
-        walk(root, "")
-        return found
-
     def changes(self, contents: bool = True) -> Iterator[Change]:
         """Each replayed commit as a change to the one before (the first: its whole tree);
         without ``contents``, a file's data is left empty (a symlink's target is read):
@@ -210,9 +221,9 @@ class GitHistory:
         kinds: dict[str, str] = {}
         dir_files: dict[str, int] = {}
         parent = None
-        for oid in self.replayed:
-            yield self._change(oid, parent, kinds, dir_files, contents)
-            parent = oid
+        for rid in self.replayed:
+            yield self._change(rid, parent, kinds, dir_files, contents)
+            parent = rid
 
     def next_change(self) -> Change | None:
         """The commit after the replayed range, as a change to the last replayed one."""
@@ -227,43 +238,21 @@ class GitHistory:
 
     def _change(
         self,
-        oid: str,
-        parent_id: str | None,
+        rid: str,
+        parent: str | None,
         kinds: dict[str, str],
         dir_files: dict[str, int],
         contents: bool = True,
     ) -> Change:
-        repo = self.repo
-        commit = repo[oid]
-        where = f"{self.where}, commit {oid[:12]}"
-        if parent_id is None:
-            diff = commit.tree.diff_to_tree(swap=True)
-        else:
-            diff = repo.diff(repo[parent_id].tree, commit.tree)
-            diff.find_similar()
-        writes: dict[str, Node] = {}
-        deletes: list[str] = []
-        renames: dict[str, str] = {}
-        for delta in diff.deltas:
-            old, new = delta.old_file, delta.new_file
-            status = delta.status_char()
-            removed = status in ("D", "R") or new.mode not in GIT_KINDS
-            if status in ("D", "R", "M", "T") and old.mode in GIT_KINDS and removed:
-                deletes.append(old.path)
-            if status in ("A", "M", "T", "R", "C") and new.mode in GIT_KINDS:
-                kind = GIT_KINDS[new.mode]
-                size = repo[new.id].size if contents or kind == "link" else new.size
-                if size > MAX_FILE_BYTES:
-                    raise VcsbenchError(
-                        f"{where}: {new.path} is {size:,} bytes, more than the "
-                        f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
-                    )
-                data = repo[new.id].data if contents or kind == "link" else b""
-                writes[new.path] = Node(kind, data)
-                if status == "R" and old.mode in GIT_KINDS:
-                    renames[new.path] = old.path
-            elif GITLINK in (old.mode, new.mode):
-                self.gitlinks += 1
+        raw = self.raw_change(rid, parent, kinds, contents)
+        writes, deletes, renames = raw.writes, raw.deletes, raw.renames
+        where = f"{self.where}, commit {rid[:12]}"
+        for rel, node in writes.items():
+            if len(node.data) > MAX_FILE_BYTES:
+                raise VcsbenchError(
+                    f"{where}: {rel} is {len(node.data):,} bytes, more than the "
+                    f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
+                )
         check_names(dict.fromkeys([*writes, *deletes], b""), where)
         for rel, node in writes.items():
             if node.kind == "link":
@@ -292,19 +281,100 @@ class GitHistory:
         for d in gone:
             dir_files.pop(d, None)
         gone_top = sorted(d for d in gone if not any(d.startswith(g + "/") for g in gone))
-        message = commit.message.strip() or EMPTY_MESSAGE
-        author = f"{commit.author.name} <{commit.author.email}>"
         return Change(
             writes=writes,
             deletes=tuple(deletes),
             renames=renames,
-            message=message,
-            author=author,
-            when=int(commit.author.time),
-            source_id=oid,
+            message=raw.message.strip() or EMPTY_MESSAGE,
+            author=raw.author,
+            when=raw.when,
+            source_id=rid,
             previous=previous,
             new_dirs=tuple(new_dirs),
             gone_dirs=tuple(gone_top),
+        )
+
+
+@dataclass
+class GitHistory(SourceHistory):
+    """A git source, read through libgit2: first parents, git's own rename detection."""
+
+    _repo: Any = None
+    _reads: int = 0
+
+    vcs = "git"
+
+    def identity(self) -> dict[str, Any]:
+        return {"gitlinks_left_out": self.left_out}
+
+    @property
+    def repo(self) -> Any:
+        self._reads += 1
+        if self._reads % RELEASE_EVERY == 0:
+            self._repo.free()  # libgit2's caches released; the handle stays usable
+        return self._repo
+
+    def message(self, rid: str) -> str:
+        return str(self.repo[rid].message).strip() or EMPTY_MESSAGE
+
+    def read_tree(self, rid: str) -> dict[str, Node]:
+        """Commit ``rid``'s whole tree, every file's node."""
+        repo = self.repo
+        root = repo[rid].tree
+        found: dict[str, Node] = {}
+
+        def walk(node: Any, prefix: str) -> None:
+            for entry in node:
+                rel = prefix + entry.name
+                if entry.filemode == 0o040000:
+                    walk(repo[entry.id], rel + "/")
+                elif entry.filemode in GIT_KINDS:
+                    found[rel] = Node(GIT_KINDS[entry.filemode], repo[entry.id].data)
+
+        walk(root, "")
+        return found
+
+    def raw_change(
+        self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
+    ) -> RawChange:
+        repo = self.repo
+        commit = repo[rid]
+        where = f"{self.where}, commit {rid[:12]}"
+        if parent is None:
+            diff = commit.tree.diff_to_tree(swap=True)
+        else:
+            diff = repo.diff(repo[parent].tree, commit.tree)
+            diff.find_similar()
+        writes: dict[str, Node] = {}
+        deletes: list[str] = []
+        renames: dict[str, str] = {}
+        for delta in diff.deltas:
+            old, new = delta.old_file, delta.new_file
+            status = delta.status_char()
+            removed = status in ("D", "R") or new.mode not in GIT_KINDS
+            if status in ("D", "R", "M", "T") and old.mode in GIT_KINDS and removed:
+                deletes.append(old.path)
+            if status in ("A", "M", "T", "R", "C") and new.mode in GIT_KINDS:
+                kind = GIT_KINDS[new.mode]
+                size = repo[new.id].size if contents or kind == "link" else new.size
+                if size > MAX_FILE_BYTES:  # refused before its bytes are read
+                    raise VcsbenchError(
+                        f"{where}: {new.path} is {size:,} bytes, more than the "
+                        f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
+                    )
+                data = repo[new.id].data if contents or kind == "link" else b""
+                writes[new.path] = Node(kind, data)
+                if status == "R" and old.mode in GIT_KINDS:
+                    renames[new.path] = old.path
+            elif GITLINK in (old.mode, new.mode):
+                self.left_out += 1
+        return RawChange(
+            writes,
+            deletes,
+            renames,
+            commit.message,
+            f"{commit.author.name} <{commit.author.email}>",
+            int(commit.author.time),
         )
 
 
@@ -313,7 +383,20 @@ def _dirs(rel: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def read_history(spec: HistorySpec) -> GitHistory:
+def read_history(spec: HistorySpec) -> SourceHistory:
+    """The source's history, read by its VCS's reader: a Subversion repository (or a path
+    inside one), a Mercurial repository, else git."""
+    from vcsbench.workload.sources import read_hg, read_svn, svn_root
+
+    found = svn_root(spec.source)
+    if found is not None:
+        return read_svn(spec, *found)
+    if (spec.source / ".hg").is_dir():
+        return read_hg(spec)
+    return _read_git(spec)
+
+
+def _read_git(spec: HistorySpec) -> GitHistory:
     import pygit2
 
     where = f"payload {spec.name}"
@@ -342,7 +425,7 @@ def read_history(spec: HistorySpec) -> GitHistory:
     del tip, commit
     repo.free()  # and libgit2's cache of what the walk read
     ids = chain[::-1]
-    return GitHistory(spec, repo, ids[:-1], ids[-1])
+    return GitHistory(spec, ids[:-1], ids[-1], _repo=repo)
 
 
 @dataclass(frozen=True)
@@ -366,7 +449,7 @@ class HistoryPayload(Payload):
         files.update({rel: node.data for rel, node in self.next.writes.items()})
         return files
 
-    def source(self) -> GitHistory:
+    def source(self) -> SourceHistory:
         return read_history(self.spec)
 
     def describe(self) -> dict[str, Any]:
@@ -419,7 +502,7 @@ def sample_revisions(count: int) -> list[int]:
     return sorted(picks | {count})
 
 
-def replay_problems(backend: Backend, repo: Path, history: GitHistory) -> list[str]:
+def replay_problems(backend: Backend, repo: Path, history: SourceHistory) -> list[str]:
     """Each sampled revision's tree, read back by the backend's reader, against the
     source's tree at the same commit (kind and content, every file, nothing more)."""
     problems: list[str] = []
@@ -446,7 +529,7 @@ def load_history_payload(name: str) -> HistoryPayload:
             f"payload {spec.name}: its last replayed tree is {total:,} bytes, more than "
             f"{TREE_MAX_BYTES >> 30} GiB"
         )
-    renames = deletes = history.gitlinks = 0
+    renames = deletes = history.left_out = 0
     for change in history.changes(contents=False):  # every path and link checked first
         renames += len(change.renames)
         deletes += len(change.deletes) - len(change.renames)
@@ -459,12 +542,10 @@ def load_history_payload(name: str) -> HistoryPayload:
         if history.next_commit is not None
         else {}
     )
-    messages = tuple(
-        history.commit(oid).message.strip() or EMPTY_MESSAGE for oid in history.replayed
-    )
+    messages = tuple(history.message(rid).strip() or EMPTY_MESSAGE for rid in history.replayed)
     identity = {
         "source": str(spec.source.resolve()),
-        "vcs": "git",
+        "vcs": history.vcs,
         "from": spec.start,
         "first": history.replayed[0],
         "last": history.replayed[-1],
@@ -474,11 +555,12 @@ def load_history_payload(name: str) -> HistoryPayload:
         "tip_bytes": total,
         "renames": renames,
         "deletions": deletes,
-        "gitlinks_left_out": history.gitlinks,
+        **history.identity(),
     }
-    digest = hashlib.sha256(f"{identity['first']}..{identity['last']}".encode()).hexdigest()[:12]
+    span = f"{history.scope}{identity['first']}..{identity['last']}"
+    digest = hashlib.sha256(span.encode()).hexdigest()[:12]
     description = (
-        f"{len(history.replayed)} commits of {spec.source} (first parents, "
+        f"{len(history.replayed)} commits of {spec.source} ({history.line}, "
         f"{history.replayed[0][:12]}..{history.replayed[-1][:12]}), replayed"
     )
     return HistoryPayload(

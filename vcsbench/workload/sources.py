@@ -1,0 +1,396 @@
+"""Subversion and Mercurial repositories as the source of a ``history:`` payload.
+
+**Subversion**: SOURCE is a repository's directory, or a path inside its tree written after
+it (``history:/srv/svn/course/trunk``). The history is the revisions that change that path
+(``svn log PATH``'s), newest ``from=REV`` (default: the youngest); each is read from the
+repository itself through the SWIG bindings (``svn.fs``: the changed paths, then each
+touched node's text and properties) -- no client, no working copy, no hook: reading runs
+none. A copy whose source the same revision deletes is a rename (the path inside the tree
+as the target VCS records one); svn:executable is the executable bit, svn:special with a
+``link TARGET`` text a symlink; the author is ``NAME <NAME@UUID>`` (as git-svn writes it,
+spaces in the e-mail part as ``_``).
+
+**Mercurial**: SOURCE is a repository's root (with ``.hg``). The history is the first
+parents back from ``from=REV`` (default: ``tip``), each commit the change from its first
+parent's manifest, a copy whose source it removes a rename, flags ``x`` and ``l`` the
+kinds. It is read through Mercurial's own library with a ui that reads no configuration
+file and with the repository's ``.hg/hgrc`` skipped (``HGRCSKIPREPO``): no extension, hook
+or other setting the source names is loaded. ``from`` is a symbol (a hash, a number, a tag,
+a bookmark, a branch), never a revset.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vcsbench.backends.changes import Node
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.history import (
+    DEFAULT_COMMITS,
+    HistorySpec,
+    RawChange,
+    SourceHistory,
+)
+
+SVN_MODIFY, SVN_ADD, SVN_DELETE, SVN_REPLACE = 0, 1, 2, 3
+"""``svn_fs_path_change_kind_t``."""
+
+
+def svn_root(path: Path) -> tuple[Path, str] | None:
+    """The Subversion repository ``path`` is, or lies inside (as a path in its tree), and
+    that path (``""``: the whole tree); None when it is not one."""
+    rel: list[str] = []
+    here = path
+    while True:
+        if (here / "format").is_file() and (here / "db").is_dir() and (here / "hooks").is_dir():
+            return here, "/".join(reversed(rel))
+        if here.exists() or here.parent == here:
+            return None  # an existing directory that is not a repository ends the search
+        rel.append(here.name)
+        here = here.parent
+
+
+def _under(path: str, rel: str) -> bool:
+    return not rel or path == rel or path.startswith(rel + "/")
+
+
+def _svn_kind(props: Mapping[bytes, bytes], data: bytes) -> Node:
+    if b"svn:special" in props and data.startswith(b"link "):
+        return Node("link", data[5:])
+    return Node("exec" if b"svn:executable" in props else "file", data)
+
+
+@dataclass
+class SvnHistory(SourceHistory):
+    """A Subversion source: its revisions that change ``inner`` (a path in its tree)."""
+
+    _fs: Any = None
+    _pool: Any = None
+    inner: str = ""
+    uuid: str = ""
+
+    vcs = "svn"
+    line = "the revisions that change it"
+
+    @property
+    def scope(self) -> str:  # type: ignore[override]
+        return f"{self.uuid}/{self.inner}@"
+
+    def identity(self) -> dict[str, Any]:
+        return {"uuid": self.uuid, "path": "/" + self.inner}
+
+    def _props(self, rev: int) -> dict[bytes, bytes]:
+        import svn.fs
+
+        return dict(svn.fs.revision_proplist(self._fs, rev, self._pool))
+
+    def message(self, rid: str) -> str:
+        return self._props(int(rid)).get(b"svn:log", b"").decode(errors="replace")
+
+    def _full(self, rel: str) -> str:
+        return "/".join(p for p in (self.inner, rel) if p)
+
+    def _files(self, root: Any, rel: str, pool: Any) -> Iterator[str]:
+        """Every file at or below ``rel`` (relative to the history's path) in ``root``."""
+        import svn.core
+        import svn.fs
+
+        kind = svn.fs.check_path(root, self._full(rel), pool)
+        if kind == svn.core.svn_node_file:
+            yield rel
+        elif kind == svn.core.svn_node_dir:
+            for name, entry in sorted(svn.fs.dir_entries(root, self._full(rel), pool).items()):
+                child = f"{rel}/{name.decode()}" if rel else name.decode()
+                if entry.kind == svn.core.svn_node_dir:
+                    yield from self._files(root, child, pool)
+                else:
+                    yield child
+
+    def _node(self, root: Any, rel: str, pool: Any, contents: bool = True) -> Node:
+        import svn.core
+        import svn.fs
+
+        full = self._full(rel)
+        props = svn.fs.node_proplist(root, full, pool)
+        special = b"svn:special" in props
+        if not contents and not special:
+            return _svn_kind(props, b"")
+        if svn.fs.file_length(root, full, pool) > (256 << 20):
+            raise VcsbenchError(
+                f"{self.where}: {rel} is more than the 256 MiB a replayed file may be"
+            )
+        return _svn_kind(props, svn.core.Stream(svn.fs.file_contents(root, full, pool)).read())
+
+    def read_tree(self, rid: str) -> dict[str, Node]:
+        import svn.core
+        import svn.fs
+
+        pool = svn.core.Pool(self._pool)
+        try:
+            root = svn.fs.revision_root(self._fs, int(rid), pool)
+            return {rel: self._node(root, rel, pool) for rel in self._files(root, "", pool)}
+        finally:
+            pool.destroy()
+
+    def _inside(self, path: str) -> str | None:
+        """A changed path's place in the history's tree: relative, ``""`` for the path
+        itself (or for an ancestor of it that was added, replaced or deleted), None outside."""
+        path = path.strip("/")
+        if not self.inner:
+            return path
+        if path == self.inner:
+            return ""
+        if path.startswith(self.inner + "/"):
+            return path[len(self.inner) + 1 :]
+        return None
+
+    def raw_change(
+        self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
+    ) -> RawChange:
+        import svn.core
+        import svn.fs
+
+        rev = int(rid)
+        pool = svn.core.Pool(self._pool)
+        try:
+            root = svn.fs.revision_root(self._fs, rev, pool)
+            writes: dict[str, Node] = {}
+            removed: set[str] = set()
+            copies: list[tuple[str, str]] = []
+            if parent is None:
+                for rel in self._files(root, "", pool):
+                    writes[rel] = self._node(root, rel, pool, contents)
+            else:
+                changed = svn.fs.paths_changed2(root, pool)
+                for path, change in sorted(changed.items()):
+                    text = path.decode() if isinstance(path, bytes) else path
+                    inside = self._inside(text)
+                    action = change.change_kind
+                    if inside is None:
+                        if not _touches(self, text, action):
+                            continue
+                        inside, action = "", SVN_REPLACE  # an ancestor's node: the tree anew
+                    rel = inside
+                    if action in (SVN_DELETE, SVN_REPLACE):
+                        removed |= {f for f in kinds if _under(f, rel)}
+                    if action == SVN_DELETE:
+                        continue
+                    below = list(self._files(root, rel, pool))
+                    if action == SVN_MODIFY and below != [rel]:
+                        continue  # a directory's own properties: nothing a replay carries
+                    for f in below:
+                        node = self._node(root, f, pool, contents)
+                        unchanged = action == SVN_MODIFY and not change.text_mod
+                        if unchanged and kinds.get(f) == node.kind:
+                            continue  # a property other than a kind's changed
+                        writes[f] = node
+                    source = change.copyfrom_path if change.copyfrom_known else None
+                    if source:
+                        old = self._inside(source.decode() if isinstance(source, bytes) else source)
+                        if old:
+                            copies.append((rel, old))
+            deletes = sorted(removed - set(writes))
+            renames: dict[str, str] = {}
+            for new, old in copies:
+                for f in [w for w in writes if w == new or w.startswith(new + "/")]:
+                    was = old + f[len(new) :]
+                    if was in deletes and was not in renames.values():
+                        renames[f] = was
+            props = self._props(rev)
+            author = props.get(b"svn:author", b"").decode(errors="replace")
+            author = re.sub(r"[<>\s]+", " ", author).strip() or "unknown"
+            email = author.replace(" ", "_")
+            date = props.get(b"svn:date")
+            when = svn.core.svn_time_from_cstring(date) // 1_000_000 if date else 0
+            return RawChange(
+                writes,
+                deletes,
+                renames,
+                props.get(b"svn:log", b"").decode(errors="replace"),
+                f"{author} <{email}@{self.uuid}>",
+                int(when),
+            )
+        finally:
+            pool.destroy()
+
+
+def read_svn(spec: HistorySpec, repo: Path, inner: str) -> SvnHistory:
+    import svn.core
+    import svn.fs
+    import svn.repos
+
+    where = f"payload {spec.name}"
+    pool = svn.core.Pool()
+    try:
+        fs = svn.repos.fs(svn.repos.open(str(repo), pool))
+    except svn.core.SubversionException as exc:
+        pool.destroy()
+        raise VcsbenchError(
+            f"{where}: {repo} cannot be opened as a Subversion repository ({exc})"
+        ) from None
+    youngest = svn.fs.youngest_rev(fs, pool)
+    if spec.start == "HEAD":
+        start = youngest
+    elif spec.start.isdigit() and int(spec.start) <= youngest:
+        start = int(spec.start)
+    else:
+        pool.destroy()
+        raise VcsbenchError(
+            f"{where}: from={spec.start!r} is not a revision of {repo}; give a number from 1 "
+            f"to {youngest} (or leave from= out for the youngest)"
+        )
+    history = SvnHistory(spec, [], None, _fs=fs, _pool=pool, inner=inner)
+    history.uuid = svn.fs.get_uuid(fs, pool).decode()
+    tip = svn.fs.revision_root(fs, start, pool)
+    if svn.fs.check_path(tip, inner, pool) == svn.core.svn_node_none:
+        pool.destroy()
+        raise VcsbenchError(
+            f"{where}: /{inner} is not in r{start} of {repo}; give a path of its tree"
+        )
+    wanted = (spec.commits or DEFAULT_COMMITS) + 1
+    chain: list[str] = []
+    rev = start
+    while len(chain) < wanted and rev > 0:
+        sub = svn.core.Pool(pool)
+        changed = svn.fs.paths_changed2(svn.fs.revision_root(fs, rev, sub), sub)
+        if any(_touches(history, path, change.change_kind) for path, change in changed.items()):
+            chain.append(str(rev))
+        sub.destroy()
+        rev -= 1
+    _check_length(spec, len(chain), wanted, f"revisions of /{inner} up to r{start}")
+    ids = chain[::-1]
+    history.replayed, history.next_commit = ids[:-1], ids[-1]
+    return history
+
+
+def _touches(history: SvnHistory, path: bytes | str, action: int) -> bool:
+    text = path.decode() if isinstance(path, bytes) else path
+    if history._inside(text) is not None:
+        return True
+    above = history.inner.startswith(text.strip("/") + "/") or text == "/"
+    return above and action != SVN_MODIFY
+
+
+def _check_length(spec: HistorySpec, found: int, wanted: int, what: str) -> None:
+    if found < 2 or (spec.commits is not None and found < wanted):
+        have = found - 1
+        raise VcsbenchError(
+            f"payload {spec.name}: {spec.source} has {max(have, 0)} {what} before the newest; "
+            f"give commits={max(have, 1)} or fewer (the last is held out as the next change)"
+        )
+
+
+HG_KINDS = {b"": "file", b"x": "exec", b"l": "link"}
+
+
+@dataclass
+class HgHistory(SourceHistory):
+    """A Mercurial source: first parents, read through Mercurial's library."""
+
+    _repo: Any = None
+
+    vcs = "hg"
+
+    def message(self, rid: str) -> str:
+        return bytes(self._repo[rid.encode()].description()).decode(errors="replace")
+
+    def read_tree(self, rid: str) -> dict[str, Node]:
+        ctx = self._repo[rid.encode()]
+        manifest = ctx.manifest()
+        return {
+            path.decode(): Node(HG_KINDS[manifest.flags(path)], ctx[path].data())
+            for path in manifest
+        }
+
+    def raw_change(
+        self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
+    ) -> RawChange:
+        ctx = self._repo[rid.encode()]
+        where = f"{self.where}, commit {rid[:12]}"
+        if parent is None:
+            entries = {path: (None, (b"n", flags)) for path, flags in _items(ctx.manifest())}
+        else:
+            entries = self._repo[parent.encode()].manifest().diff(ctx.manifest())
+        writes: dict[str, Node] = {}
+        deletes: list[str] = []
+        copies: dict[str, str] = {}
+        for path, (_, (node, flags)) in sorted(entries.items()):
+            rel = path.decode(errors="surrogateescape")
+            if node is None:
+                deletes.append(rel)
+                continue
+            if flags not in HG_KINDS:
+                raise VcsbenchError(f"{where}: {rel} has flags {flags!r}, not a file's kind")
+            fctx = ctx[path]
+            kind = HG_KINDS[flags]
+            if fctx.size() > (256 << 20):
+                raise VcsbenchError(
+                    f"{where}: {rel} is more than the 256 MiB a replayed file may be"
+                )
+            writes[rel] = Node(kind, fctx.data() if contents or kind == "link" else b"")
+            source = fctx.copysource() if parent is not None else None
+            if source:
+                copies[rel] = source.decode(errors="surrogateescape")
+        renames: dict[str, str] = {}
+        for new, old in copies.items():
+            if old in deletes and old not in renames.values():
+                renames[new] = old
+        seconds = ctx.date()[0]
+        return RawChange(
+            writes,
+            deletes,
+            renames,
+            bytes(ctx.description()).decode(errors="replace"),
+            bytes(ctx.user()).decode(errors="replace"),
+            int(seconds),
+        )
+
+
+def _items(manifest: Any) -> Iterator[tuple[bytes, bytes]]:
+    for path in manifest:
+        yield path, manifest.flags(path)
+
+
+def read_hg(spec: HistorySpec) -> HgHistory:
+    where = f"payload {spec.name}"
+    from vcsbench.backends.hg_lib import hgapi
+
+    error, hg, scmutil = hgapi("error"), hgapi("hg"), hgapi("scmutil")
+    ui = hgapi("ui").ui()  # reads no configuration file
+    ui.setconfig(b"ui", b"quiet", b"true", b"vcsbench")
+    before = os.environb.get(b"HGRCSKIPREPO")
+    os.environb[b"HGRCSKIPREPO"] = b"1"  # the source's .hg/hgrc is not read
+    try:
+        repo = hg.repository(ui, os.fsencode(spec.source))
+    except error.Abort as exc:
+        raise VcsbenchError(
+            f"{where}: {spec.source} cannot be opened as a Mercurial repository "
+            f"({bytes(exc.message).decode(errors='replace')})"
+        ) from None
+    finally:
+        if before is None:
+            os.environb.pop(b"HGRCSKIPREPO", None)
+        else:
+            os.environb[b"HGRCSKIPREPO"] = before
+    start = b"tip" if spec.start == "HEAD" else spec.start.encode()
+    try:
+        ctx = scmutil.revsymbol(repo, start)
+    except (error.RepoLookupError, error.Abort) as exc:
+        raise VcsbenchError(
+            f"{where}: from={spec.start!r} names no revision of {spec.source} "
+            f"({bytes(getattr(exc, 'message', b'') or b'').decode(errors='replace') or exc}); "
+            "give a hash, a revision number, a tag, a bookmark or a branch"
+        ) from None
+    wanted = (spec.commits or DEFAULT_COMMITS) + 1
+    chain: list[str] = []
+    while len(chain) < wanted and ctx.rev() >= 0:
+        chain.append(ctx.hex().decode())
+        ctx = ctx.p1()
+    _check_length(spec, len(chain), wanted, "commits on the first-parent line")
+    ids = chain[::-1]
+    return HgHistory(spec, ids[:-1], ids[-1], _repo=repo)
