@@ -84,11 +84,13 @@ def test_an_aged_run_measures_its_own_rounds_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--age", "-1"), "age '-1' is not a whole number >= 0"),
-        (("--age", "many"), "age 'many' is not a whole number >= 0"),
+        (("--age", "-1"), "age '-1' is not a whole number >= 0 or a population "
+         "(term:students=S,assignments=A,commits=LO-HI)"),
+        (("--age", "many"), "age 'many' is not a whole number >= 0 or a population "
+         "(term:students=S,assignments=A,commits=LO-HI)"),
         (("--layout", "deep"), "layout 'deep' is not one of flat, hashed"),
     ],
-)
+)  # fmt: skip
 def test_bad_age_or_layout_is_one_line(args: tuple[str, str], message: str) -> None:
     result = vcsbench("run", *args)
     assert result.returncode == 2

@@ -4,7 +4,9 @@
 repository is made by the backend's own ``create``; it is copied (:mod:`vcsbench.workload.seeds`)
 to each of the N places the rounds' layout gives (the names the rounds would use, before
 theirs), in several processes: a copy costs a few system calls per file, not a VCS call.
-Untimed; the results record N, the method and how long the filling took.
+Untimed; the results record N, the method and how long the filling took. A population
+(:mod:`vcsbench.bench.population`) is filled the same way from one repository per history
+length.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from vcsbench.backends import Backend
+from vcsbench.bench.population import Population, describe, grow
 from vcsbench.errors import Refusal
 from vcsbench.measure.footprint import footprint
 from vcsbench.process import as_helper
@@ -29,13 +32,17 @@ Progress = Callable[..., None]
 UNIT = "repositories filled in"
 
 
-_SEED = Seed([], 0o755)
+_SEEDS: dict[int, Seed] = {}
+"""What each repository is a copy of, by its history length (0: ``--age N``'s one)."""
+_LENGTHS: list[int] = []
+"""Each repository's history length (a population's); empty: every one is ``_SEEDS[0]``."""
 
 
 def _fill_chunk(task: tuple[Path, str, int, int]) -> int:
     workdir, layout, first, last = task
     for index in range(first, last):
-        _SEED.copy_to(RoundPaths.of(workdir, index, layout).repo)
+        seed = _SEEDS[_LENGTHS[index] if _LENGTHS else 0]
+        seed.copy_to(RoundPaths.of(workdir, index, layout).repo)
     return last - first
 
 
@@ -49,14 +56,21 @@ def check_room(seed: Path, workdir: Path, count: int, sandbox: str, layout: str 
     the seed's inodes and allocated bytes (the hashed layout adds up to 256 + 65,536
     fan-out directories, counted at a block each)."""
     need = footprint(seed)
+    _check_need(need.inodes * count, need.allocated_bytes * count, workdir, f"{count:,}", count,
+                sandbox, layout)  # fmt: skip
+
+
+def _check_need(
+    inodes: int, allocated: int, workdir: Path, what: str, count: int, sandbox: str, layout: str
+) -> None:
     st = os.statvfs(workdir)
     fanout = 0 if layout == "flat" else min(count, 256) + min(count, 256 * 256)
-    inodes = need.inodes * count + fanout
-    allocated = need.allocated_bytes * count + fanout * st.f_bsize
+    inodes += fanout
+    allocated += fanout * st.f_bsize
     short = (st.f_files and inodes > st.f_favail) or allocated > st.f_bavail * st.f_frsize
     if short:
         raise Refusal(
-            f"--age {count:,} needs {inodes:,} inodes and {allocated:,} bytes in the sandbox "
+            f"--age {what} needs {inodes:,} inodes and {allocated:,} bytes in the sandbox "
             f"{sandbox}, which has {_room(workdir)}; give it more room with size=... "
             "(or mkfs=-N ... for inodes), or ask for a smaller --age"
         )
@@ -70,15 +84,29 @@ def fill(
     progress: Progress | None = None,
     processes: int | None = None,
     sandbox: str = "",
+    population: Population | None = None,
 ) -> dict[str, object]:
-    """Make ``count`` repositories at the layout's places for rounds 0 .. count-1."""
-    global _SEED
+    """Make ``count`` repositories at the layout's places for rounds 0 .. count-1: alike
+    (as the backend's ``create`` makes one), or a ``population`` of ``count``."""
+    global _SEEDS, _LENGTHS
     start = time.perf_counter()
     seed = workdir / "seeds" / "age"
     seed.parent.mkdir(parents=True, exist_ok=True)
-    backend.create(seed)
-    check_room(seed, workdir, count, sandbox, layout)
-    _SEED = Seed.read(seed)
+    about: dict[str, object] = {}
+    if population is None:
+        backend.create(seed)
+        check_room(seed, workdir, count, sandbox, layout)
+        _SEEDS, _LENGTHS = {0: Seed.read(seed)}, []
+    else:
+        scratch = workdir / "seeds" / "population-scratch"
+        scratch.mkdir(parents=True, exist_ok=True)
+        grown = grow(backend, seed.parent, scratch, population)
+        _LENGTHS = population.commits()
+        inodes = sum(grown.inodes[c] for c in _LENGTHS)
+        allocated = sum(grown.allocated[c] for c in _LENGTHS)
+        _check_need(inodes, allocated, workdir, population.text, count, sandbox, layout)
+        _SEEDS = grown.seeds
+        about = {"population": describe(population, _LENGTHS, grown)}
     workers = processes or os.cpu_count() or 1
     tasks = [(workdir, layout, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
     done = 0
@@ -103,12 +131,21 @@ def fill(
     if moved:  # a repository that holds its own path (git-markus) is told where it is
         for index in range(count):
             backend.moved(RoundPaths.of(workdir, index, layout).repo)
+    entries = sorted(len(s.entries) + 1 for s in _SEEDS.values())
+    how = (
+        "one repository made by the backend's create, its files written again at each place"
+        if population is None
+        else "one repository built commit by commit through the backend and read at each "
+        "history length; each repository of the population written as the one of its length"
+    )
+    _SEEDS, _LENGTHS = {}, []
     return {
         "repos": count,
-        "entries_per_repo": len(_SEED.entries) + 1,
+        "entries_per_repo": entries[0] if len(entries) == 1 else [entries[0], entries[-1]],
         "fill_s": time.perf_counter() - start,
         "processes": workers if len(tasks) > 1 else 1,
-        "method": "one repository made by the backend's create, its files written again at "
-        "each place (mkdir/write, no VCS call)"
+        "method": how
+        + " (mkdir/write, no VCS call)"
         + ("; each then told its new path (Backend.moved)" if moved else ""),
+        **about,
     }

@@ -134,8 +134,10 @@ OPTIONS: tuple[OptionDef, ...] = (
         "age",
         "0",
         "fill each sandbox with N repositories of the backend under test before the "
-        "measured rounds, untimed (default 0): what the next one costs when N exist",
-        "N",
+        "measured rounds, untimed (default 0): what the next one costs when N exist; or a "
+        "population that differs as a course's repositories do: "
+        "term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD]",
+        "N|term:...",
     ),
     OptionDef(
         "layout",

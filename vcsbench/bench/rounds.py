@@ -34,6 +34,7 @@ from vcsbench.bench.log import (
     RoundRecord,
 )
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.population import Population
 from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
 from vcsbench.bench.workers import EnvironmentSpawner, Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import Refusal, VcsbenchError
@@ -92,6 +93,7 @@ class BenchmarkRun:
     progress: Progress | None = None
     name: str = ""
     age: int = 0
+    population: Population | None = None
     """Repositories to fill the sandbox with before the first round (untimed)."""
     layout: str = "flat"
     recycle: int = 0
@@ -447,6 +449,7 @@ class BenchmarkRun:
                 self.layout,
                 self.progress,
                 sandbox=self.sandbox.spec,
+                population=self.population,
             )
         if self.warmup and self.environment is None:  # else its first worker runs them
             self.aside("warmup", self.warmup)

@@ -28,6 +28,7 @@ from vcsbench.bench.options import (
     split_list,
 )
 from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.population import Population, is_population, parse_population
 from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
@@ -60,6 +61,8 @@ class Selection:
     backend_options: dict[str, dict[str, str]] = field(default_factory=dict)
     progress: str = "auto"
     age: int = 0
+    population: Population | None = None
+    """``--age term:...``: what the ``age`` repositories are (None: alike, as created)."""
     layout: str = "flat"
     recycle: int = 0
     perturbation: str = "once"
@@ -130,8 +133,12 @@ class Selection:
             raise VcsbenchError("cache cold drops the page cache, which needs root; use warm")
         if fs_scope not in FS_SCOPES:
             raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
-        if not str(age).isdigit():
-            raise VcsbenchError(f"age {age!r} is not a whole number >= 0")
+        population = parse_population(str(age)) if is_population(str(age)) else None
+        if population is None and not str(age).isdigit():
+            raise VcsbenchError(
+                f"age {age!r} is not a whole number >= 0 or a population "
+                "(term:students=S,assignments=A,commits=LO-HI)"
+            )
         if recycle == "auto":  # benchmarks of fewer rounds run in one process anyway
             recycle = AUTO_RECYCLE
         if not str(recycle).isdigit():
@@ -159,7 +166,8 @@ class Selection:
             verify=VerifyPolicy.parse(verify),
             fs_scope=fs_scope,
             progress=progress,
-            age=int(age),
+            age=population.repos if population else int(age),
+            population=population,
             layout=layout,
             recycle=int(recycle),
             perturbation=_perturbation(perturbation),

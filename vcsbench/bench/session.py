@@ -173,6 +173,7 @@ class VcsSession:
                     progress=display,
                     name=benchmark.name,
                     age=selection.age,
+                    population=selection.population,
                     layout=selection.layout,
                     recycle=selection.recycle,
                     warmup=0 if benchmark.disabled else rules.warmup(rounds),

@@ -61,6 +61,28 @@ CHANGE_METRIC = "footprint_change"
 __all__ = ["FORMATS", "document", "render", "summary", "table_rows"]
 
 
+def present_text(bench: Benchmark) -> str:
+    """The repositories in the sandbox before the first round (``--age``): a population's
+    shape beside its count (students × assignments, commits each)."""
+    if not bench.age:
+        return "0"
+    about = bench.harness.get("age", {}) if isinstance(bench.harness, dict) else {}
+    population = about.get("population") if isinstance(about, dict) else None
+    if not isinstance(population, dict):
+        return f"{bench.age:,}"
+    commits = population.get("commits")
+    commits = commits if isinstance(commits, dict) else {}
+
+    def count(value: object) -> str:  # a result file is data: what is not a count is "?"
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+    return (
+        f"{bench.age:,} ({count(population.get('students'))} × "
+        f"{count(population.get('assignments'))}, {count(commits.get('min'))}–"
+        f"{count(commits.get('max'))} commits)"
+    )
+
+
 def groups(results: Iterable[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
     grouped: dict[tuple[str, str, str], list[Benchmark]] = defaultdict(list)
     for bench in results:
@@ -162,7 +184,9 @@ def table_rows(
         *([SCRATCH_METRIC] if _uses_scratch(rows) else []),
     ]
     header = ["backend", *(["run"] if runs else []), *(["machine"] if machines else [])]
-    header += ["repos", "median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
+    aged = any(b.age for b in rows)
+    header += ["repos", *(["present first"] if aged else [])]
+    header += ["median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
     if baseline:
         header.append(f"vs {baseline}")
     growths = [growth(b, block) for b in rows]
@@ -178,6 +202,7 @@ def table_rows(
             *([runs[bench.source]] if runs else []),
             *([machines[bench.machine]] if machines else []),
             bench.repos_text,
+            *([present_text(bench)] if aged else []),
             fmt_ms(median),
             spread_text(bench),
             fmt_ms(bench.quantile_ms(0.95)),
