@@ -85,9 +85,16 @@ class SvnHistory(SourceHistory):
         return {"uuid": self.uuid, "path": "/" + self.inner}
 
     def _props(self, rev: int) -> dict[bytes, bytes]:
+        """Revision ``rev``'s properties, read in a pool of their own (what is allocated
+        in the history's pool stays until the end: memory would grow with the history)."""
+        import svn.core
         import svn.fs
 
-        return dict(svn.fs.revision_proplist(self._fs, rev, self._pool))
+        pool = svn.core.Pool(self._pool)
+        try:
+            return dict(svn.fs.revision_proplist(self._fs, rev, pool))
+        finally:
+            pool.destroy()
 
     def message(self, rid: str) -> str:
         return self._props(int(rid)).get(b"svn:log", b"").decode(errors="replace")
