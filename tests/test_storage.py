@@ -269,3 +269,21 @@ def test_a_measured_rate_that_is_not_a_number_is_one_line(tmp_path: Path) -> Non
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert "throttle.measured" in line and "nan" in line.lower(), line
+
+
+def test_a_history_is_replayed_off_the_throttled_device(root: None, tmp_path: Path) -> None:
+    """On a throttled sandbox the seed (a replayed history) is built where the run keeps
+    seeds, off the device, and copied in: said in the replay's figures, and the rounds on
+    the copy verified."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "svn-fs", "--ops", "log", "--payloads", "history:synthetic:30",
+        "--repos", "2", "--fs", "ext4:size=128M,write-iops=400", "--image-dir", str(tmp_path),
+        "--progress", "none", "--out", str(out),
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr + result.stdout
+    (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert 0 == bench["errors"] and 2 == bench["verified"]
+    assert {"commits": 30.0, "unthrottled": 1.0} == {
+        k: v for k, v in bench["harness"]["replay"].items() if k in ("commits", "unthrottled")
+    }

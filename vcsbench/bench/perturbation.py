@@ -161,6 +161,8 @@ def measure(
     once it is measured: the sandbox is left as it was found."""
     order = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
+    if sandbox.throttle is not None:  # the bare loop's seed too is built off the device
+        make = _unthrottled_seeds(make)
     try:
         if budget_s is not None:
             pilot_s = _pilot(make(), root / "pilot")
@@ -172,6 +174,15 @@ def measure(
         raise
     _remove(root)
     return Perturbation(label, tuple(pairs), blocks)
+
+
+def _unthrottled_seeds(make: Callable[[], Operation]) -> Callable[[], Operation]:
+    def made() -> Operation:
+        operation = make()
+        operation.seeds_unthrottled = True
+        return operation
+
+    return made
 
 
 def _pilot(operation: Operation, workdir: Path, count: int = PILOT_ROUNDS) -> float:

@@ -125,6 +125,8 @@ class BenchmarkRun:
     """The workdir exists already (in an environment's worker: the benchmark's own)."""
 
     def __post_init__(self) -> None:
+        if self.sandbox.throttle is not None:  # the seed is built off the throttled device
+            self.operation.seeds_unthrottled = True
         if self.cache not in CACHE_STATES:
             raise VcsbenchError(f"cache {self.cache!r} is not one of {', '.join(CACHE_STATES)}")
         st = os.statvfs(self.workdir.parent)

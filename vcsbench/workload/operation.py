@@ -105,10 +105,14 @@ class Operation(abc.ABC):
     summary: ClassVar[str] = ""
     """One line for ``--help`` and the README: what the timed part does."""
     checks: ClassVar[str] = "the newest revision read back by the backend's verifier"
+    """One line for the README: how a round is verified."""
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""
-    """One line for the README: how a round is verified."""
+    seeds_unthrottled: bool = False
+    """Build the seed where the run keeps seeds (a temporary directory of its own, off the
+    sandbox) and copy it in: set on a sandbox whose device is throttled, where replaying
+    a history of thousands of commits would take hours of untimed set-up."""
 
     def __init__(
         self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
