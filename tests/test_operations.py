@@ -95,7 +95,7 @@ SABOTAGE: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "clone": ("clone", _overwrite_a_work_tree_file),
     "update": ("update", lambda original: lambda wc, scratch: None),
     "status": ("status", _without_untracked),
-    "log[history=4]": ("log", _drop_last),
+    "log[history=4]": ("log_messages", _drop_last),  # the answer, read after the timing
     "diff": ("diff", _one_added_line_changed),
     "gc[history=4]": ("gc", lambda original: lambda path: None),
     "commit[history=4]": ("commit", None),  # replaced after prepare: the timed commit only

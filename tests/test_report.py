@@ -292,7 +292,9 @@ def test_a_markdown_report_links_its_plots(tmp_path: Path) -> None:
         assert (tmp_path / line.split("](")[1].rstrip(")")).exists()
 
 
-def with_rounds(wall_ns: list[int], steal: float = 0.0) -> object:
+def with_rounds(
+    wall_ns: list[int], steal: float = 0.0, sample: dict[str, float] | None = None
+) -> object:
     from vcsbench.results import parse
 
     document = json.loads((DATA / "tiny-ext4.json").read_text())
@@ -304,7 +306,7 @@ def with_rounds(wall_ns: list[int], steal: float = 0.0) -> object:
         "ok": [True] * len(wall_ns),
         "values": {},
     }
-    info["sampler"]["samples"] = [{"cpu_steal_pct": steal, "loadavg_1m": 0.1}] * 3
+    info["sampler"]["samples"] = [{"cpu_steal_pct": steal, "loadavg_1m": 0.1, **(sample or {})}] * 3
     document["benchmarks"] = [entry]
     return parse(document, Path("x.json"))
 
@@ -320,6 +322,24 @@ def test_stability_warnings_name_noisy_rounds_and_a_busy_host() -> None:
     assert line.startswith("unsteady rounds: git-pygit2 create+commit hello")
     (line,) = warnings(stolen.benchmarks, 2)  # type: ignore[attr-defined]
     assert "the hypervisor took CPU time" in line
+
+
+@pytest.mark.parametrize(
+    ("sample", "busy"),
+    [
+        ({"loadavg_1m": 3.0}, True),  # an earlier result: its load average
+        ({"loadavg_1m": 3.0, "runnable": 1}, False),  # the minute before (a filling, ended)
+        ({"loadavg_1m": 0.5, "runnable": 3}, True),  # three tasks ready to run, two CPUs
+    ],
+)
+def test_a_busy_machine_is_what_is_runnable_during_the_rounds(
+    sample: dict[str, float], busy: bool
+) -> None:
+    from vcsbench.report.stability import warnings
+
+    steady = with_rounds([1_000_000 + i for i in range(40)], sample=sample)
+    found = warnings(steady.benchmarks, 2)  # type: ignore[attr-defined]
+    assert busy == any("the machine was busy" in line for line in found), found
 
 
 def test_the_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:

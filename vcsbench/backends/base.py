@@ -39,7 +39,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from vcsbench.backends.changes import Change, DigestTree
 from vcsbench.errors import VcsbenchError
@@ -311,6 +311,16 @@ class Backend(abc.ABC):
     def log(self, path: Path) -> list[str]:
         """Every revision's log message, newest first (Subversion's r0 has none)."""
         raise NotImplementedError(f"{self.name} has no log")
+
+    def log_output(self, path: Path) -> Any:
+        """What the timed ``log`` operation calls: the log as the VCS hands it over, read
+        into messages by :meth:`log_messages` after the timing (a command-line backend's
+        printed bytes; a library's answer is its messages already)."""
+        return self.log(path)
+
+    def log_messages(self, output: Any) -> list[str]:
+        """The messages in what :meth:`log_output` returned, newest first."""
+        return list(output)
 
     def status(self, wc: Path) -> dict[str, str]:
         """What changed in working copy ``wc``: relative path -> ``M`` (modified), ``?``

@@ -283,8 +283,13 @@ class GitCli(GitBackend):
         )
 
     def log(self, path: Path) -> list[str]:
-        out = run_tool(self._git("-C", str(path), "log", "-z", "--format=%B"), env=self._env)
-        return [entry.decode().strip() for entry in out.split(b"\0") if entry.strip()]
+        return self.log_messages(self.log_output(path))
+
+    def log_output(self, path: Path) -> bytes:
+        return run_tool(self._git("-C", str(path), "log", "-z", "--format=%B"), env=self._env)
+
+    def log_messages(self, output: bytes) -> list[str]:
+        return [entry.decode().strip() for entry in output.split(b"\0") if entry.strip()]
 
     def status(self, wc: Path) -> dict[str, str]:
         out = run_tool(

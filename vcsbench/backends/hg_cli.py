@@ -245,8 +245,13 @@ class HgCli(HgBackend):
         self._hg("push", "-q", cwd=wc, remote=True)
 
     def log(self, path: Path) -> list[str]:
-        out = self._hg("log", "-R", path, "-T", "{desc}\\0")
-        return [entry.decode() for entry in out.split(b"\0") if entry]
+        return self.log_messages(self.log_output(path))
+
+    def log_output(self, path: Path) -> bytes:
+        return self._hg("log", "-R", path, "-T", "{desc}\\0")
+
+    def log_messages(self, output: bytes) -> list[str]:
+        return [entry.decode() for entry in output.split(b"\0") if entry]
 
     def status(self, wc: Path) -> dict[str, str]:
         codes = {"R": "D", "!": "D"}

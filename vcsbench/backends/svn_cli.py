@@ -219,17 +219,15 @@ class SvnCli(SvnBackend):
         )
 
     def log(self, path: Path) -> list[str]:
-        argv = [
-            self._tool["svn"],
-            "log",
-            "--xml",
-            "-r",
-            "HEAD:1",
-            *self._client_args(),
-            file_url(path),
-        ]
-        out = run_tool(argv)
-        return [entry.findtext("msg") or "" for entry in ElementTree.fromstring(out)]
+        return self.log_messages(self.log_output(path))
+
+    def log_output(self, path: Path) -> bytes:
+        argv = [self._tool["svn"], "log", "--xml", "-r", "HEAD:1", *self._client_args(),
+                file_url(path)]  # fmt: skip
+        return run_tool(argv)
+
+    def log_messages(self, output: bytes) -> list[str]:
+        return [entry.findtext("msg") or "" for entry in ElementTree.fromstring(output)]
 
     def log_verbose(self, path: Path) -> bytes:
         return run_tool(

@@ -35,6 +35,7 @@ import psutil
 SAMPLE_UNITS = {
     "t_s": "s",
     "loadavg_1m": "processes",
+    "runnable": "processes",
     "cpu_user_pct": "%",
     "cpu_system_pct": "%",
     "cpu_iowait_pct": "%",
@@ -61,6 +62,15 @@ def _device(stat_path: str) -> tuple[int, int]:
     return int(fields[8]), int(fields[9])
 
 
+def _runnable() -> int:
+    """Tasks running or ready to run at this instant (/proc/loadavg's fourth field), the
+    sampler itself not counted: what competes now, where the 1-minute load average still
+    carries the minute before (an aged sandbox's filling processes, just ended)."""
+    with open("/proc/loadavg") as f:
+        running = f.read().split()[3].partition("/")[0]
+    return max(0, int(running) - 1)
+
+
 def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> None:
     """Write one JSON line per sample to ``out`` until standard input closes."""
     psutil.cpu_times_percent(interval=None)  # the first call sets the baseline
@@ -80,6 +90,7 @@ def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> No
         sample: dict[str, Any] = {
             "t_s": now,
             "loadavg_1m": psutil.getloadavg()[0],
+            "runnable": _runnable(),
             "cpu_user_pct": cpu.user + cpu.nice,
             "cpu_system_pct": cpu.system,
             "cpu_iowait_pct": getattr(cpu, "iowait", 0.0),

@@ -56,7 +56,11 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
         if not samples:
             continue
         steals = [s.get("cpu_steal_pct") or 0.0 for s in samples]
-        loads = [s.get("loadavg_1m") or 0.0 for s in samples]
+        # tasks runnable at each sample (the benchmark's own among them); results written
+        # before that was sampled: the 1-minute load average
+        sampled = all(isinstance(s.get("runnable"), int) for s in samples)
+        key = "runnable" if sampled else "loadavg_1m"
+        loads = [s.get(key) or 0.0 for s in samples]
         if statistics.mean(steals) > STEAL_PCT:
             steal.append(bench)
         if cpu_count and statistics.mean(loads) > LOAD_PER_CPU * cpu_count:
