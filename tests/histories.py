@@ -9,6 +9,9 @@ import os
 import random
 import subprocess
 from pathlib import Path
+from typing import Any
+
+from vcsbench.backends.changes import digest_tree, tree_differences
 
 
 def make_history(root: Path) -> Path:
@@ -90,3 +93,20 @@ def make_history(root: Path) -> Path:
     os.chmod(repo / "lib/main.py", 0o755)
     commit("the next change: a deletion, an addition, an executable bit on")
     return repo
+
+
+def replay_and_check(payload: Any, reference: Any, backend: Any, root: Path) -> dict[str, Any]:
+    """Replay the ten-commit ``payload`` with ``backend`` below ``root``; every revision's
+    whole tree, read back by the backend's own reader, must be ``reference``'s (a source
+    history) at that commit, and then the next change's. Returns the replay's cost."""
+    (root / "scratch").mkdir()
+    repo = root / "repo"
+    cost: dict[str, Any] = payload.replay_into(backend, repo, root / "scratch")
+    assert 10 == cost["commits"] and cost["seconds"] > 0
+    for revision in range(1, 11):
+        want = digest_tree(reference.tree(revision - 1))
+        assert [] == tree_differences(want, dict(backend.tree(repo, revision)), limit=50)
+    assert payload.next is not None
+    backend.replay(repo, payload.next, root / "scratch")
+    assert [] == tree_differences(payload.next_tree, dict(backend.tree(repo, 11)))
+    return cost

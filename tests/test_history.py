@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 from helpers import require_backend, vcsbench
-from histories import make_history
+from histories import make_history, replay_and_check
 
 from vcsbench.backends import REGISTRY
-from vcsbench.backends.changes import digest_tree, tree_differences
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.history import load_history_payload, read_history
 
@@ -71,17 +70,9 @@ def test_every_backend_replays_every_kind_of_change(
     history = read_history(payload.spec)
     backend = REGISTRY[name]()
     backend.ready(tmp_path)
-    (tmp_path / "scratch").mkdir()
     repo = tmp_path / "repo"
     try:
-        cost = payload.replay_into(backend, repo, tmp_path / "scratch")
-        assert 10 == cost["commits"] and cost["seconds"] > 0
-        for revision in range(1, 11):
-            want = digest_tree(history.tree(revision - 1))
-            assert [] == tree_differences(want, dict(backend.tree(repo, revision)), limit=50)
-        assert payload.next is not None
-        backend.replay(repo, payload.next, tmp_path / "scratch")
-        assert [] == tree_differences(payload.next_tree, dict(backend.tree(repo, 11)))
+        replay_and_check(payload, history, backend, tmp_path)
         messages = [m.strip() for m in backend.log(repo)] if "log" in backend.capabilities else []
         if messages:
             assert [*reversed(payload.messages)] == messages[1:]

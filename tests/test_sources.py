@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import require_backend, vcsbench
-from histories import make_history
+from histories import make_history, replay_and_check
 
 from vcsbench.backends import REGISTRY
 from vcsbench.backends.changes import digest_tree, tree_differences
@@ -112,16 +112,8 @@ def test_every_backend_replays_a_subversion_and_a_mercurial_source(
     payload = load_history_payload(named(sources, vcs))
     backend = REGISTRY[name]()
     backend.ready(tmp_path)
-    (tmp_path / "scratch").mkdir()
-    repo = tmp_path / "repo"
     try:
-        assert 10 == payload.replay_into(backend, repo, tmp_path / "scratch")["commits"]
-        for revision in range(1, 11):
-            want = digest_tree(reference.tree(revision - 1))
-            assert [] == tree_differences(want, dict(backend.tree(repo, revision)), limit=50)
-        assert payload.next is not None
-        backend.replay(repo, payload.next, tmp_path / "scratch")
-        assert [] == tree_differences(payload.next_tree, dict(backend.tree(repo, 11)))
+        replay_and_check(payload, reference, backend, tmp_path)
     finally:
         backend.close()
 
