@@ -84,7 +84,6 @@ reference: $(STAMP) corpus
 	$(VENV)/bin/vcsbench study fsfs-format --progress none --out $(REF)/fsfs-format-warm.json.gz
 	$(VENV)/bin/vcsbench study fsfs-format --cache cold --progress none --out $(REF)/fsfs-format-cold.json.gz
 	$(VENV)/bin/vcsbench study fsfs-format --cache cold --profile usb-stick --progress none --out $(REF)/fsfs-format-usb.json.gz
-	$(VENV)/bin/vcsbench run --backends git-pygit2,svn-fs --ops commit --payloads submission --repos 1000 --fs 'ext4:size=24G,mkfs=-N 4000000' --age 0 --progress none --out $(REF)/population-none.json.gz
-	$(VENV)/bin/vcsbench run --backends git-pygit2,svn-fs --ops commit --payloads submission --repos 1000 --fs 'ext4:size=24G,mkfs=-N 4000000' --age term:students=1000,assignments=10,commits=1-30 --progress none --out $(REF)/population-term.json.gz
-	$(VENV)/bin/vcsbench report $(REF)/population-none.json.gz $(REF)/population-term.json.gz --block-size 250 > $(REF)/population.md
+	$(VENV)/bin/vcsbench run --backends 'git-pygit2,git-pygit2[age=0],svn-fs,svn-fs[age=0]' --ops commit --payloads submission --repos 1000 --fs 'ext4:size=32G,mkfs=-N 4000000' --age term:students=1000,assignments=10,commits=1-30 --progress none --out $(REF)/population.json.gz
+	$(VENV)/bin/vcsbench report $(REF)/population.json.gz --block-size 250 > $(REF)/population.md
 	$(VENV)/bin/vcsbench run --backends git-cli,svn-cli,hg-cli --ops 'create+commit,commit,clone,checkout,log,checkout[back=100],diff[back=100],update[back=100]' --payloads history:corpus:pytz,submission --repos 20 --fs tmpfs --perturbation off --progress none --out $(REF)/histories.json.gz

@@ -149,3 +149,33 @@ def test_the_rounds_run_among_the_population(tmp_path: Path) -> None:
     assert 0 == report.returncode, report.stderr
     low, high = population["commits"]["min"], population["commits"]["max"]
     assert re.search(rf"\|\s*10 \(5 × 2, {low}–{high} commits\)\s*\|", report.stdout)
+
+
+def test_an_empty_and_a_filled_sandbox_are_interleaved(tmp_path: Path) -> None:
+    """``age=0`` on one variant beside the run's population: the two run in alternating
+    blocks, each among its own repositories; an interleaved group keeps the run's --age
+    (it once ran every variant among none)."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2,git-pygit2[age=0],git-pygit2[copy=2]", "--ops",
+        "commit", "--payloads", "hello", "--repos", "4", "--fs", f"dir:{tmp_path}",
+        "--progress", "none", "--out", str(out),
+        "--age", "term:students=3,assignments=2,commits=1-3",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr + result.stdout
+    benches = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    found = {v["backend"].get("variant", "git-pygit2"): v for v in benches}
+    assert {"git-pygit2": 6, "git-pygit2[age=0]": 0, "git-pygit2[copy=2]": 6} == {
+        k: v["age"] for k, v in found.items()
+    }
+    assert all("interleaved" in v["harness"] and 4 == v["verified"] for v in found.values())
+    assert "population" not in found["git-pygit2[age=0]"]["harness"].get("age", {})
+    population = found["git-pygit2"]["harness"]["age"]["population"]
+    assert 6 == sum(population["repos_by_commits"].values())
+
+
+def test_a_bad_variant_age_is_one_line() -> None:
+    result = vcsbench("run", "--backends", "git-pygit2[age=many]", "--ops", "create")
+    assert 2 == result.returncode
+    assert "git-pygit2[age=many]: age='many' is not a whole number >= 0" in result.stderr
+    assert 1 == len(result.stderr.strip().splitlines())

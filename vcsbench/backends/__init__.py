@@ -41,7 +41,7 @@ def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend
     return Variant.parse(name).make(options)
 
 
-VARIANT_KEYS = ("version", "copy", "delay")
+VARIANT_KEYS = ("version", "copy", "delay", "age")
 """Keys of a variant that are vcsbench's, not the backend's options."""
 
 
@@ -85,6 +85,12 @@ class Variant:
         delay = options.get("delay")
         if delay is not None:
             parse_delay(text.strip(), delay)
+        age = options.get("age")
+        if age is not None and not age.isdigit():
+            raise VcsbenchError(
+                f"{text.strip()}: age={age!r} is not a whole number >= 0 (this variant's "
+                "sandbox filled with that many repositories instead of --age)"
+            )
         return cls(text.strip(), found, tuple(options.items()))
 
     @property
@@ -108,6 +114,14 @@ class Variant:
         size, to see what a comparison detects: a power check, as ``copy=`` is the A/A)."""
         text = dict(self.options).get("delay")
         return 0 if text is None else parse_delay(self.text, text)
+
+    @property
+    def age(self) -> int | None:
+        """``age=N``: this variant's rounds among N repositories instead of the run's
+        ``--age`` (``age=0`` beside a filled variant: an empty and a filled sandbox,
+        interleaved); None: the run's."""
+        text = dict(self.options).get("age")
+        return None if text is None else int(text)
 
     @property
     def backend_options(self) -> dict[str, str]:

@@ -214,6 +214,7 @@ class Selection:
                     + (f" at {variant.version}" if variant.version else "")
                     + (f" copy {variant.copy}" if variant.copy else "")
                     + (f" delayed {variant.delay_ns} ns" if variant.delay_ns else "")
+                    + (f" among {variant.age}" if variant.age is not None else "")
                 )
                 if same in labels:
                     raise VcsbenchError(
@@ -223,10 +224,10 @@ class Selection:
                 labels[same] = variant.text
             remote_of(variant)  # remote= and rtt= checked now, the server installed
             if variant.version is not None:
-                if selection.age:
+                if selection.age_of(variant)["age"]:
                     raise VcsbenchError(
-                        f"{variant.text}: --age fills the sandbox in this process, with this "
-                        "library; drop --age or the version="
+                        f"{variant.text}: --age (or age=) fills the sandbox in this process, "
+                        "with this library; drop it or the version="
                     )
                 environment_of(variant)  # built (or found) now: a bad release is refused here
         return selection
@@ -282,6 +283,13 @@ class Selection:
         """An instance of ``variant`` with this run's ``--backend-option`` values for it."""
         return variant.make(self.backend_options.get(variant.name))
 
+    def age_of(self, variant: Variant) -> dict[str, Any]:
+        """The repositories a variant's rounds run among: its own ``age=`` (alike, as
+        created), else the run's ``--age`` (a number or a population)."""
+        if variant.age is not None:
+            return {"age": variant.age, "population": None}
+        return {"age": self.age, "population": self.population}
+
     def interleaves(self, group: list[Variant]) -> bool:
         """Whether these variants of one benchmark run in alternating blocks."""
         if self.interleave is None:
@@ -289,6 +297,7 @@ class Selection:
                 v.version is not None
                 or v.copy is not None
                 or v.delay_ns
+                or v.age is not None
                 or "bin" in v.backend_options
                 or "remote" in v.backend_options
                 for v in group

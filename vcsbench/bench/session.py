@@ -172,8 +172,7 @@ class VcsSession:
                     verify=selection.verify,
                     progress=display,
                     name=benchmark.name,
-                    age=selection.age,
-                    population=selection.population,
+                    **selection.age_of(backend),
                     layout=selection.layout,
                     recycle=selection.recycle,
                     warmup=0 if benchmark.disabled else rules.warmup(rounds),
@@ -379,6 +378,7 @@ class VcsSession:
                     cache=selection.cache,
                     verify=selection.verify,
                     name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
+                    **selection.age_of(variant),
                     layout=selection.layout,
                     recycle=selection.recycle,
                     delay_ns=variant.delay_ns,
@@ -558,7 +558,12 @@ def described(variant: Variant, vcs: Backend) -> dict[str, object]:
     that says more than the backend's options (``version=``, ``copy=``); a worker's
     own description is recorded under this name too (:meth:`BenchmarkRun.finish`)."""
     found = vcs.describe()
-    if variant.version is not None or variant.copy is not None or variant.delay_ns:
+    if (
+        variant.version is not None
+        or variant.copy is not None
+        or variant.delay_ns
+        or variant.age is not None
+    ):
         found["variant"] = variant.text
     return found
 
