@@ -642,8 +642,10 @@ def test_report_and_compare_read_load_results(tmp_path: Path) -> None:
     assert f"Capacity: {texts[0]} → {texts[1]}" in compare.stdout
     if caps[0] == caps[1]:
         assert "both saturate at the same step" in compare.stdout
-    else:
-        assert "saturates later" in compare.stdout
+    else:  # the same load twice: a step apart is a verdict only beyond noise
+        assert "saturates later" in compare.stdout or (
+            "passed one more step, but" in compare.stdout and "not a verdict" in compare.stdout
+        ), compare.stdout
     # p95 at each level, with the ratio of the two runs' values.
     p95 = [d["loads"][0]["steps"][0]["latency_ms"]["p95"] for d in documents]
     assert f"{p95[1] / p95[0]:.2f}x" in compare.stdout
