@@ -70,6 +70,7 @@ def _load(tmp_path: Path, *args: str, fs: str = "") -> dict[str, Any]:
 @pytest.mark.parametrize(
     "path", ["svnserve", "git-daemon", "apache-svn", "apache-git", "local:git-pygit2"]
 )
+@pytest.mark.serial
 def test_c_clients_have_c_sessions_in_flight_at_once(path: str, tmp_path: Path) -> None:
     if path.startswith("local:"):
         require_backend(path.split(":", 1)[1])
@@ -468,6 +469,7 @@ NEW_TRANSPORTS = (
     ],
     ids=["deadline", "shared", "clone-storm"],
 )
+@pytest.mark.serial
 def test_every_transport_serves_each_scenario_read_back_without_error(
     tmp_path: Path, scenario: str, paths: str, shape: list[str]
 ) -> None:
@@ -491,6 +493,7 @@ def test_every_transport_serves_each_scenario_read_back_without_error(
 
 
 @pytest.mark.parametrize("path", ["git-daemon", "svnserve", "local:svn-fs"])
+@pytest.mark.serial
 def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) -> None:
     if path.startswith("local:"):
         require_backend(path.split(":", 1)[1])
@@ -525,6 +528,7 @@ def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", ["git-daemon", "svnserve", "local:git-pygit2"])
+@pytest.mark.serial
 def test_shared_committers_into_one_repository(path: str, tmp_path: Path) -> None:
     if path.startswith("local:"):
         require_backend(path.split(":", 1)[1])
@@ -815,6 +819,7 @@ def _workers() -> list[psutil.Process]:
     return _processes("vcsbench.load.engine --worker", os.environ["TMPDIR"])
 
 
+@pytest.mark.serial
 def test_a_locust_master_with_two_workers_writes_one_result(tmp_path: Path) -> None:
     require_backend("git-pygit2")
     document = _load(
