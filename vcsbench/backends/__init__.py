@@ -124,6 +124,12 @@ class Variant:
         return None if text is None else int(text)
 
     @property
+    def names_its_own(self) -> bool:
+        """Whether the variant sets one of vcsbench's keys (``version=``, ``copy=``,
+        ``delay=``, ``age=``): it says more than the backend's options do."""
+        return any(key in VARIANT_KEYS for key, _ in self.options)
+
+    @property
     def backend_options(self) -> dict[str, str]:
         """The backend's own options (all but ``version`` and ``copy``)."""
         return {k: v for k, v in self.options if k not in VARIANT_KEYS}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 import statistics
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from vcsbench.backends.base import Files
 from vcsbench.backends.changes import digest_tree, tree_differences
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.measure.footprint import footprint
+from vcsbench.workload.history import HistoryPayload
 from vcsbench.workload.payloads import Payload, load_payload
 from vcsbench.workload.seeds import Seed
 
@@ -107,18 +109,12 @@ def parse_population(text: str) -> Population:
     if not seed.isdigit():
         raise VcsbenchError(f"age {text!r}: seed={seed!r} is not a whole number")
     payload = load_payload(fields["content"])  # a bad payload is refused here, in one line
-    if _is_history(payload) and high > payload.revisions:  # type: ignore[attr-defined]
+    if isinstance(payload, HistoryPayload) and high > payload.revisions:
         raise VcsbenchError(
             f"age {text!r}: commits up to {high} from {payload.name}, which replays "
-            f"{payload.revisions} (give commits=...-{payload.revisions} or fewer)"  # type: ignore[attr-defined]
+            f"{payload.revisions} (give commits=...-{payload.revisions} or fewer)"
         )
     return Population(text, students, assignments, low, high, int(seed), fields["content"])
-
-
-def _is_history(payload: Payload) -> bool:
-    from vcsbench.workload.history import HistoryPayload
-
-    return isinstance(payload, HistoryPayload)
 
 
 def rewrite(payload: Payload, commit: int, seed: int) -> Files:
@@ -149,8 +145,6 @@ class Grown:
 def grow(backend: Backend, where: Path, scratch: Path, population: Population) -> Grown:
     """Build the population's repository commit by commit, verified and read at each
     length from LO to HI."""
-    import time
-
     started = time.perf_counter()
     payload = load_payload(population.content)
     repo = where / "population"
@@ -172,8 +166,8 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
         made = footprint(repo)
         grown.inodes[length], grown.allocated[length] = made.inodes, made.allocated_bytes
 
-    if _is_history(payload):
-        history = payload.source()  # type: ignore[attr-defined]
+    if isinstance(payload, HistoryPayload):
+        history = payload.source()
         for length, change in enumerate(history.changes(), 1):
             backend.replay(repo, change, scratch)
             if length >= population.low:
@@ -186,10 +180,10 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
     else:
         files = dict(payload.files)
         for length in range(1, population.high + 1):
-            change = files if length == 1 else rewrite(payload, length, population.seed)
+            written = files if length == 1 else rewrite(payload, length, population.seed)
             message = f"vcsbench population commit {length}"
-            backend.commit(repo, change, message, scratch)
-            files.update(change)
+            backend.commit(repo, written, message, scratch)
+            files.update(written)
             if length >= population.low:
                 _refuse_if(backend.verify(repo, files), population, backend, length)
                 keep(length)

@@ -93,8 +93,9 @@ class BenchmarkRun:
     progress: Progress | None = None
     name: str = ""
     age: int = 0
-    population: Population | None = None
     """Repositories to fill the sandbox with before the first round (untimed)."""
+    population: Population | None = None
+    """What those repositories are (``--age term:...``); None: alike, as created."""
     layout: str = "flat"
     recycle: int = 0
     """Rounds per worker process (a new one for each K rounds); 0, or at least the

@@ -294,12 +294,7 @@ class Selection:
         """Whether these variants of one benchmark run in alternating blocks."""
         if self.interleave is None:
             return any(
-                v.version is not None
-                or v.copy is not None
-                or v.delay_ns
-                or v.age is not None
-                or "bin" in v.backend_options
-                or "remote" in v.backend_options
+                v.names_its_own or "bin" in v.backend_options or "remote" in v.backend_options
                 for v in group
             )
         return self.interleave > 0

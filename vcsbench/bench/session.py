@@ -558,12 +558,7 @@ def described(variant: Variant, vcs: Backend) -> dict[str, object]:
     that says more than the backend's options (``version=``, ``copy=``); a worker's
     own description is recorded under this name too (:meth:`BenchmarkRun.finish`)."""
     found = vcs.describe()
-    if (
-        variant.version is not None
-        or variant.copy is not None
-        or variant.delay_ns
-        or variant.age is not None
-    ):
+    if variant.names_its_own:
         found["variant"] = variant.text
     return found
 

@@ -25,7 +25,7 @@ import gc
 import hashlib
 import posixpath
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -147,6 +147,37 @@ def _check_link(rel: str, target: bytes, where: str) -> None:
         )
 
 
+def check_size(where: str, rel: str, size: int) -> None:
+    """Refuse a file too large to replay, before its bytes are read."""
+    if size > MAX_FILE_BYTES:
+        raise VcsbenchError(
+            f"{where}: {rel} is {size:,} bytes, more than the {MAX_FILE_BYTES >> 20} MiB a "
+            "replayed file may be"
+        )
+
+
+def check_length(spec: HistorySpec, found: int, wanted: int, what: str) -> None:
+    """Refuse a source line of ``found`` commits (the next change among them) shorter than
+    two, or than the ``commits=`` asked for; ``what``: what was counted, and where."""
+    if found < 2 or (spec.commits is not None and found < wanted):
+        have = found - 1
+        raise VcsbenchError(
+            f"payload {spec.name}: {spec.source} has {max(have, 0)} {what}; give "
+            f"commits={max(have, 1)} or fewer (the last is held out as the next change)"
+        )
+
+
+def pair_renames(copies: Iterable[tuple[str, str]], deletes: Iterable[str]) -> dict[str, str]:
+    """New path -> old path for each copy (new, old) whose source the same commit deletes,
+    each old path taken once: a rename, as the Change records one."""
+    gone = set(deletes)
+    renames: dict[str, str] = {}
+    for new, old in copies:
+        if old in gone and old not in renames.values():
+            renames[new] = old
+    return renames
+
+
 RELEASE_EVERY = 256
 """Commits read before the source's caches are released: libgit2 keeps what it reads
 (objects, pack indexes) in the repository object, so a history read through one would
@@ -204,9 +235,6 @@ class SourceHistory:
         before it. Without ``contents`` a file's data may be left empty (not a link's)."""
         raise NotImplementedError
 
-    def message(self, rid: str) -> str:
-        raise NotImplementedError
-
     def tree(self, index: int) -> dict[str, Node]:
         """The source's tree at replayed commit ``index`` (0-based), every file's node."""
         if index not in self._trees:
@@ -247,12 +275,6 @@ class SourceHistory:
         raw = self.raw_change(rid, parent, kinds, contents)
         writes, deletes, renames = raw.writes, raw.deletes, raw.renames
         where = f"{self.where}, commit {rid[:12]}"
-        for rel, node in writes.items():
-            if len(node.data) > MAX_FILE_BYTES:
-                raise VcsbenchError(
-                    f"{where}: {rel} is {len(node.data):,} bytes, more than the "
-                    f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
-                )
         check_names(dict.fromkeys([*writes, *deletes], b""), where)
         for rel, node in writes.items():
             if node.kind == "link":
@@ -314,9 +336,6 @@ class GitHistory(SourceHistory):
             self._repo.free()  # libgit2's caches released; the handle stays usable
         return self._repo
 
-    def message(self, rid: str) -> str:
-        return str(self.repo[rid].message).strip() or EMPTY_MESSAGE
-
     def read_tree(self, rid: str) -> dict[str, Node]:
         """Commit ``rid``'s whole tree, every file's node."""
         repo = self.repo
@@ -357,11 +376,7 @@ class GitHistory(SourceHistory):
             if status in ("A", "M", "T", "R", "C") and new.mode in GIT_KINDS:
                 kind = GIT_KINDS[new.mode]
                 size = repo[new.id].size if contents or kind == "link" else new.size
-                if size > MAX_FILE_BYTES:  # refused before its bytes are read
-                    raise VcsbenchError(
-                        f"{where}: {new.path} is {size:,} bytes, more than the "
-                        f"{MAX_FILE_BYTES >> 20} MiB a replayed file may be"
-                    )
+                check_size(where, new.path, size)
                 data = repo[new.id].data if contents or kind == "link" else b""
                 writes[new.path] = Node(kind, data)
                 if status == "R" and old.mode in GIT_KINDS:
@@ -415,13 +430,9 @@ def _read_git(spec: HistorySpec) -> GitHistory:
         chain.append(str(commit.id))
         if len(chain) % RELEASE_EVERY == 0:
             repo.free()
-    if len(chain) < 2 or (spec.commits is not None and len(chain) < wanted):
-        have = len(chain) - 1
-        raise VcsbenchError(
-            f"{where}: {spec.source} has {have} commit(s) before {spec.start} on its "
-            f"first-parent line; give commits={max(have, 1)} or fewer (the last commit is "
-            "held out as the next change)"
-        )
+    check_length(
+        spec, len(chain), wanted, f"commit(s) before {spec.start} on its first-parent line"
+    )
     del tip, commit
     repo.free()  # and libgit2's cache of what the walk read
     ids = chain[::-1]
@@ -530,9 +541,11 @@ def load_history_payload(name: str) -> HistoryPayload:
             f"{TREE_MAX_BYTES >> 30} GiB"
         )
     renames = deletes = history.left_out = 0
+    messages: list[str] = []
     for change in history.changes(contents=False):  # every path and link checked first
         renames += len(change.renames)
         deletes += len(change.deletes) - len(change.renames)
+        messages.append(change.message)
     files = {rel: node.data for rel, node in tip.items()}
     if not files:
         raise VcsbenchError(f"payload {spec.name}: its last replayed commit has no files")
@@ -542,7 +555,6 @@ def load_history_payload(name: str) -> HistoryPayload:
         if history.next_commit is not None
         else {}
     )
-    messages = tuple(history.message(rid).strip() or EMPTY_MESSAGE for rid in history.replayed)
     identity = {
         "source": str(spec.source.resolve()),
         "vcs": history.vcs,
@@ -570,7 +582,7 @@ def load_history_payload(name: str) -> HistoryPayload:
         None,
         spec=spec,
         identity={**identity, "range_id": digest},
-        messages=messages,
+        messages=tuple(messages),
         next=next_change,
         next_tree=next_tree,
     )

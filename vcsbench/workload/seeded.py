@@ -11,7 +11,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from vcsbench.backends._git import reachable_with_pygit2
 from vcsbench.backends._svn import changed_paths
@@ -137,26 +137,17 @@ class _FromSeed(Operation):
                 shutil.rmtree(seed, ignore_errors=True)
                 (seed / "scratch").mkdir(parents=True)
                 shared = shared_seed(self.backend, self.payload, self.seed_name())
+                built = False
+                if shared is not None and self.seeds_unthrottled and not shared.exists():
+                    self._build_where_seeds_are_kept(shared)  # off the throttled device
+                    built = True
                 if shared is not None and (shared / "repo").is_dir():
-                    # an earlier benchmark of the run built it: copied, said in the figures
+                    # copied in; built by an earlier benchmark of the run: said in the figures
                     Seed.read(shared / "repo").copy_to(seed / "building")
                     if (shared / REPLAY_FILE).exists():
                         figures = json.loads((shared / REPLAY_FILE).read_text()[:4096])
-                        (seed / REPLAY_FILE).write_text(json.dumps({**figures, "reused": 1}))
-                elif shared is not None and self.seeds_unthrottled:
-                    # built where the run keeps seeds, off the throttled device, copied in
-                    where = shared.with_name(f".{shared.name}-build-{os.getpid()}")
-                    (where / "scratch").mkdir(parents=True)
-                    self.build(where / "building", where / "scratch")
-                    self.backend.seeded(where / "building")
-                    if (where / REPLAY_FILE).exists():  # said in the figures of every copy
-                        figures = json.loads((where / REPLAY_FILE).read_text()[:4096])
-                        (where / REPLAY_FILE).write_text(json.dumps({**figures, "unthrottled": 1}))
-                    _publish(where, shared)
-                    shutil.rmtree(where)
-                    Seed.read(shared / "repo").copy_to(seed / "building")
-                    if (shared / REPLAY_FILE).exists():
-                        (seed / REPLAY_FILE).write_bytes((shared / REPLAY_FILE).read_bytes())
+                        figures = figures if built else {**figures, "reused": 1}
+                        (seed / REPLAY_FILE).write_text(json.dumps(figures))
                 else:
                     # Built aside and renamed: a build cut short is never taken for a seed.
                     self.build(seed / "building", seed / "scratch")
@@ -167,6 +158,19 @@ class _FromSeed(Operation):
             self._seed = Seed.read(seed / "repo")
         self._seed.copy_to(paths.repo)
         self.backend.moved(paths.repo)
+
+    def _build_where_seeds_are_kept(self, shared: Path) -> None:
+        """Build the seed beside ``shared`` (where the run keeps seeds) and publish it
+        there, its replay figures saying so."""
+        where = shared.with_name(f".{shared.name}-build-{os.getpid()}")
+        (where / "scratch").mkdir(parents=True)
+        self.build(where / "building", where / "scratch")
+        self.backend.seeded(where / "building")
+        if (where / REPLAY_FILE).exists():  # said in the figures of every copy
+            figures = json.loads((where / REPLAY_FILE).read_text()[:4096])
+            (where / REPLAY_FILE).write_text(json.dumps({**figures, "unthrottled": 1}))
+        _publish(where, shared)
+        shutil.rmtree(where)
 
 
 class _ReachesBack(_FromSeed):
@@ -483,14 +487,11 @@ class Log(_WithHistory):
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
         self.answer: list[str] | None = None
-        self.printed = b""
-        self.output: object = None
+        self.output: Any = None
 
     def run(self, paths: RoundPaths) -> None:
-        if self.verbose:
-            self.printed = self.backend.log_verbose(paths.repo)
-        else:
-            self.output = self.backend.log_output(paths.repo)  # read after the timing
+        read = self.backend.log_verbose if self.verbose else self.backend.log_output
+        self.output = read(paths.repo)  # as printed: read after the timing
 
     def expected(self) -> Files:
         return self.history_files()
@@ -502,9 +503,9 @@ class Log(_WithHistory):
                 self.answer = self.backend.log_messages(self.output)
             except (SyntaxError, ValueError, TypeError) as exc:  # not the log the VCS prints
                 return [f"the log could not be read: {type(exc).__name__}: {exc}"]
-        if self.verbose:
+        else:
             try:
-                entries = verbose_log(self.printed)
+                entries = verbose_log(self.output)
             except (SyntaxError, ValueError) as exc:  # ElementTree's ParseError, a bad number
                 return [f"the verbose log is not the XML svn prints: {exc}"]
             self.answer = [message for _revision, message, _paths in entries]

@@ -35,6 +35,9 @@ from vcsbench.workload.history import (
     HistorySpec,
     RawChange,
     SourceHistory,
+    check_length,
+    check_size,
+    pair_renames,
 )
 
 SVN_MODIFY, SVN_ADD, SVN_DELETE, SVN_REPLACE = 0, 1, 2, 3
@@ -57,6 +60,11 @@ def svn_root(path: Path) -> tuple[Path, str] | None:
 
 def _under(path: str, rel: str) -> bool:
     return not rel or path == rel or path.startswith(rel + "/")
+
+
+def _text(path: bytes | str) -> str:
+    """A path as the bindings hand it over (bytes, or str in some builds), as text."""
+    return path.decode() if isinstance(path, bytes) else path
 
 
 def _svn_kind(props: Mapping[bytes, bytes], data: bytes) -> Node:
@@ -96,9 +104,6 @@ class SvnHistory(SourceHistory):
         finally:
             pool.destroy()
 
-    def message(self, rid: str) -> str:
-        return self._props(int(rid)).get(b"svn:log", b"").decode(errors="replace")
-
     def _full(self, rel: str) -> str:
         return "/".join(p for p in (self.inner, rel) if p)
 
@@ -127,10 +132,7 @@ class SvnHistory(SourceHistory):
         special = b"svn:special" in props
         if not contents and not special:
             return _svn_kind(props, b"")
-        if svn.fs.file_length(root, full, pool) > (256 << 20):
-            raise VcsbenchError(
-                f"{self.where}: {rel} is more than the 256 MiB a replayed file may be"
-            )
+        check_size(self.where, rel, svn.fs.file_length(root, full, pool))
         return _svn_kind(props, svn.core.Stream(svn.fs.file_contents(root, full, pool)).read())
 
     def read_tree(self, rid: str) -> dict[str, Node]:
@@ -156,6 +158,14 @@ class SvnHistory(SourceHistory):
             return path[len(self.inner) + 1 :]
         return None
 
+    def _touches(self, path: str, action: int) -> bool:
+        """Whether a changed path changes the history's tree: a path in it, or an
+        ancestor of it added, replaced or deleted."""
+        if self._inside(path) is not None:
+            return True
+        above = self.inner.startswith(path.strip("/") + "/") or path == "/"
+        return above and action != SVN_MODIFY
+
     def raw_change(
         self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
     ) -> RawChange:
@@ -175,13 +185,12 @@ class SvnHistory(SourceHistory):
             else:
                 changed = svn.fs.paths_changed2(root, pool)
                 for path, change in sorted(changed.items()):
-                    text = path.decode() if isinstance(path, bytes) else path
-                    inside = self._inside(text)
                     action = change.change_kind
-                    if inside is None:
-                        if not _touches(self, text, action):
-                            continue
-                        inside, action = "", SVN_REPLACE  # an ancestor's node: the tree anew
+                    if not self._touches(_text(path), action):
+                        continue
+                    inside = self._inside(_text(path))
+                    if inside is None:  # an ancestor's node: the tree anew
+                        inside, action = "", SVN_REPLACE
                     rel = inside
                     if action in (SVN_DELETE, SVN_REPLACE):
                         removed |= {f for f in kinds if _under(f, rel)}
@@ -190,24 +199,26 @@ class SvnHistory(SourceHistory):
                     below = list(self._files(root, rel, pool))
                     if action == SVN_MODIFY and below != [rel]:
                         continue  # a directory's own properties: nothing a replay carries
+                    unchanged = action == SVN_MODIFY and not change.text_mod
                     for f in below:
                         node = self._node(root, f, pool, contents)
-                        unchanged = action == SVN_MODIFY and not change.text_mod
                         if unchanged and kinds.get(f) == node.kind:
                             continue  # a property other than a kind's changed
                         writes[f] = node
                     source = change.copyfrom_path if change.copyfrom_known else None
-                    if source:
-                        old = self._inside(source.decode() if isinstance(source, bytes) else source)
-                        if old:
-                            copies.append((rel, old))
+                    old = self._inside(_text(source)) if source else None
+                    if old:
+                        copies.append((rel, old))
             deletes = sorted(removed - set(writes))
-            renames: dict[str, str] = {}
-            for new, old in copies:
-                for f in [w for w in writes if w == new or w.startswith(new + "/")]:
-                    was = old + f[len(new) :]
-                    if was in deletes and was not in renames.values():
-                        renames[f] = was
+            renames = pair_renames(  # a file's copy, or each file below a copied directory
+                (
+                    (f, old + f[len(new) :])
+                    for new, old in copies
+                    for f in writes
+                    if f == new or f.startswith(new + "/")
+                ),
+                deletes,
+            )
             props = self._props(rev)
             author = props.get(b"svn:author", b"").decode(errors="replace")
             author = re.sub(r"[<>\s]+", " ", author).strip() or "unknown"
@@ -265,31 +276,16 @@ def read_svn(spec: HistorySpec, repo: Path, inner: str) -> SvnHistory:
     while len(chain) < wanted and rev > 0:
         sub = svn.core.Pool(pool)
         changed = svn.fs.paths_changed2(svn.fs.revision_root(fs, rev, sub), sub)
-        if any(_touches(history, path, change.change_kind) for path, change in changed.items()):
+        if any(history._touches(_text(path), c.change_kind) for path, c in changed.items()):
             chain.append(str(rev))
         sub.destroy()
         rev -= 1
-    _check_length(spec, len(chain), wanted, f"revisions of /{inner} up to r{start}")
+    check_length(
+        spec, len(chain), wanted, f"revisions of /{inner} up to r{start} before the newest"
+    )
     ids = chain[::-1]
     history.replayed, history.next_commit = ids[:-1], ids[-1]
     return history
-
-
-def _touches(history: SvnHistory, path: bytes | str, action: int) -> bool:
-    text = path.decode() if isinstance(path, bytes) else path
-    if history._inside(text) is not None:
-        return True
-    above = history.inner.startswith(text.strip("/") + "/") or text == "/"
-    return above and action != SVN_MODIFY
-
-
-def _check_length(spec: HistorySpec, found: int, wanted: int, what: str) -> None:
-    if found < 2 or (spec.commits is not None and found < wanted):
-        have = found - 1
-        raise VcsbenchError(
-            f"payload {spec.name}: {spec.source} has {max(have, 0)} {what} before the newest; "
-            f"give commits={max(have, 1)} or fewer (the last is held out as the next change)"
-        )
 
 
 HG_KINDS = {b"": "file", b"x": "exec", b"l": "link"}
@@ -302,9 +298,6 @@ class HgHistory(SourceHistory):
     _repo: Any = None
 
     vcs = "hg"
-
-    def message(self, rid: str) -> str:
-        return bytes(self._repo[rid.encode()].description()).decode(errors="replace")
 
     def read_tree(self, rid: str) -> dict[str, Node]:
         ctx = self._repo[rid.encode()]
@@ -325,7 +318,7 @@ class HgHistory(SourceHistory):
             entries = self._repo[parent.encode()].manifest().diff(ctx.manifest())
         writes: dict[str, Node] = {}
         deletes: list[str] = []
-        copies: dict[str, str] = {}
+        copies: list[tuple[str, str]] = []
         for path, (_, (node, flags)) in sorted(entries.items()):
             rel = path.decode(errors="surrogateescape")
             if node is None:
@@ -335,18 +328,12 @@ class HgHistory(SourceHistory):
                 raise VcsbenchError(f"{where}: {rel} has flags {flags!r}, not a file's kind")
             fctx = ctx[path]
             kind = HG_KINDS[flags]
-            if fctx.size() > (256 << 20):
-                raise VcsbenchError(
-                    f"{where}: {rel} is more than the 256 MiB a replayed file may be"
-                )
+            check_size(where, rel, fctx.size())
             writes[rel] = Node(kind, fctx.data() if contents or kind == "link" else b"")
             source = fctx.copysource() if parent is not None else None
             if source:
-                copies[rel] = source.decode(errors="surrogateescape")
-        renames: dict[str, str] = {}
-        for new, old in copies.items():
-            if old in deletes and old not in renames.values():
-                renames[new] = old
+                copies.append((rel, source.decode(errors="surrogateescape")))
+        renames = pair_renames(copies, deletes)
         seconds = ctx.date()[0]
         return RawChange(
             writes,
@@ -398,6 +385,6 @@ def read_hg(spec: HistorySpec) -> HgHistory:
     while len(chain) < wanted and ctx.rev() >= 0:
         chain.append(ctx.hex().decode())
         ctx = ctx.p1()
-    _check_length(spec, len(chain), wanted, "commits on the first-parent line")
+    check_length(spec, len(chain), wanted, "commits on the first-parent line before the tip")
     ids = chain[::-1]
     return HgHistory(spec, ids[:-1], ids[-1], _repo=repo)
