@@ -43,6 +43,8 @@ def isolated_state(
     pytest's old temp directories: nothing could prove them the run's any more."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("VCSBENCH_STATE_DIR", str(state))
+    # what vcsbench keeps of a machine (its run-to-run spread): the test's own, none yet
+    monkeypatch.setenv("VCSBENCH_DATA", str(tmp_path_factory.mktemp("data")))
     yield state
     if any(state.glob("*.json")):
         from vcsbench.sandbox.cleanup import clean_stale

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +131,33 @@ def small_run(
     test, into ``tmp_path/r.json`` unless ``extra`` names another --out."""
     out = [] if "--out" in extra else ["--out", str(tmp_path / "r.json")]
     return vcsbench(*hello_creates(repos), "--fs", f"dir:{tmp_path}", *out, *extra, env=env)
+
+
+def edited_result(
+    src: Path, dst: Path, edit: Callable[[dict[str, Any], list[dict[str, Any]]], None]
+) -> str:
+    """A copy of the result file ``src`` at ``dst`` after ``edit(document, benchmarks)``
+    (``benchmarks``: each benchmark's vcsbench part); the path, as text."""
+    document = json.loads(src.read_text())
+    edit(document, [entry["extra_info"]["vcsbench"] for entry in document["benchmarks"]])
+    dst.write_text(json.dumps(document))
+    return str(dst)
+
+
+def scale_times(bench: dict[str, Any], factor: float) -> None:
+    """Every round of a benchmark ``factor`` times as long (the same work on a machine
+    ``factor`` as slow)."""
+    rounds = bench["rounds"]
+    rounds["wall_ns"] = [round(ns * factor) for ns in rounds["wall_ns"]]
+
+
+def keep_rounds(bench: dict[str, Any], count: int) -> None:
+    """A benchmark cut to its first ``count`` rounds, every per-round array and count with it."""
+    rounds = bench["rounds"]
+    for key in ("t_start_s", "wall_ns", "ok"):
+        rounds[key] = rounds[key][:count]
+    rounds["values"] = {k: v[:count] for k, v in rounds["values"].items()}
+    bench["repos"] = bench["rounds_asked"] = count
+    bench["repos_ok"] = sum(rounds["ok"])
+    bench["errors"] = count - bench["repos_ok"]
+    bench["verified"] = min(bench["verified"], count)

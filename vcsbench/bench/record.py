@@ -145,11 +145,26 @@ def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
         "command": command,
         "door": preset.door if preset is not None else "pytest",
         "selection": config.stash[SELECTION].given,
+        "spread": _spread(config),
         "failed_benchmarks": [
             *carry["failed_benchmarks"],
             *(b.to_json() for b in config.stash.get(FAILED, [])),
         ],
     }
+
+
+SPREAD = pytest.StashKey[dict[str, Any] | None]()
+
+
+def _spread(config: pytest.Config) -> dict[str, Any] | None:
+    """This machine's run-to-run spread, as last measured (``vcsbench doctor --spread``),
+    read once a run."""
+    if SPREAD not in config.stash:
+        from vcsbench.measure.machine import machine_info
+        from vcsbench.results.spread import recorded_for
+
+        config.stash[SPREAD] = recorded_for(machine_info())
+    return config.stash[SPREAD]
 
 
 def _pytest_command() -> str:

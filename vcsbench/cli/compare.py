@@ -29,13 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on",
         metavar="SPEC",
-        help="e.g. time:10%%,io_write_device:5%%: exit 1 on a significant "
-        "regression beyond a threshold",
+        help="e.g. time:10%%,io_write_device:5%%: exit 1 on a regression beyond a "
+        "threshold, and on whatever the gate cannot judge (a benchmark missing, no rounds, "
+        "a rising error rate, a figure not measured, too few runs to detect the threshold)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from vcsbench.report.compare import compare, parse_gate, regressions, render
+    from vcsbench.report.compare import compare_runs, gate_lines, parse_gate, render
     from vcsbench.report.load import compare_loads
     from vcsbench.results import read
 
@@ -44,49 +45,49 @@ def run(args: argparse.Namespace) -> int:
         raise VcsbenchError(
             "give either BASE OTHER... or --base-runs FILE... --other-runs FILE..., not a mix"
         )
-    if repeats:
-        return _repeats(args, parse_gate(args.fail_on) if args.fail_on else {})
-    if args.base is None or not args.others:
+    if not repeats and (args.base is None or not args.others):
         raise VcsbenchError("give BASE and at least one OTHER (or --base-runs and --other-runs)")
-    base = read(args.base)
-    others = [read(path) for path in args.others]
-    for other in others:
-        if other.kind != base.kind:
+    gate = parse_gate(args.fail_on) if args.fail_on else {}
+    if repeats:
+        bases = [read(path) for path in args.base_runs]
+        sides = [[read(path) for path in args.other_runs]]
+    else:
+        bases = [read(args.base)]
+        sides = [[read(path)] for path in args.others]
+    for run_ in (*bases, *(r for side in sides for r in side)):
+        if run_.kind != bases[0].kind:
             raise VcsbenchError(
-                f"{other.path} holds {other.kind} and {base.path} {base.kind}; compare "
+                f"{run_.path} holds {run_.kind} and {bases[0].path} {bases[0].kind}; compare "
                 "results of one kind (benchmarks with benchmarks, load runs with load runs)"
             )
-    if base.load is not None:
-        print("\n".join(compare_loads(base, other) for other in others), end="")
+    if bases[0].load is not None:
+        if repeats:
+            raise VcsbenchError(
+                "--base-runs and --other-runs compare benchmark results, not load runs"
+            )
+        if gate:
+            raise VcsbenchError(
+                "--fail-on gates benchmark results; a load run's steps have no gate yet"
+            )
+        print("\n".join(compare_loads(bases[0], side[0]) for side in sides), end="")
         return 0
-
-    gate = parse_gate(args.fail_on) if args.fail_on else {}
-    found: list[str] = []
-    for i, other in enumerate(others):
-        pairs = compare(base, other)
+    failed: list[str] = []
+    for i, others in enumerate(sides):
+        pairs, left = compare_runs(bases, others)
         if i:
             print()
-        print(render(base, other, pairs), end="")
-        found += regressions(pairs, gate) if gate else []
-    for line in found:
-        print(f"REGRESSION {line}")
-    return 1 if found else 0
-
-
-def _repeats(args: argparse.Namespace, gate: dict[str, float]) -> int:
-    from vcsbench.report.repeats import compare_repeats, render_repeats, repeat_regressions
-    from vcsbench.results import read
-
-    bases = [read(path) for path in args.base_runs]
-    others = [read(path) for path in args.other_runs]
-    if any(run.load is not None for run in (*bases, *others)):
-        raise VcsbenchError("--base-runs and --other-runs compare benchmark results, not load runs")
-    pairs, left = compare_repeats(bases, others)
-    print(render_repeats(bases, others, pairs, left), end="")
-    found = repeat_regressions(pairs, gate) if gate else []
-    for line in found:
-        print(f"REGRESSION {line}")
-    return 1 if found else 0
+        print(render(bases, others, pairs, left), end="")
+        if gate:
+            fails, judged = gate_lines(pairs, left, gate, (len(bases), len(others)))
+            failed += fails
+            if judged:
+                print()
+                print("\n".join(f"gate: {line}" for line in judged))
+    for line in failed:
+        print(f"GATE FAILS {line}")
+    if gate and not failed:
+        print(f"gate passed: {args.fail_on}")
+    return 1 if failed else 0
 
 
 COMMAND = Command(
@@ -95,10 +96,11 @@ COMMAND = Command(
     run,
     dict(
         help="compare result files against a base, with significance",
-        description="Match benchmarks of BASE and each OTHER; show medians, ratios and a "
-        "Mann-Whitney U test per benchmark, what differs between the environments, and "
-        "benchmarks found in one file only. With --base-runs and --other-runs (several runs "
-        "a side), the runs are the unit: Welch's t on each run's figure, so drift between "
-        "runs is not read as a change.",
+        description="Match benchmarks of BASE and each OTHER (or of several runs a side); "
+        "show each run's median, the ratio with its interval, and a verdict only where "
+        "drift between runs could not have made it: the runs are the unit, judged against "
+        "this machine's run-to-run spread (vcsbench doctor --spread) and the spread between "
+        "each side's runs. Also: what differs between the environments, and benchmarks "
+        "found in one file only.",
     ),
 )

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from vcsbench import __version__
 from vcsbench.cli.command import Command
+from vcsbench.errors import VcsbenchError
+from vcsbench.measure.machine import machine_info
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,12 +29,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "device delivers",
     )
     parser.add_argument("--image-dir", type=Path, help="where loop images go (default: temp)")
+    spread = parser.add_argument_group(
+        "run-to-run spread",
+        "how far the same benchmark moves between separate runs on this machine: compare "
+        "and report judge changes between runs against it",
+    )
+    spread.add_argument(
+        "--spread",
+        action="store_true",
+        help="measure it: the same benchmarks in --runs separate runs (an A/A across runs), "
+        "kept for this machine and recorded by every later run",
+    )
+    spread.add_argument(
+        "--runs", type=int, default=None, metavar="K", help="runs (default 8, at least 3)"
+    )
+    spread.add_argument("--backends", default=None, help="default git-pygit2,svn-fs")
+    spread.add_argument("--ops", default=None, help="default create+commit,commit")
+    spread.add_argument("--payloads", default=None, help="default submission")
+    spread.add_argument("--repos", default=None, help="rounds a benchmark (default 100)")
+    spread.add_argument(
+        "--keep", type=Path, default=None, metavar="DIR", help="keep the runs' result files here"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from vcsbench.backends import REGISTRY
-    from vcsbench.measure.machine import machine_info
 
+    if args.spread:
+        return _spread(args)
+    given = [f"--{n}" for n in ("runs", "backends", "ops", "payloads", "repos", "keep")]
+    given = [flag for flag in given if getattr(args, flag[2:]) is not None]
+    if given:
+        raise VcsbenchError(f"{', '.join(given)}: options of --spread; add --spread")
     if args.calibrate:
         return _calibrate(args)
     rows = []
@@ -78,6 +106,68 @@ def run(args: argparse.Namespace) -> int:
         "  mounting sandboxes (tmpfs, ext4, xfs, btrfs): "
         + ("yes (root)" if can_mount else "no (not root); use --fs dir:PATH")
     )
+    print(_spread_text())
+    return 0
+
+
+def _spread_text() -> str:
+    """This machine's run-to-run spread as last measured, for a person."""
+    from vcsbench.report.verdict import single_run_reach
+    from vcsbench.results.spread import fingerprint, load_spread, spread_path
+
+    digest = fingerprint(machine_info())[0]
+    found = load_spread(digest)
+    if found is None:
+        return (
+            "  run-to-run spread: not measured on this machine; without it, compare gives no "
+            "time verdict between single runs (vcsbench doctor --spread measures it)"
+        )
+    lines = [
+        f"  run-to-run spread ({spread_path(digest)}, measured {found.measured}, "
+        f"{found.runs} runs of: {found.command}):"
+    ]
+    for cell in found.cells:
+        sd = cell.sd_log()
+        reach = single_run_reach(sd, cell.df()) if sd is not None else None
+        medians = ", ".join(f"{v:.3g}" for v in cell.figures.get("time", ()))
+        lines.append(
+            f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (sd or 0):.1f}% "
+            f"(medians ms: {medians}); one run a side reads a change beyond "
+            + (f"{100 * reach:.0f}%" if reach is not None else "n/a")
+        )
+    return "\n".join(lines)
+
+
+def _spread(args: argparse.Namespace) -> int:
+    from vcsbench.bench.spread import (
+        DEFAULT_BACKENDS,
+        DEFAULT_OPS,
+        DEFAULT_PAYLOADS,
+        DEFAULT_REPOS,
+        DEFAULT_RUNS,
+        measure_spread,
+    )
+    from vcsbench.results.spread import save_spread
+
+    if args.calibrate:
+        raise VcsbenchError("--spread and --calibrate are two checks; run them one at a time")
+    fs = args.fs or ("tmpfs,ext4" if os.geteuid() == 0 else f"dir:{tempfile.gettempdir()}")
+    run_args = [
+        "--backends", args.backends or DEFAULT_BACKENDS,
+        "--ops", args.ops or DEFAULT_OPS,
+        "--payloads", args.payloads or DEFAULT_PAYLOADS,
+        "--repos", str(args.repos or DEFAULT_REPOS),
+        "--fs", fs,
+        "--perturbation", "off",
+    ]  # fmt: skip
+    if args.image_dir:
+        run_args += ["--image-dir", str(args.image_dir)]
+    runs = DEFAULT_RUNS if args.runs is None else args.runs
+    print(f"spread: {runs} separate runs of vcsbench run {' '.join(run_args)}", flush=True)
+    found = measure_spread(runs, run_args, args.keep, say=lambda line: print(line, flush=True))
+    path = save_spread(found)
+    print(f"kept for this machine in {path}")
+    print(_spread_text())
     return 0
 
 

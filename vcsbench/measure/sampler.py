@@ -1,7 +1,9 @@
 """A system sampler in a process of its own: what an operator reads off top and iostat.
 
 Every ``interval_s`` it records load average, CPU user/system/iowait shares since the
-previous sample, Dirty and Writeback memory, and the sandbox device's in-flight requests
+previous sample, the CPU time processes other than the run's used (``others_cpu``: what
+competed with the run, which the load average cannot tell from the run's own verifying
+processes), Dirty and Writeback memory, and the sandbox device's in-flight requests
 and busy share. It runs as a separate process, so that its reads of ``/proc`` add
 nothing to the counters of the process that runs the operations (a sampler thread there
 added about 2.7 KB of read-syscall bytes and 0.3 ms of CPU to whichever round it
@@ -36,6 +38,7 @@ SAMPLE_UNITS = {
     "t_s": "s",
     "loadavg_1m": "processes",
     "runnable": "processes",
+    "others_cpu": "CPUs",
     "cpu_user_pct": "%",
     "cpu_system_pct": "%",
     "cpu_iowait_pct": "%",
@@ -71,8 +74,58 @@ def _runnable() -> int:
     return max(0, int(running) - 1)
 
 
+TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _process_ticks() -> dict[int, tuple[int, int, int]]:
+    """Every process's (parent, CPU ticks so far, start tick), from /proc/PID/stat; kernel
+    threads (children of kthreadd, pid 2) left out: they work for whoever asked them."""
+    found: dict[int, tuple[int, int, int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                text = handle.read()
+        except OSError:  # it ended
+            continue
+        fields = text[text.rfind(b")") + 2 :].split()
+        parent = int(fields[1])
+        if parent == 2 or int(name) == 2:
+            continue
+        found[int(name)] = (parent, int(fields[11]) + int(fields[12]), int(fields[19]))
+    return found
+
+
+def _others_cpu(
+    before: dict[int, tuple[int, int, int]],
+    after: dict[int, tuple[int, int, int]],
+    ours: int,
+    seconds: float,
+) -> float:
+    """CPUs' worth of time that processes other than ``ours`` and its descendants (and
+    this sampler) used between two scans, over ``seconds``."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in after.items():
+        children.setdefault(parent, []).append(pid)
+    tree, stack = {os.getpid()}, [ours]
+    while stack:
+        pid = stack.pop()
+        tree.add(pid)
+        stack.extend(children.get(pid, []))
+    ticks = 0
+    for pid, (_, used, start) in after.items():
+        if pid in tree:
+            continue
+        old = before.get(pid)
+        ticks += used - old[1] if old is not None and old[2] == start else used
+    return ticks * TICK_S / seconds if seconds > 0 else 0.0
+
+
 def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> None:
     """Write one JSON line per sample to ``out`` until standard input closes."""
+    ours = os.getppid()
+    processes = _process_ticks()
     psutil.cpu_times_percent(interval=None)  # the first call sets the baseline
     prev_busy = _device(device_stat_path)[1] if device_stat_path else 0
     prev_t = time.perf_counter()
@@ -85,12 +138,16 @@ def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> No
         if readable and not os.read(sys.stdin.fileno(), 4096):
             return
         now = time.perf_counter()
+        scanned = _process_ticks()
+        others = _others_cpu(processes, scanned, ours, now - prev_t)
+        processes = scanned
         cpu = psutil.cpu_times_percent(interval=None)
         mem = _meminfo(("Dirty", "Writeback"))
         sample: dict[str, Any] = {
             "t_s": now,
             "loadavg_1m": psutil.getloadavg()[0],
             "runnable": _runnable(),
+            "others_cpu": round(others, 3),
             "cpu_user_pct": cpu.user + cpu.nice,
             "cpu_system_pct": cpu.system,
             "cpu_iowait_pct": getattr(cpu, "iowait", 0.0),

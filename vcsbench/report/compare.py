@@ -1,23 +1,38 @@
-"""``vcsbench compare BASE OTHER``: what changed between two runs, and is it real.
+"""``vcsbench compare``: what changed between runs, whether drift could have made it, and
+a gate that fails closed.
 
-Reads result files only. Time is compared on per-round samples with a two-sided
-Mann-Whitney U test (``report.stats``); a change that is not significant at ``ALPHA``
-is shown as ``~``, never as a regression. Metrics come from the registry.
+Reads result files only. Each side is one run or several (``--base-runs``,
+``--other-runs``); the benchmarks of the first base run are matched in every other run.
+Time and CPU time drift between runs, so they are compared with the runs as the unit and
+this machine's measured run-to-run spread (:mod:`vcsbench.report.verdict`): with one run
+a side, a change is a verdict only beyond that spread. Bytes, footprint and inodes do not
+drift: they are compared on the rounds (a two-sided Mann-Whitney U test where there are
+per-round values, else beyond ``STEADY``).
+
+The gate (``--fail-on``) fails what it cannot judge: a benchmark missing from a run,
+a run without rounds, an error rate that rises, a gated figure not measured, a withheld
+verdict, or samples too few to detect the limit asked. A file that names a benchmark twice,
+or whose error count disagrees with its rounds' flags, is refused.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.report.stability import OTHERS_CPU, busy
 from vcsbench.report.stats import mann_whitney_p
+from vcsbench.report.verdict import ALPHA, MIN_ROUNDS, Between, between, runs_needed
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.spread import SpreadCell
 
-ALPHA = 0.05
+ROUNDS_ALPHA = 0.05
+"""Bytes, footprint and inodes: a change on the rounds below this p."""
 MEMORY_TOLERANCE = 0.01
 """Memory sizes within 1% are the same machine: MemTotal moves with kernel reservations."""
 STEADY = 0.01
@@ -29,15 +44,21 @@ COMPARED_METRICS = (
     "footprint_allocated",
     "footprint_inodes",
 )
+DRIFTING = ("time", "cpu")
+"""Figures compared with the runs as the unit; the others on the rounds."""
 GATE_NAMES = ("time", *COMPARED_METRICS)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Change:
+    """A figure that does not drift (bytes, footprint, inodes), base against other."""
+
     name: str
     base: float | None
     other: float | None
     p: float | None
+    reachable: bool = True
+    """Whether the rounds were enough for the test to reach significance at all."""
 
     @property
     def ratio(self) -> float | None:
@@ -49,39 +70,56 @@ class Change:
     def significant(self) -> bool:
         if self.ratio is None:
             return False
-        return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ALPHA
+        return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ROUNDS_ALPHA
 
     def text(self) -> str:
         ratio = self.ratio
         if ratio is None:
             return "n/a"
         if not self.significant:
-            return (
-                f"~ ({ratio:.2f}x, p={self.p:.2f})" if self.p is not None else f"~ ({ratio:.2f}x)"
-            )
-        word = "slower" if ratio > 1 else "faster"
-        if self.name != "time":
-            word = "more" if ratio > 1 else "less"
+            return f"~ ({ratio:.2f}x)"
+        word = "more" if ratio > 1 else "less"
         factor = ratio if ratio >= 1 else 1 / ratio
-        p = "" if self.p is None else (", p<0.001" if self.p < 0.001 else f", p={self.p:.3f}")
-        return f"{factor:.2f}x {word} ({100 * (ratio - 1):+.1f}%{p})"
+        return f"{factor:.2f}x {word}"
+
+
+Figure = Change | Between
 
 
 @dataclass
 class Pair:
+    """One benchmark in every run of both sides."""
+
     label: str
-    base: Benchmark
-    other: Benchmark
-    changes: dict[str, Change]
+    base: list[Benchmark]
+    other: list[Benchmark]
+    changes: dict[str, Figure]
+    cell: SpreadCell | None = None
+
+    @property
+    def errors(self) -> tuple[int, int]:
+        return sum(b.errors for b in self.base), sum(b.errors for b in self.other)
+
+    @property
+    def rounds(self) -> tuple[int, int]:
+        return sum(b.repos for b in self.base), sum(b.repos for b in self.other)
 
 
 def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
     key = METRICS[name].round_key
     p = None
+    reachable = True
     if key is not None:
         sb, so = base.rounds.series(key), other.rounds.series(key)
         p = mann_whitney_p(sb, so) if sb and so else None
-    return Change(name, base.per_repo(name), other.per_repo(name), p)
+        reachable = bool(sb and so) and 2 / math.comb(len(sb) + len(so), len(sb)) < ROUNDS_ALPHA
+    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable)
+
+
+def run_figure(bench: Benchmark, name: str) -> float | None:
+    """A run's one value for a drifting figure: its median time (ms), its CPU per
+    repository."""
+    return bench.median_ms if name == "time" else bench.per_repo(name)
 
 
 def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
@@ -101,24 +139,115 @@ def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark
     return pairs
 
 
-def compare(base: Run, other: Run) -> list[Pair]:
-    pairs = []
-    for b, o in match(base.benchmarks, other.benchmarks):
-        label = f"{b.label} {b.op} {b.payload.name} {b.fs}" + (f" → {o.fs}" if o.fs != b.fs else "")
-        if b.partial or o.partial:
-            which = "both" if b.partial and o.partial else ("base" if b.partial else "other")
-            label += f" [partial: {which}]"
-        changes = {
-            "time": Change(
-                "time", b.median_ms, o.median_ms, mann_whitney_p(b.samples_s, o.samples_s)
+def check_consistent(run: Run) -> None:
+    """Refuse, in one line, a file compare cannot read one way only: a benchmark named
+    twice, or an error count its rounds' flags disagree with."""
+    seen: set[tuple[str, str, str, str]] = set()
+    for bench in run.benchmarks:
+        if bench.key in seen:
+            raise VcsbenchError(
+                f"{run.path}: benchmark {' '.join(bench.key[::-1])} appears twice; compare "
+                "cannot tell which copy to judge: keep one (or run them as variants)"
             )
+        seen.add(bench.key)
+        failed = bench.repos - bench.repos_ok
+        if bench.errors != failed:
+            raise VcsbenchError(
+                f"{run.path}: benchmark {bench.label} {bench.op} {bench.payload.name} "
+                f"{bench.fs} counts {bench.errors} error(s) but {failed} of its "
+                f"{bench.repos} rounds are not ok; the file is inconsistent"
+            )
+
+
+def _cell(runs: list[Run], bench: Benchmark) -> SpreadCell | None:
+    cells = [
+        cell
+        for run in runs
+        if run.spread is not None
+        and (cell := run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype))
+        is not None
+    ]
+    return max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
+
+
+def _withheld(pair_runs: list[tuple[str, Run, Benchmark]], cell: SpreadCell | None) -> str:
+    """Why drift may have made a verdict on these runs whatever the test says, or ""."""
+    for side, run, bench in pair_runs:
+        found = busy(bench, run.machine.cpu_count)
+        if found:
+            return f"no verdict: busy machine in the {side} run ({found})"
+    for side, _, bench in pair_runs:
+        least = max(MIN_ROUNDS, (cell.rounds // 10) if cell is not None else 0)
+        if bench.repos_ok < least:
+            return (
+                f"no verdict: {bench.repos_ok} successful rounds in the {side} run, under {least}"
+            )
+    return ""
+
+
+def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[str]]:
+    """The benchmarks of the first base run found in every run of both sides, with their
+    changes; and a line for each benchmark found in some runs only."""
+    for run in (*bases, *others):
+        check_consistent(run)
+    first = bases[0]
+    pairs: list[Pair] = []
+    paired: set[int] = set()
+    for bench in first.benchmarks:
+        found: list[Benchmark] = []
+        for run in (*bases[1:], *others):
+            matched = [o for _, o in match([bench], run.benchmarks)]
+            if not matched:
+                break
+            found.append(matched[0])
+        if len(found) != len(bases) + len(others) - 1:
+            continue
+        paired.update(id(b) for b in (bench, *found))
+        base = [bench, *found[: len(bases) - 1]]
+        other = found[len(bases) - 1 :]
+        label = f"{bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+        if other[0].fs != bench.fs:  # matched across filesystems
+            label += f" → {other[0].fs}"
+        partial = [
+            side
+            for side, group in (("base", base), ("other", other))
+            if any(b.partial for b in group)
+        ]
+        if partial:
+            label += f" [partial: {'both' if len(partial) == 2 else partial[0]}]"
+        cell = _cell([*bases, *others], bench)
+        withheld = _withheld(
+            [("base", r, b) for r, b in zip(bases, base, strict=True)]
+            + [("other", r, b) for r, b in zip(others, other, strict=True)],
+            cell,
+        )
+        changes: dict[str, Figure] = {
+            name: between(
+                name,
+                [run_figure(b, name) for b in base],
+                [run_figure(b, name) for b in other],
+                cell,
+                withheld,
+            )
+            for name in DRIFTING
         }
         for name in COMPARED_METRICS:
-            changes[name] = _metric_change(name, b, o)
-        pairs.append(Pair(label, b, o, changes))
+            if name not in DRIFTING:
+                changes[name] = _metric_change(name, base[0], other[0])
+        pairs.append(Pair(label, base, other, changes, cell))
     if not pairs:
-        raise VcsbenchError(f"no benchmark of {other.path} matches one of {base.path}")
-    return pairs
+        raise VcsbenchError(
+            f"no benchmark of {first.path} is in every one of the "
+            f"{len(bases) + len(others)} result files"
+        )
+    left = []
+    for runs, where in ((bases, "base"), (others, "other")):
+        for run in runs:
+            for bench in run.benchmarks:
+                if id(bench) not in paired:
+                    name = f"{bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+                    left.append(f"only in {where} ({run.name}): {name}")
+    return pairs, left
 
 
 def _describe_fs(bench: Benchmark) -> str:
@@ -185,52 +314,124 @@ def parse_gate(text: str) -> dict[str, float]:
     gate: dict[str, float] = {}
     for item in text.split(","):
         match_ = re.fullmatch(r"\s*([\w]+):(\d+(?:\.\d+)?)%\s*", item)
-        if not match_ or match_.group(1) not in GATE_NAMES:
+        if not match_ or match_.group(1) not in GATE_NAMES or float(match_.group(2)) <= 0:
             raise VcsbenchError(
-                f"--fail-on {item.strip()!r} is not NAME:N% with NAME one of "
+                f"--fail-on {item.strip()!r} is not NAME:N% with N above 0 and NAME one of "
                 + ", ".join(GATE_NAMES)
             )
         gate[match_.group(1)] = float(match_.group(2)) / 100
     return gate
 
 
-def regressions(pairs: list[Pair], gate: dict[str, float]) -> list[str]:
-    """What the gate fails on: significant changes beyond its limits, and operations that
-    fail in OTHER where none failed in BASE (a run whose operations fail is no faster)."""
-    found = []
+def _runs_advice(change: Between, limit: float, sides: tuple[int, int]) -> str:
+    if change.sd_log is None:
+        return (
+            "measure this machine's run-to-run spread (vcsbench doctor --spread) or give "
+            "several runs a side (--base-runs, --other-runs)"
+        )
+    calibration = change.df - (sides[0] - 1) - (sides[1] - 1)
+    needed = runs_needed(change.sd_log, max(0, calibration), limit)
+    if needed is None:
+        return "more than 50 runs a side would be needed at this spread"
+    return f"{needed} runs a side would (--base-runs, --other-runs)"
+
+
+def _missing_reason(bench: Benchmark, name: str) -> str:
+    if name == "time" or not bench.repos_ok:
+        return "no successful round"
+    return bench.metric(name).reason or "not recorded"
+
+
+def gate_lines(
+    pairs: list[Pair], left: list[str], gate: dict[str, float], sides: tuple[int, int]
+) -> tuple[list[str], list[str]]:
+    """(what fails the gate, what it judged and could detect): it fails closed."""
+    failed = [f"{line}: the gate cannot judge a benchmark one side lacks" for line in left]
+    judged = []
     for pair in pairs:
-        if pair.other.errors and not pair.base.errors:
-            found.append(
-                f"{pair.label}: {pair.other.errors} of {pair.other.repos} operations failed "
-                "in other, none in base"
+        (errors_b, errors_o), (rounds_b, rounds_o) = pair.errors, pair.rounds
+        if not rounds_b or not rounds_o:
+            which = "base" if not rounds_b else "other"
+            failed.append(f"{pair.label}: no rounds in {which}; nothing to judge")
+            continue
+        if errors_o / rounds_o > errors_b / rounds_b:
+            failed.append(
+                f"{pair.label}: error rate rose from {errors_b} of {rounds_b} to "
+                f"{errors_o} of {rounds_o} rounds"
             )
         for name, limit in gate.items():
             change = pair.changes[name]
             ratio = change.ratio
-            if ratio is not None and change.significant and ratio > 1 + limit:
-                found.append(f"{pair.label}: {name} {change.text()} exceeds +{limit * 100:g}%")
-    return found
-
-
-def unmatched(base: Run, other: Run, pairs: list[Pair]) -> list[str]:
-    """Lines naming the benchmarks found in one file only."""
-    paired_base = {id(p.base) for p in pairs}
-    paired_other = {id(p.other) for p in pairs}
-    lines = []
-    for run, paired, where in ((base, paired_base, "base"), (other, paired_other, "other")):
-        for bench in run.benchmarks:
-            if id(bench) not in paired:
-                lines.append(
-                    f"only in {where}: {bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+            where = f"{pair.label}: {name}"
+            if ratio is None:
+                reasons = [
+                    f"{side}: {_missing_reason(bench, name)}"
+                    for side, group in (("base", pair.base), ("other", pair.other))
+                    for bench in group[:1]
+                    if (run_figure(bench, name) if name in DRIFTING else bench.per_repo(name))
+                    is None
+                ]
+                failed.append(f"{where} not measured ({'; '.join(reasons) or 'no figure'})")
+                continue
+            if change.significant and ratio > 1 + limit:
+                failed.append(f"{where} {change.text()} exceeds +{limit * 100:g}%")
+                continue
+            if isinstance(change, Between):
+                if change.withheld:
+                    failed.append(f"{where}: cannot judge, {change.withheld}")
+                    continue
+                if change.detectable is None or change.detectable > limit:
+                    could = (
+                        f"it could detect only changes beyond {100 * change.detectable:.0f}%"
+                        if change.detectable is not None
+                        else "it has no run-to-run spread to judge by"
+                    )
+                    failed.append(
+                        f"{where}: too few runs to judge +{limit * 100:g}%: {could}; "
+                        + _runs_advice(change, limit, sides)
+                    )
+                    continue
+                judged.append(
+                    f"{where} {ratio:.2f}x, within +{limit * 100:g}% (it would detect "
+                    f"+{100 * change.detectable:.1f}% or more 4 times in 5)"
                 )
-    return lines
+            else:
+                if not change.reachable:
+                    failed.append(
+                        f"{where}: too few rounds for the test to reach significance; "
+                        "run more repositories"
+                    )
+                    continue
+                judged.append(f"{where} {ratio:.2f}x, within +{limit * 100:g}%")
+    return failed, judged
 
 
-def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
-    lines = [f"base:  {base.path} ({base.datetime})", f"other: {other.path} ({other.datetime})", ""]
-    diffs = environment_differences(base, other)
+def _figure_text(name: str, values: tuple[float, ...] | list[float]) -> str:
+    return " ".join(fmt_ms(v) if name == "time" else fmt_metric(name, v) for v in values)
+
+
+def render(
+    bases: list[Run], others: list[Run], pairs: list[Pair], left: list[str], fmt: str = "md"
+) -> str:
+    several = len(bases) > 1 or len(others) > 1
+    if several:
+        lines = [
+            f"base:  {len(bases)} runs ({', '.join(r.path for r in bases)})",
+            f"other: {len(others)} runs ({', '.join(r.path for r in others)})",
+            "",
+        ]
+    else:
+        lines = [
+            f"base:  {bases[0].path} ({bases[0].datetime})",
+            f"other: {others[0].path} ({others[0].datetime})",
+            "",
+        ]
+    diffs = environment_differences(bases[0], others[0])
     if diffs:
-        lines.append("What differs between the two environments:")
+        lines.append(
+            "What differs between the two environments"
+            + (" (each side's first run):" if several else ":")
+        )
         for what, (b, o) in diffs.items():
             lines.append(f"  {what}: {b}  →  {o}")
         if len(diffs) > 1:
@@ -240,7 +441,7 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
             )
     else:
         lines.append("The two environments do not differ in what results record.")
-    partial = [pair.label for pair in pairs if pair.base.partial or pair.other.partial]
+    partial = [pair.label for pair in pairs if "[partial" in pair.label]
     if partial:
         lines.append(
             f"warning: {len(partial)} benchmark(s) were cut short by an interrupt "
@@ -251,18 +452,27 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
     time_rows = []
     for pair in pairs:
         change = pair.changes["time"]
+        assert isinstance(change, Between)
+        errors_b, errors_o = pair.errors
         time_rows.append(
             [
                 pair.label,
-                fmt_ms(change.base),
-                fmt_ms(change.other),
+                _figure_text("time", change.base),
+                _figure_text("time", change.other),
                 change.text(),
-                f"{pair.base.errors}/{pair.other.errors}",
+                f"{errors_b}/{errors_o}",
             ]
         )
+    each = " (each run)" if several else ""
     lines.append(
         render_rows(
-            ["benchmark", "base median ms", "other median ms", "change (Mann-Whitney U)", "errors"],
+            [
+                "benchmark",
+                f"base median ms{each}",
+                f"other median ms{each}",
+                "other / base [99% interval] (runs as the unit)",
+                "errors",
+            ],
             time_rows,
             fmt,
         )
@@ -273,14 +483,14 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
         row = [pair.label]
         for name in COMPARED_METRICS:
             change = pair.changes[name]
-            row.append(
-                f"{fmt_metric(name, change.base)} → {fmt_metric(name, change.other)}"
-                + (
-                    f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
-                    if change.ratio is not None
-                    else ""
-                )
-            )
+            if isinstance(change, Between):
+                ends = (_geomean(change.base), _geomean(change.other))
+            else:
+                ends = (change.base, change.other)
+            shown = f"{fmt_metric(name, ends[0])} → {fmt_metric(name, ends[1])}"
+            if change.ratio is not None:
+                shown += f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
+            row.append(shown)
         metric_rows.append(row)
     lines.append(
         render_rows(
@@ -290,22 +500,50 @@ def render(base: Run, other: Run, pairs: list[Pair], fmt: str = "md") -> str:
         )
     )
     lines.append("")
-    lines.append(
-        f"~ : not significant (p >= {ALPHA}; without per-round samples: within "
-        f"{STEADY:.0%}); ratios are other / base."
-    )
-    timed = [pair for pair in pairs if pair.changes["time"].significant]
-    if timed:
-        lines.append(
-            "The two files are separate runs: the Mann-Whitney test takes each run's rounds "
-            "as independent samples, so the machine's drift between the runs reads as a "
-            "significant change in time too; it cannot tell drift from change. Bytes, "
-            "footprint and inodes do not drift. To tell a time change, run the variants "
-            "interleaved in one run (--interleave; docs/compare-versions.md), or a variant "
-            "against a copy of itself (NAME[copy=2]) to see the drift."
-        )
-    alone = unmatched(base, other, pairs)
-    if alone:
+    lines.extend(_method(pairs, len(bases), len(others)))
+    if left:
         lines.append("")
-        lines.extend(alone)
+        lines.extend(left)
     return "\n".join(lines) + "\n"
+
+
+def _geomean(values: tuple[float, ...]) -> float | None:
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
+    """How the verdicts above were reached, and from what spread."""
+    cells = {id(p.cell): p.cell for p in pairs if p.cell is not None}
+    lines = [
+        f"Time and CPU: the runs are the unit ({n_base} base, {n_other} other): each run's "
+        "median is one value; the change must stand out of this machine's run-to-run spread "
+        "(Student's t on the logarithms, pooling the spread between each side's runs with "
+        f"the calibration the files record; a verdict at p < {ALPHA}, the interval at "
+        f"{1 - ALPHA:.0%}). ~ : no verdict, and the cell says why: within the spread, one "
+        f"run a side with no spread measured, a busy machine (other processes used over "
+        f"{OTHERS_CPU:g} CPUs), or too few rounds for a run's median to be its level."
+    ]
+    if cells:
+        spread = ", ".join(
+            f"{c.backend} {c.op} {c.fstype} ±{100 * (c.sd_log() or 0):.1f}%"
+            for c in list(cells.values())[:4]
+        )
+        lines.append(
+            f"This machine's run-to-run spread (one standard deviation between runs, from "
+            f"vcsbench doctor --spread): {spread}"
+            + (f" and {len(cells) - 4} more" if len(cells) > 4 else "")
+            + "."
+        )
+    else:
+        lines.append(
+            "The files record no run-to-run spread of their machine: with one run a side "
+            "there is no time verdict. Measure it once (vcsbench doctor --spread), or run "
+            "each side several times (--base-runs, --other-runs), or run what you compare "
+            "interleaved in one run (docs/compare-versions.md)."
+        )
+    lines.append(
+        f"Bytes, footprint and inodes do not drift: compared on the rounds (Mann-Whitney U, "
+        f"p < {ROUNDS_ALPHA}; without per-round values: beyond {STEADY:.0%}); ~ : not "
+        "significant. Ratios are other / base."
+    )
+    return lines

@@ -34,6 +34,7 @@ from vcsbench.results.environment import Machine
 from vcsbench.results.load import is_load_document, parse_load
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.schema import SchemaError
+from vcsbench.results.spread import Spread
 
 GZIP_MAGIC = b"\x1f\x8b"
 READ_LIMIT_ENV = "VCSBENCH_READ_LIMIT"
@@ -225,6 +226,11 @@ def parse(document: object, path: Path) -> Run:
         benchmarks = [Benchmark.from_json(info, where, str(path)) for where, info in entries]
         for bench in benchmarks:
             bench.machine = f"{machine.description}, kernel {machine.kernel or '?'}"
+        spread = (
+            None
+            if facts.get("spread") is None
+            else Spread.from_json(facts["spread"], "vcsbench.spread")
+        )
     except SchemaError as exc:
         raise _fail(path, str(exc)) from None
     if not benchmarks:
@@ -241,6 +247,7 @@ def parse(document: object, path: Path) -> Run:
         datetime=str(document.get("datetime", "")),
         version=str(facts.get("version", "")),
         run_id=str(facts.get("run_id", "")),
+        spread=spread,
     )
 
 
@@ -415,3 +422,14 @@ def read_document(path: Path) -> Any:
 
 def read_many(paths: Iterable[Path | str]) -> list[Run]:
     return [read(p) for p in paths]
+
+
+def read_json_file(path: Path, limit: int) -> Any:
+    """A small JSON file vcsbench keeps beside its results (a machine's calibration),
+    read as data from anywhere: at most ``limit`` bytes, checked as a result file is."""
+    return decode(read_bytes(path, limit), path)
+
+
+def write_json_file(path: Path, value: object) -> None:
+    """``value`` as compact JSON at ``path``, replaced whole (a link there is refused)."""
+    write_file(path, _dumps(value), str(path))

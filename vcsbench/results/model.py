@@ -47,6 +47,7 @@ from vcsbench.results.writers import Writers
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
+    from vcsbench.results.spread import Spread
 
 CLOCK = (
     "perf_counter_ns around the operation alone; pytest-benchmark's stats hold the same "
@@ -372,6 +373,9 @@ class Run:
     version: str = ""
     run_id: str = ""
     load: Load | None = None
+    spread: Spread | None = None
+    """The run-to-run spread of the machine it ran on, as measured before it (the cells
+    for its filesystem types; None where none was)."""
 
     @property
     def kind(self) -> str:

@@ -1,0 +1,224 @@
+"""This machine's run-to-run spread: how far the same benchmark moves between runs.
+
+The rounds of one run are not independent samples of "this benchmark on this machine":
+each run (a process, a sandbox made anew, an hour of the machine) has a level of its own,
+and a comparison between runs must stand out of how much those levels differ.
+``vcsbench doctor --spread`` measures it: the same benchmarks in K separate runs one after
+another (an A/A across runs), each run's figure kept (its median time, its CPU time per
+repository). The spread of a cell -- a backend, an operation (its options aside) and a
+filesystem type -- is the standard deviation of the logarithms of its K figures, with
+K - 1 degrees of freedom. A run records the calibration of the machine it ran on
+(:func:`recorded_for`), so a comparison reads it from the result files alone.
+
+The calibration is kept in the user's data directory (``$VCSBENCH_DATA``, else
+``$XDG_DATA_HOME/vcsbench``, else ``~/.local/share/vcsbench``), one file per machine,
+named by a fingerprint of what makes the machine this one: host name, CPU model and
+count, memory, kernel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import platform
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.schema import SchemaError, count, expect, optional, required
+
+FIGURES = ("time", "cpu")
+"""The figures whose spread is measured: they drift; bytes, footprint and counts do not."""
+SPREAD_FILE_VERSION = 1
+
+
+def op_class(op: str) -> str:
+    """The operation a cell is kept for: its name, its options aside (``commit[back=3]``
+    is ``commit``)."""
+    return op.split("[", 1)[0]
+
+
+@dataclass(frozen=True)
+class SpreadCell:
+    """One backend, operation and filesystem type, run K times: each run's figures."""
+
+    backend: str
+    op: str
+    fstype: str
+    rounds: int
+    """Rounds each run had: the spread is of runs that long."""
+    figures: dict[str, tuple[float, ...]]
+    """Per figure (``FIGURES``), each run's value: the median ms, the CPU s per repository."""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.backend, self.op, self.fstype)
+
+    def sd_log(self, figure: str = "time") -> float | None:
+        """The standard deviation of the logarithms of the runs' figures (None below two
+        runs or where one is not positive)."""
+        values = self.figures.get(figure, ())
+        if len(values) < 2 or min(values) <= 0:
+            return None
+        return statistics.stdev(math.log(v) for v in values)
+
+    def df(self, figure: str = "time") -> int:
+        return max(0, len(self.figures.get(figure, ())) - 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "op": self.op,
+            "fstype": self.fstype,
+            "rounds": self.rounds,
+            "figures": {k: list(v) for k, v in self.figures.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> SpreadCell:
+        d = expect(data, dict, where)
+        figures: dict[str, tuple[float, ...]] = {}
+        for name, values in expect(d.get("figures") or {}, dict, f"{where}.figures").items():
+            if name not in FIGURES:
+                continue
+            items = expect(values, list, f"{where}.figures.{name}")
+            if len(items) > 1000:
+                raise SchemaError(f"{where}.figures.{name} holds {len(items)} runs, at most 1000")
+            found = tuple(
+                float(expect(v, (int, float), f"{where}.figures.{name}[]")) for v in items
+            )
+            if any(v <= 0 for v in found):
+                raise SchemaError(f"{where}.figures.{name} holds a value <= 0")
+            figures[name] = found
+        return cls(
+            backend=required(d, "backend", str, where),
+            op=required(d, "op", str, where),
+            fstype=required(d, "fstype", str, where),
+            rounds=count(d, "rounds", where, 0),
+            figures=figures,
+        )
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A machine's calibration: its cells, when and how they were measured."""
+
+    fingerprint: str
+    machine: str
+    """The machine as a person reads it (host, CPU, memory, kernel)."""
+    measured: str
+    """When (ISO 8601, UTC)."""
+    command: str
+    runs: int
+    cells: tuple[SpreadCell, ...] = field(default_factory=tuple)
+
+    def cell(self, backend: str, op: str, fstype: str) -> SpreadCell | None:
+        key = (backend, op_class(op), fstype)
+        return next((c for c in self.cells if c.key == key), None)
+
+    def merged(self, newer: Spread) -> Spread:
+        """This calibration with ``newer``'s cells in place of the ones they measure again."""
+        keys = {c.key for c in newer.cells}
+        kept = tuple(c for c in self.cells if c.key not in keys)
+        return Spread(
+            newer.fingerprint,
+            newer.machine,
+            newer.measured,
+            newer.command,
+            newer.runs,
+            kept + newer.cells,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": SPREAD_FILE_VERSION,
+            "fingerprint": self.fingerprint,
+            "machine": self.machine,
+            "measured": self.measured,
+            "command": self.command,
+            "runs": self.runs,
+            "cells": [c.to_json() for c in self.cells],
+        }
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> Spread:
+        d = expect(data, dict, where)
+        cells = expect(d.get("cells") or [], list, f"{where}.cells")
+        if len(cells) > 10_000:
+            raise SchemaError(f"{where}.cells holds {len(cells)} cells, at most 10000")
+        return cls(
+            fingerprint=required(d, "fingerprint", str, where),
+            machine=optional(d, "machine", str, where, ""),
+            measured=optional(d, "measured", str, where, ""),
+            command=optional(d, "command", str, where, ""),
+            runs=count(d, "runs", where, 0),
+            cells=tuple(
+                SpreadCell.from_json(c, f"{where}.cells[{i}]") for i, c in enumerate(cells)
+            ),
+        )
+
+
+def fingerprint(machine: dict[str, Any]) -> tuple[str, str]:
+    """(a short digest, a description) of what makes this machine this one: its host
+    name, CPU model and count, memory (to the GiB: the kernel's reservations move it),
+    kernel. ``machine``: :func:`vcsbench.measure.machine.machine_info`'s facts."""
+    gib = round(int(machine.get("memory_bytes") or 0) / (1 << 30))
+    parts = [
+        platform.node(),
+        str(machine.get("cpu_model", "")),
+        f"{machine.get('cpu_count', 0)} CPUs",
+        f"{gib} GiB",
+        f"kernel {machine.get('kernel', '')}",
+    ]
+    described = ", ".join(parts)
+    return hashlib.sha256(described.encode()).hexdigest()[:16], described
+
+
+def data_dir() -> Path:
+    """Where vcsbench keeps what it learns of this machine."""
+    given = os.environ.get("VCSBENCH_DATA")
+    if given:
+        return Path(given)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "vcsbench"
+
+
+def spread_path(digest: str) -> Path:
+    return data_dir() / f"spread-{digest}.json"
+
+
+def load_spread(digest: str) -> Spread | None:
+    """This machine's calibration, if one was measured (None if none, or unreadable)."""
+    from vcsbench.results.io import read_json_file
+
+    path = spread_path(digest)
+    if not path.is_file():
+        return None
+    document = read_json_file(path, limit=16 << 20)
+    try:
+        found = Spread.from_json(document, str(path))
+    except SchemaError as exc:
+        raise VcsbenchError(
+            f"{path}: {exc}; measure the spread again (vcsbench doctor --spread) or remove it"
+        ) from None
+    return found if found.fingerprint == digest else None
+
+
+def save_spread(spread: Spread) -> Path:
+    from vcsbench.results.io import write_json_file
+
+    path = spread_path(spread.fingerprint)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = load_spread(spread.fingerprint)
+    write_json_file(path, (old.merged(spread) if old else spread).to_json())
+    return path
+
+
+def recorded_for(machine: dict[str, Any]) -> dict[str, Any] | None:
+    """What a run records of its machine's calibration (a few numbers a cell), or None
+    where none was measured."""
+    found = load_spread(fingerprint(machine)[0])
+    return found.to_json() if found else None
