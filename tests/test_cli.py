@@ -124,6 +124,7 @@ def test_a_refusal_found_once_a_benchmark_starts_is_one_line_and_exit_2(
     result = vcsbench(
         "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
         "--fs", f"dir:{tmp_path},ext4:size=8M", "--repos", "2500", "--out", str(out),
+        "--interleave", "off",  # one filesystem after the other: the first finishes
     )  # fmt: skip
     assert 2 == result.returncode
     (line,) = result.stderr.splitlines()
@@ -131,6 +132,22 @@ def test_a_refusal_found_once_a_benchmark_starts_is_one_line_and_exit_2(
     assert line.endswith(f"(the 1 benchmark(s) finished before it are kept in {out})")
     assert "Traceback" not in result.stdout and "fixture was not used" not in result.stdout
     assert 1 == len(json.loads(out.read_text())["benchmarks"])
+
+
+def test_a_refusal_of_an_interleaved_filesystem_comes_before_any_round(
+    root: None, tmp_path: Path
+) -> None:
+    """Filesystems interleaved: the group's sandboxes are made together, so a sandbox too
+    small is refused before the other filesystem ran a round."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path},ext4:size=8M", "--repos", "2500", "--out", str(out),
+    )  # fmt: skip
+    assert 2 == result.returncode, result.stdout[-2000:]
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("vcsbench: error: --repos 2,500 cannot fit in the ext4:size=8M")
+    assert "finished before it" not in line
 
 
 def test_help_names_every_access_path_and_every_study() -> None:

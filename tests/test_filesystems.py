@@ -29,6 +29,44 @@ def test_spec_list_splits_only_where_a_kind_follows() -> None:
     assert [s.text for s in specs] == ["tmpfs:size=1G", "ext4:mount=noatime,data=ordered", "xfs"]
 
 
+def test_a_filesystem_named_twice_is_one_line() -> None:
+    with pytest.raises(VcsbenchError, match="names tmpfs twice: its rows could not be told"):
+        parse_fs_list("tmpfs,ext4,tmpfs")
+
+
+def test_filesystems_alternate_in_blocks_with_both_sandboxes_up(root: None, tmp_path: Path) -> None:
+    """--fs tmpfs,ext4: the two filesystems' benchmarks run in one group, in alternating
+    blocks (block k of each before block k+1 of either), and the report sets ext4
+    against tmpfs by block."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *hello_creates("20", "git-pygit2", "create+commit"),
+        "--fs", "tmpfs,ext4:size=256M", "--out", str(out), "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    from vcsbench.results import read
+
+    tmpfs, ext4 = read(out).benchmarks
+    assert ("tmpfs", "ext4") == (tmpfs.filesystem.fstype, ext4.filesystem.fstype)
+    blocks = [b.harness["interleaved"] for b in (tmpfs, ext4)]
+    assert blocks[0]["order_seed"] == blocks[1]["order_seed"]
+    assert ["git-pygit2 on tmpfs", "git-pygit2 on ext4:size=256M"] == blocks[0]["variants"]
+    assert [[0, 10], [10, 20]] == blocks[0]["rounds"] == blocks[1]["rounds"]
+    spans = [
+        [(b.rounds.t_start_s[i], b.rounds.t_start_s[j - 1]) for i, j in found["rounds"]]
+        for b, found in zip((tmpfs, ext4), blocks, strict=True)
+    ]
+    assert max(s[0][1] for s in spans) < min(s[1][0] for s in spans)
+    assert 20 == tmpfs.verified == ext4.verified
+    report = vcsbench("report", str(out), "--baseline", "tmpfs")
+    assert 0 == report.returncode, report.stderr
+    row = next(
+        x for x in report.stdout.splitlines() if x.startswith("| git-pygit2 ") and "ext4" in x
+    )
+    assert "x [" in row and ("slower" in row or "faster" in row or "no significant" in row)
+    assert "git-pygit2 on ext4:size=256M" in report.stdout
+
+
 def test_dir_spec_points_at_an_existing_directory(tmp_path: Path) -> None:
     assert tmp_path.resolve() == parse_fs_spec(f"dir:{tmp_path}").path
 

@@ -491,40 +491,58 @@ def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
     assert {5004} == {b.payload.bytes for b in benches}
 
 
-def test_a_benchmark_compare_fail_regression_is_one_line_and_exit_1(tmp_path: Path) -> None:
+@pytest.mark.serial
+def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(tmp_path: Path) -> None:
+    """--benchmark-compare-fail judges as compare --fail-on does: with no run-to-run spread
+    measured it cannot judge one run against another and fails closed; with one, the same
+    work passes, and a saved run whose rounds took a third as long fails as a regression."""
+    from vcsbench.measure.machine import machine_info
+    from vcsbench.results import read
+    from vcsbench.results.spread import Spread, SpreadCell, fingerprint
+
+    data = tmp_path / "data"
+    env = {"VCSBENCH_DATA": str(data)}
     storage = f"--benchmark-storage=file://{tmp_path / 'storage'}"
-    common = [
-        *hello_creates("8", "svn-cli"),
-        "--fs",
-        f"dir:{tmp_path}",
-        "--progress",
-        "none",
-    ]
+    common = [*hello_creates("30", "git-pygit2"), "--fs", f"dir:{tmp_path}", "--progress", "none"]
     first = vcsbench(
-        *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage
+        *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage, env=env
     )
     assert 0 == first.returncode, first.stdout[-2000:]
+    compared = ["--", "--benchmark-compare=0001", "--benchmark-compare-fail=min:50%", storage]
+    blind = vcsbench(*common, "--out", str(tmp_path / "b.json"), *compared, env=env)
+    assert "Traceback" not in blind.stdout + blind.stderr
+    assert 1 == blind.returncode
+    assert "no run-to-run spread to judge by" in blind.stdout
+    assert (
+        "vcsbench: gate (--benchmark-compare-fail, time beyond +50%, the runs the unit): failed"
+        in blind.stdout
+    )
+    # This machine's spread, 5 % between runs (ten runs), as doctor --spread keeps it.
+    fstype = read(tmp_path / "a.json").benchmarks[0].filesystem.fstype
+    digest, described = fingerprint(machine_info())
+    z = [i - 4.5 for i in range(10)]
+    figures = tuple(1 + 0.05 * v / 3.03 for v in z)
+    cell = SpreadCell("git-pygit2", "create", fstype, 30, {"time": figures, "cpu": figures})
+    data.mkdir()
+    spread = Spread(digest, described, "2026-11-26T00:00:00+00:00", "test", 10, (cell,))
+    (data / f"spread-{digest}.json").write_text(json.dumps(spread.to_json()))
+    same = vcsbench(*common, "--out", str(tmp_path / "c.json"), *compared, env=env)
+    assert 0 == same.returncode, same.stdout[-3000:]
+    assert (
+        "gate (--benchmark-compare-fail, time beyond +50%, the runs the unit): passed"
+        in same.stdout
+    )
     (saved,) = (tmp_path / "storage").rglob("0001_base.json")
     base = json.loads(saved.read_text())
-    for bench in base["benchmarks"]:  # a base no real run can match
-        bench["stats"]["min"] = 1e-9
+    for bench in base["benchmarks"]:  # the saved run's rounds a third as long
+        rounds = bench["extra_info"]["vcsbench"]["rounds"]
+        rounds["wall_ns"] = [w // 3 for w in rounds["wall_ns"]]
     saved.write_text(json.dumps(base))
-    second = vcsbench(
-        *common,
-        "--out",
-        str(tmp_path / "b.json"),
-        "--",
-        "--benchmark-compare=0001",
-        "--benchmark-compare-fail=min:5%",
-        storage,
-    )
-    assert "Traceback" not in second.stdout + second.stderr
-    assert 1 == second.returncode
-    lines = [line for line in second.stdout.splitlines() if "regression beyond" in line]
-    assert [
-        "vcsbench: regression beyond --benchmark-compare-fail: Performance has regressed."
-    ] == lines
-    assert f"results: {tmp_path / 'b.json'}" in second.stdout
+    slower = vcsbench(*common, "--out", str(tmp_path / "d.json"), *compared, env=env)
+    assert 1 == slower.returncode
+    assert "vcsbench: GATE FAILS git-pygit2 create hello" in slower.stdout
+    assert "x slower" in slower.stdout and "exceeds +50%" in slower.stdout
+    assert f"results: {tmp_path / 'd.json'}" in slower.stdout
 
 
 def test_benchmark_histogram_draws_the_runners_samples(tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.compare import parse_gate
-from vcsbench.report.stats import mann_whitney_p
+from vcsbench.report.ratios import time_ratio
 from vcsbench.results import read
+from vcsbench.results.comparison import parse_gate
+from vcsbench.results.stats import mann_whitney_p
 
 DATA = REPO / "tests" / "data"
 UPDATE = os.environ.get("VCSBENCH_UPDATE_GOLDEN") == "1"
@@ -274,7 +275,8 @@ def test_every_report_format_opens_with_the_headline() -> None:
     run = read(DATA / "tiny-ext4.json")
     fast, slow = sorted(run.benchmarks, key=lambda b: b.median_ms or 0.0)
     assert fast.median_ms is not None and slow.median_ms is not None
-    assert f"{slow.median_ms / fast.median_ms:.2f}x [" in md
+    # one after the other, no run-to-run spread recorded: the ratio, marked as without interval
+    assert f"{slow.median_ms / fast.median_ms:.2f}x †" in md
 
 
 @pytest.mark.parametrize("flag", ["--plots", "--out"])
@@ -512,7 +514,7 @@ def test_the_summary_plot_has_a_device_panel_only_where_a_device_was_measured() 
 
 
 def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
-    from vcsbench.report.headline import ratio_interval
+    from vcsbench.report.ratios import time_ratio
 
     ext4, tmpfs = read(DATA / "tiny-ext4.json"), read(DATA / "tiny-tmpfs.json")
     report = vcsbench(
@@ -523,18 +525,16 @@ def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
     assert "### Against ext4:size=256M" in report.stdout
     for base, other in zip(ext4.benchmarks, tmpfs.benchmarks, strict=True):
         assert base.label == other.label
-        interval = ratio_interval(other, base)
-        assert interval is not None
+        found = time_ratio(other, base)
+        assert found is not None and found.interval is None  # two runs, no spread recorded
         allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
         row = next(
             line for line in report.stdout.splitlines()
             if line.startswith(f"| {other.label} ") and "| tmpfs " in line
-            and "x [" in line
+            and "x †" in line
         )  # fmt: skip
         cells = [c.strip() for c in row.split("|")[1:-1]]
-        assert cells[4] == (
-            f"{other.median_ms / base.median_ms:.2f}x [{interval[0]:.2f}–{interval[1]:.2f}]"  # type: ignore[operator]
-        )
+        assert cells[4] == f"{other.median_ms / base.median_ms:.2f}x † no verdict (†)"  # type: ignore[operator]
         assert cells[5] == "—"  # tmpfs has no device
         assert cells[6] == f"{allocated:.2f}x"
     wrong = vcsbench("report", str(DATA / "tiny-ext4.json"), "--baseline", "xfs")
@@ -549,8 +549,6 @@ def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
 def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path) -> None:
     """``--baseline commit`` in a run of commit and commit[history=4]: per backend, the
     second against the first, from the figures the results hold."""
-    from vcsbench.report.headline import ratio_interval
-
     out = tmp_path / "r.json"
     made = vcsbench(
         "run", "--backends", "git-pygit2,svn-fs", "--ops", "commit,commit[history=4]",
@@ -566,16 +564,14 @@ def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path
     for label in ("git-pygit2", "svn-fs"):
         base = next(b for b in benches if b.label == label and b.op == "commit")
         other = next(b for b in benches if b.label == label and b.op == "commit[history=4]")
-        interval = ratio_interval(other, base)
-        assert interval is not None
+        found = time_ratio(other, base)
+        assert found is not None
         row = next(
             line for line in report.stdout.splitlines()
             if line.startswith(f"| {label} ") and "| commit[history=4] " in line
         )  # fmt: skip
         cells = [c.strip() for c in row.split("|")[1:-1]]
         assert cells[:5] == [label, "commit", "hello", f"dir:{tmp_path}", "commit[history=4]"]
-        assert cells[5] == (
-            f"{other.median_ms / base.median_ms:.2f}x [{interval[0]:.2f}–{interval[1]:.2f}]"  # type: ignore[operator]
-        )
+        assert cells[5] == f"{found.text()} {found.verdict()}"
         allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
         assert cells[7] == f"{allocated:.2f}x"

@@ -7,7 +7,7 @@ import random
 import pytest
 from scipy.stats import mannwhitneyu
 
-from vcsbench.report.stats import mann_whitney_p
+from vcsbench.results.stats import mann_whitney_p
 
 
 def samples(seed: int, n1: int, n2: int, shift: float) -> tuple[list[float], list[float]]:

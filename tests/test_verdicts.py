@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from helpers import REPO, edited_result, keep_rounds, scale_times, vcsbench
 
-from vcsbench.report.verdict import ALPHA, between, runs_needed
 from vcsbench.results.spread import SpreadCell
+from vcsbench.results.verdict import ALPHA, between, runs_needed
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 TINY_TMPFS = REPO / "tests" / "data" / "tiny-tmpfs.json"
@@ -387,3 +387,22 @@ def test_doctor_spread_keeps_each_separate_runs_median_and_every_later_run_recor
     assert 0 == later.returncode, later.stdout + later.stderr
     recorded = read(out).spread
     assert recorded is not None and recorded.cells == spread.cells
+
+
+def test_a_variant_of_the_same_backend_in_the_other_run_is_matched(tmp_path: Path) -> None:
+    """A planted slowdown runs as git-pygit2[delay=...]: compare sets it against
+    git-pygit2 of the base run, naming both."""
+
+    def delayed(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["vcsbench"]["spread"] = spread_json(0.01)
+        for bench in benches:
+            if bench["backend"]["name"] == "git-pygit2":
+                bench["backend"]["variant"] = "git-pygit2[delay=1ms]"
+                scale_times(bench, 2.0)
+
+    other = edited_result(TINY, tmp_path / "b.json", delayed)
+    result = vcsbench("compare", run_file(tmp_path, "a", 1.0, sd=0.01), other)
+    assert 0 == result.returncode, result.stderr
+    line = time_line(result.stdout, "git-pygit2 → git-pygit2[delay=1ms] create+commit")
+    assert "2.00x slower" in line
+    assert "only in" not in result.stdout

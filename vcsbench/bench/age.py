@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -113,11 +114,19 @@ def fill(
     done = 0
     try:
         if workers > 1 and len(tasks) > 1:
-            with get_context("fork").Pool(workers, initializer=as_helper) as pool:
-                for made in pool.imap_unordered(_fill_chunk, tasks):
-                    done += made
+            # An executor, not a multiprocessing.Pool: a Pool's terminate after a failed
+            # chunk could wait forever on its task thread (seen in a test run); shutdown
+            # here cancels the chunks not started and waits for the running ones.
+            pool = ProcessPoolExecutor(
+                workers, mp_context=get_context("fork"), initializer=as_helper
+            )
+            try:
+                for made in as_completed([pool.submit(_fill_chunk, task) for task in tasks]):
+                    done += made.result()
                     if progress is not None:
                         progress(done, count, time.perf_counter() - start, unit=UNIT)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
         else:
             for task in tasks:
                 done += _fill_chunk(task)

@@ -206,16 +206,19 @@ def add_options(
         add(f"--{prefix}{option.name}", help=help_text.replace("%", "%%"), **kwargs)
 
 
-def check_image_room(specs: list[FsSpec], image_dir: Path | None, fs_scope: str) -> None:
+def check_image_room(
+    specs: list[FsSpec], image_dir: Path | None, fs_scope: str, at_once: bool = False
+) -> None:
     """Refuse loop images that the disk under them has no room for, before anything runs.
 
     Images are sparse, but a benchmark may fill them: each needs its size free. One at a
-    time with a sandbox per benchmark; all at once with one per session.
+    time with a sandbox per benchmark; all at once with one per session, or with the
+    filesystems interleaved (``at_once``).
     """
     sizes = [s.size_bytes or DEFAULT_IMAGE_SIZE for s in specs if s.kind in LOOP_KINDS]
     if not sizes:
         return
-    needed = sum(sizes) if fs_scope == "session" else max(sizes)
+    needed = sum(sizes) if fs_scope == "session" or at_once else max(sizes)
     where = image_dir or Path(tempfile.gettempdir())
     free = shutil.disk_usage(where).free
     if needed > free:

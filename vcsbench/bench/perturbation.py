@@ -5,14 +5,16 @@ call (the backend's calls, as the benchmark makes them) on a fresh path, from th
 starting state (its prepare's writes on disk), with ``perf_counter_ns`` around it and
 nothing else -- no probes, no sampler, no footprint walk, no verification, no worker.
 The harness is :class:`~vcsbench.bench.rounds.BenchmarkRun`, as a benchmark runs. They
-alternate round by round (the order within each pair drawn at random), in the same
-process and sandbox, so that the machine's drift -- on a loop device, the host disk's
-slow spells lasting a fraction of a second -- hits both alike; the perturbation is the
-median of the pairs' ratios (harness round over bare round), with a distribution-free
-interval of that median from the pairs' order statistics (a sign test's, 95%). Blocks of
-consecutive pairs show how the check agreed with itself over its duration (each block's
-two medians). The system sampler, a process of the harness waking every half second,
-runs beside both sides' rounds alike.
+alternate in blocks of consecutive rounds (which of each pair of blocks goes first drawn
+at random), in the same process and sandbox: within a block, each bare round follows bare
+rounds and each harness round the harness's own work, so an effect of that work on the
+next call (caches the probes and the verification evict, a CPU gone idle meanwhile) shows
+on the harness's side only -- rounds alternating one by one would put it on both. The
+perturbation is the median of the block pairs' ratios (the harness block's median over
+the bare block's), with a distribution-free interval of that median from the pairs'
+order statistics (a sign test's); drift slower than a pair of blocks hits both alike. The
+system sampler, a process of the harness waking every half second, runs beside both
+sides' rounds alike.
 """
 
 from __future__ import annotations
@@ -37,30 +39,36 @@ from vcsbench.workload.operation import Operation, RoundPaths
 GOAL = PERTURBATION_GOAL
 """The harness's median may exceed the bare loop's by this factor at most."""
 BLOCKS = 12
+"""Pairs of blocks in doctor --calibrate."""
 BLOCKS_BESIDE = 6
-"""Blocks of pairs beside a benchmark (--perturbation on)."""
+"""Pairs of blocks beside a benchmark (--perturbation on, once)."""
 BUDGET_ONCE_S = 1.0
 """About how long the check made once per backend of a run (--perturbation once, the
-default) may take: its pairs per block are set from three untimed pilot rounds."""
+default) may take: its rounds per block are set from three untimed pilot rounds."""
 ROUNDS = 100
-"""Pairs of rounds per block."""
+"""Rounds per block."""
 PILOT_ROUNDS = 3
 LEVEL = 0.95
 """The interval's least confidence."""
+METHOD = " ".join(__doc__.split("\n\n")[1].split()) if __doc__ else ""
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """Each pair of rounds, bare and harness (ms), in the order they ran, and into how
-    many blocks of consecutive pairs they are cut for showing."""
+    """Each pair of blocks: the bare block's rounds and the harness block's (ms), in the
+    order the pairs ran."""
 
     label: str
-    pairs: tuple[tuple[float, float], ...]
-    block_count: int = BLOCKS
+    blocks_ms: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]
+
+    @property
+    def blocks(self) -> list[tuple[float, float]]:
+        """Per pair of blocks: the bare and the harness median (ms)."""
+        return [(statistics.median(b), statistics.median(h)) for b, h in self.blocks_ms]
 
     @property
     def ratios(self) -> list[float]:
-        return [harness / bare for bare, harness in self.pairs]
+        return [harness / bare for bare, harness in self.blocks]
 
     @property
     def ratio(self) -> float:
@@ -68,8 +76,8 @@ class Perturbation:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The k-th smallest and k-th largest pair ratio: a distribution-free interval of
-        the median ratio (:func:`~vcsbench.results.stats.order_interval`)."""
+        """A distribution-free interval of the median block ratio
+        (:func:`~vcsbench.results.stats.order_interval`)."""
         low, high, _ = order_interval(self.ratios, LEVEL)
         return low, high
 
@@ -79,23 +87,17 @@ class Perturbation:
         return order_interval(self.ratios, LEVEL)[2]
 
     @property
+    def rounds(self) -> int:
+        """Rounds a side."""
+        return sum(len(h) for _, h in self.blocks_ms)
+
+    @property
     def medians(self) -> tuple[float, float]:
         """The bare loop's and the harness's median over all their rounds (ms)."""
         return (
-            statistics.median(b for b, _ in self.pairs),
-            statistics.median(h for _, h in self.pairs),
+            statistics.median(v for b, _ in self.blocks_ms for v in b),
+            statistics.median(v for _, h in self.blocks_ms for v in h),
         )
-
-    @property
-    def blocks(self) -> list[tuple[float, float]]:
-        """Per block of consecutive pairs: the bare and the harness median (ms)."""
-        count = max(1, min(self.block_count, len(self.pairs)))
-        size = len(self.pairs) / count
-        cuts = [self.pairs[round(i * size) : round((i + 1) * size)] for i in range(count)]
-        return [
-            (statistics.median(b for b, _ in cut), statistics.median(h for _, h in cut))
-            for cut in cuts
-        ]
 
     def describe(self) -> dict[str, object]:
         low, high = self.interval
@@ -105,12 +107,13 @@ class Perturbation:
             "ratio": self.ratio,
             "interval": [low, high],
             "confidence": self.confidence,
-            "pairs": len(self.pairs),
+            "blocks": len(self.blocks_ms),
+            "rounds": self.rounds,
             "medians_ms": [bare, harness],
             "bare_ms": [b for b, _ in self.blocks],
             "harness_ms": [h for _, h in self.blocks],
             "goal": GOAL,
-            "method": __doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else "",
+            "method": METHOD,
         }
 
 
@@ -155,10 +158,10 @@ def measure(
     budget_s: float | None = None,
 ) -> Perturbation:
     """The harness against the bare loop for the operation ``make()`` gives: ``blocks``
-    times ``rounds`` pairs of rounds below ``root`` (in ``sandbox``); with a ``budget_s``,
-    fewer (at least one a block) so that they take about that long, as the median of
-    three untimed pilot rounds of the bare loop foretells. Its directories are removed
-    once it is measured: the sandbox is left as it was found."""
+    pairs of blocks of ``rounds`` rounds each side below ``root`` (in ``sandbox``); with a
+    ``budget_s``, fewer rounds a block (at least two) so that they take about that long,
+    as the median of three untimed pilot rounds of the bare loop foretells. Its
+    directories are removed once it is measured: the sandbox is left as it was found."""
     order = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     if sandbox.throttle is not None:  # the bare loop's seed too is built off the device
@@ -166,14 +169,14 @@ def measure(
     try:
         if budget_s is not None:
             pilot_s = _pilot(make(), root / "pilot")
-            rounds = max(1, min(rounds, int(budget_s / (2 * blocks * pilot_s))))
+            rounds = max(2, min(rounds, int(budget_s / (2 * blocks * pilot_s))))
             _remove(root / "pilot")
-        pairs = _pairs(make, sandbox, root, blocks * rounds, order)
+        found = _blocks(make, sandbox, root, blocks, rounds, order)
     except BaseException:
         remove_tree(root)  # what it can: the failure is the news, not what stays
         raise
     _remove(root)
-    return Perturbation(label, tuple(pairs), blocks)
+    return Perturbation(label, found)
 
 
 def _unthrottled_seeds(make: Callable[[], Operation]) -> Callable[[], Operation]:
@@ -198,35 +201,46 @@ def _pilot(operation: Operation, workdir: Path, count: int = PILOT_ROUNDS) -> fl
     return statistics.median(took)
 
 
-def _pairs(
+def _blocks(
     make: Callable[[], Operation],
     sandbox: SandboxInfo,
     root: Path,
-    count: int,
+    blocks: int,
+    rounds: int,
     order: random.Random,
-) -> list[tuple[float, float]]:
-    """``count`` pairs of rounds, one bare and one the harness's, in a random order
-    within each pair; both sides verified (the harness each round after it, outside its
-    timed region)."""
+) -> tuple[tuple[tuple[float, ...], tuple[float, ...]], ...]:
+    """``blocks`` pairs of blocks of ``rounds`` rounds, bare and the harness's, which of
+    each pair first drawn at random; both sides verified (the harness after its rounds,
+    outside its timed region)."""
     bare_op, bare_dir = make(), root / "bare"
     _containers(bare_dir)
-    run = BenchmarkRun(make(), sandbox, root / "harness", rounds=count)
+    run = BenchmarkRun(make(), sandbox, root / "harness", rounds=blocks * rounds)
     bare_ns: list[int] = []
     try:
-        for index in range(count):
+        for block in range(blocks):
             for kind in order.sample(["bare", "harness"], 2):
                 if kind == "bare":
-                    bare_ns.append(_bare_round(bare_op, bare_dir, index))
+                    first = block * rounds
+                    bare_ns += [
+                        _bare_round(bare_op, bare_dir, i) for i in range(first, first + rounds)
+                    ]
                 else:
-                    run.run_to(index + 1)
+                    run.run_to((block + 1) * rounds)
     finally:
         run.stop_workers()
-    _verify_bare(bare_op, bare_dir, count)
+    _verify_bare(bare_op, bare_dir, blocks * rounds)
     bench = run.finish(run.operation.backend.describe())
-    if bench.errors or len(bench.samples_s) != count:
-        first = bench.error_samples[0].error if bench.error_samples else "rounds missing"
-        raise VcsbenchError(f"the harness's rounds failed: {first}")
-    return [(b / 1e6, h * 1000) for b, h in zip(bare_ns, bench.samples_s, strict=True)]
+    if bench.errors or len(bench.samples_s) != blocks * rounds:
+        first_error = bench.error_samples[0].error if bench.error_samples else "rounds missing"
+        raise VcsbenchError(f"the harness's rounds failed: {first_error}")
+    harness_ms = [s * 1000 for s in bench.samples_s]
+    return tuple(
+        (
+            tuple(ns / 1e6 for ns in bare_ns[k * rounds : (k + 1) * rounds]),
+            tuple(harness_ms[k * rounds : (k + 1) * rounds]),
+        )
+        for k in range(blocks)
+    )
 
 
 def _remove(path: Path) -> None:
@@ -247,8 +261,9 @@ def check_perturbation(fs: str, found: Perturbation) -> Check:
         f"perturbation: {found.label}",
         found.ratio <= GOAL,
         f"harness/bare loop {found.ratio:.3f}x ({100 * found.confidence:.0f}% interval "
-        f"{low:.3f}-{high:.3f}x over {len(found.pairs):,} alternating pairs of rounds; bare "
-        f"{bare:.3f} ms, harness {harness:.3f} ms), goal <= {GOAL:g}x",
+        f"{low:.3f}-{high:.3f}x over {len(found.blocks_ms)} alternating pairs of blocks of "
+        f"{found.rounds // len(found.blocks_ms)} rounds; bare {bare:.3f} ms, harness "
+        f"{harness:.3f} ms), goal <= {GOAL:g}x",
         warn_only=True,
     )
 

@@ -131,19 +131,27 @@ def vcs_session(request: pytest.FixtureRequest) -> Iterator[VcsSession]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any:
-    """pytest-benchmark's --benchmark-compare-fail regression as one line and exit 1 (not a
-    traceback that loses the rest of the run's output); then vcsbench's closing line."""
+    """For vcsbench's benchmarks, --benchmark-compare-fail is vcsbench's gate
+    (:mod:`vcsbench.bench.gate`: the runs the unit, failing closed), not pytest-benchmark's
+    statistics; its verdict in lines and exit 1 on failure. Then vcsbench's closing line."""
     from pytest_benchmark.session import PerformanceRegression
+
+    from vcsbench.bench.gate import judge
 
     try:
         result = yield
-    except PerformanceRegression as exc:
+    except PerformanceRegression:
         if SELECTION not in config.stash:
             raise
-        text = " ".join(str(exc).split())
-        terminalreporter.write_line(f"vcsbench: regression beyond --benchmark-compare-fail: {text}")
-        terminalreporter._session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        result = None
+        result = None  # vcsbench's gate below decides
+    if SELECTION in config.stash:
+        try:
+            passed = judge(config, terminalreporter.write_line)
+        except VcsbenchError as exc:
+            terminalreporter.write_line(f"vcsbench: {exc}")
+            passed = False
+        if passed is False:
+            terminalreporter._session.exitstatus = pytest.ExitCode.TESTS_FAILED
     closing_line(terminalreporter, config)
     return result
 

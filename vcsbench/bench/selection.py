@@ -154,7 +154,8 @@ class Selection:
         given["fs"] = ",".join(spec.text for spec in specs)
         for spec in specs:
             require_root(spec)
-        check_image_room(specs, image, fs_scope)
+        interleaved = _interleave(str(interleave))
+        check_image_room(specs, image, fs_scope, at_once=interleaved != 0)
         selection = cls(
             backends=parse_variants(backends),
             ops=parse_operations(ops),
@@ -171,7 +172,7 @@ class Selection:
             layout=layout,
             recycle=int(recycle),
             perturbation=_perturbation(perturbation),
-            interleave=_interleave(str(interleave)),
+            interleave=interleaved,
         )
         check_back(selection.ops, selection.payloads)
         for item in backend_option or []:
@@ -298,6 +299,11 @@ class Selection:
                 for v in group
             )
         return self.interleave > 0
+
+    def interleaves_filesystems(self) -> bool:
+        """Whether the benchmarks of several filesystems run in alternating blocks, each
+        filesystem's sandbox up for the whole group: unless --interleave off."""
+        return len(self.fs) > 1 and self.interleave != 0
 
     def blocks_for(self, rounds: int) -> int:
         """Blocks for an interleaved benchmark of ``rounds`` rounds a variant."""

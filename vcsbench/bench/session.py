@@ -18,8 +18,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -67,10 +68,10 @@ class VcsSession:
         self._serial = 0
         self.started = time.perf_counter()
         self.count = config.stash.get(COUNT, 0) or len(selection.cases())
-        self._groups: dict[tuple[str, str, str], dict[str, Benchmark]] = {}
-        self._failed_groups: dict[tuple[str, str, str], str] = {}
-        """Interleaved groups run so far: (op, payload, fs) to each variant's result not yet
-        kept by its own item."""
+        self._groups: dict[tuple[str, ...], dict[str, Benchmark]] = {}
+        self._failed_groups: dict[tuple[str, ...], str] = {}
+        """Interleaved groups run so far: (op, payload, its members) to each member's
+        result not yet kept by its own item."""
         self._perturbed: dict[str, dict[str, object]] = {}
         """--perturbation once: the check made beside a backend's first benchmark, by
         variant, recorded in each later benchmark of it too."""
@@ -237,22 +238,7 @@ class VcsSession:
                     run.aside("profile", 1, profile)
                     benchmark._save_cprofile(profile)
         except Refusal as exc:
-            preset = preset_of(self.config)
-            if preset is None:  # pytest's door: a failed benchmark, in one line
-                pytest.fail(str(exc), pytrace=False)
-            # vcsbench run's door: bad input, refused as the command line refuses it (one
-            # line, exit 2), by the command once pytest has stopped.
-            kept = len(self.config.stash.get(WRITTEN, []))
-            path = result_path(self.config)
-            preset.refusal = str(exc) + (
-                f" (the {kept} benchmark(s) finished before it are kept in {path})"
-                if kept and path
-                else ""
-            )
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:  # pytest's own words for an exit would be a second line
-                self.config.pluginmanager.unregister(reporter)
-            pytest.exit(str(exc), returncode=2)
+            self._refuse(exc)
         except VcsbenchError as exc:
             failure = str(exc)
         else:
@@ -276,20 +262,49 @@ class VcsSession:
             )
         return None if benchmark.disabled else result
 
+    def _refuse(self, exc: Refusal) -> NoReturn:
+        """Bad input found once a benchmark started: in pytest's door a failed benchmark, in
+        one line; in vcsbench run's, refused as the command line refuses it (one line, exit
+        2), by the command once pytest has stopped."""
+        preset = preset_of(self.config)
+        if preset is None:
+            pytest.fail(str(exc), pytrace=False)
+        kept = len(self.config.stash.get(WRITTEN, []))
+        path = result_path(self.config)
+        preset.refusal = str(exc) + (
+            f" (the {kept} benchmark(s) finished before it are kept in {path})"
+            if kept and path
+            else ""
+        )
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # pytest's own words for an exit would be a second line
+            self.config.pluginmanager.unregister(reporter)
+        pytest.exit(str(exc), returncode=2)
+
     def _interleaved_group(
         self, backend: Variant, fs: FsSpec, op: str, payload: str, built_in: object
-    ) -> list[Variant]:
-        """The variants run with this one in alternating blocks (--interleave), or none."""
+    ) -> list[Member]:
+        """The benchmarks run with this one in alternating blocks, or none: the variants
+        of one filesystem (--interleave), and the filesystems of one run (several given,
+        unless --interleave off) -- each such group one sandbox a filesystem, all up at
+        once."""
         if built_in is None:
             return []
-        group = [
-            b
-            for b, o, p, f in self.selection.cases()
-            if o == op and p == payload and f.text == fs.text and b.availability.ok
+        selection = self.selection
+        cases = [
+            Member(b, f)
+            for b, o, p, f in selection.cases()
+            if o == op and p == payload and b.availability.ok
         ]
-        if len(group) < 2 or not self.selection.interleaves(group):
-            return []
-        return group
+        variants = selection.interleaves([m.variant for m in cases if m.fs.text == fs.text])
+        filesystems = selection.interleaves_filesystems()
+        group = [
+            m
+            for m in cases
+            if (filesystems or m.fs.text == fs.text)
+            and (variants or m.variant.text == backend.text)
+        ]
+        return group if len(group) > 1 else []
 
     def _from_group(
         self,
@@ -298,75 +313,83 @@ class VcsSession:
         fs: FsSpec,
         op: str,
         payload: str,
-        group: list[Variant],
+        group: list[Member],
         rounds: int,
     ) -> Benchmark:
-        """This variant's benchmark of its interleaved group: the group runs (every
-        variant, in alternating blocks) when its first variant's turn comes; each
-        variant's item keeps its own result."""
-        key = (op, payload, fs.text)
+        """This case's benchmark of its interleaved group: the group runs (every member,
+        in alternating blocks) when its first member's turn comes; each member's item
+        keeps its own result."""
+        key = (op, payload, *(m.text for m in group))
+        mine = Member(backend, fs).text
         if key not in self._groups:
             self._groups[key] = {}
             named = (benchmark.name, case_id(backend, op, payload, fs))
             try:
-                interrupted = self._run_group(named, fs, op, payload, group, rounds, key)
-            except VcsbenchError as exc:  # each variant's item fails with it
-                self._failed_groups[key] = f"{exc} (in the interleaved group {op} {payload} {fs})"
+                interrupted = self._run_group(named, op, payload, group, rounds, key)
+            except Refusal as exc:
+                self._refuse(exc)
+            except VcsbenchError as exc:  # each member's item fails with it
+                where = f"{op} {payload}: {', '.join(m.text for m in group)}"
+                self._failed_groups[key] = f"{exc} (in the interleaved group {where})"
                 interrupted = None
-        if key in self._failed_groups:
-            pytest.fail(self._failed_groups[key], pytrace=False)
             if interrupted is not None:
-                # The group's other variants have no pytest item left to keep them: they
+                # The group's other members have no pytest item left to keep them: they
                 # go with the run's facts (as benchmarks without samples do), now.
                 for text, other in self._groups[key].items():
-                    if text != backend.text:
+                    if text != mine:
                         self.config.stash.setdefault(FAILED, []).append(other)
-                result = self._groups[key].pop(backend.text)
-                self._keep(benchmark, result)
+                self._keep(benchmark, self._groups[key].pop(mine))
                 raise interrupted
-        result = self._groups[key].pop(backend.text)
+        if key in self._failed_groups:
+            pytest.fail(self._failed_groups[key], pytrace=False)
+        result = self._groups[key].pop(mine)
         self._keep(benchmark, result)
         return result
 
     def _run_group(
         self,
         named: tuple[str, str],
-        fs: FsSpec,
         op: str,
         payload: str,
-        group: list[Variant],
+        group: list[Member],
         rounds: int,
-        key: tuple[str, str, str],
+        key: tuple[str, ...],
     ) -> KeyboardInterrupt | None:
-        """Every variant of the group in one sandbox, in ``blocks`` blocks of rounds: in
-        each block every variant runs its next share of rounds, in an order drawn anew
-        (seeded), so drift in the machine reaches all of them alike."""
+        """Every member of the group in ``blocks`` blocks of rounds, each filesystem's in
+        a sandbox of its own (all up for the group's whole run): in each block every
+        member runs its next share of rounds, in an order drawn anew (seeded), so drift in
+        the machine reaches all of them alike."""
         from vcsbench.bench.interleave import Block, describe_blocks, targets
         from vcsbench.workload.operations import make_operation
         from vcsbench.workload.payloads import load_payload
 
         selection = self.selection
         blocks = selection.blocks_for(rounds)
-        texts = [v.text for v in group]
-        label = f"{op} {payload} {fs.text}: {len(group)} variants interleaved in {blocks} blocks"
+        texts = [m.text for m in group]
+        label = f"{op} {payload}: {len(group)} interleaved in {blocks} blocks"
         process.doing(label)
         progress = ProgressDisplay(
             self.config, selection.progress, label, (self._serial, self.count, self.started)
         )
         seed = random.SystemRandom().getrandbits(32)
-        # Every variant's rounds in a worker process of its own, all on one CPU: a
+        # Every member's rounds in a worker process of its own, all on one CPU: a
         # process's kind (its heap, what it imported) and its core are then the same for
-        # each, and the blocks compare the libraries alone.
+        # each, and the blocks compare the libraries (or filesystems) alone.
         cpu = max(os.sched_getaffinity(0))
         order = random.Random(seed)
         started = time.perf_counter()
         done: list[Block] = []
         interrupted: KeyboardInterrupt | None = None
-        with self.sandbox(fs) as sandbox, ExitStack() as stack:
-            assert sandbox.info is not None
+        with ExitStack() as stack:
+            sandboxes: dict[str, Sandbox] = {}
+            for member in group:
+                if member.fs.text not in sandboxes:
+                    sandboxes[member.fs.text] = stack.enter_context(self.sandbox(member.fs))
             runs: dict[str, tuple[BenchmarkRun, Backend]] = {}
             servers: dict[str, dict[str, object] | None] = {}
-            for index, variant in enumerate(group):
+            for index, member in enumerate(group):
+                variant, sandbox = member.variant, sandboxes[member.fs.text]
+                assert sandbox.info is not None
                 vcs = stack.enter_context(selection.make_backend(variant))
                 vcs.ready(sandbox.root)
                 slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{self._serial:03d}-{index}-{op}")
@@ -377,19 +400,19 @@ class VcsSession:
                     rounds=rounds,
                     cache=selection.cache,
                     verify=selection.verify,
-                    name=named[0].replace(named[1], case_id(variant, op, payload, fs)),
+                    name=named[0].replace(named[1], case_id(variant, op, payload, member.fs)),
                     **selection.age_of(variant),
                     layout=selection.layout,
                     recycle=selection.recycle,
                     delay_ns=variant.delay_ns,
                     **self._environment(variant, vcs, sandbox, (op, payload), worker=True, cpu=cpu),
                 )
-                servers[variant.text] = self._serve(stack, variant, vcs, run, sandbox)
-                runs[variant.text] = (run, vcs)
+                servers[member.text] = self._serve(stack, variant, vcs, run, sandbox)
+                runs[member.text] = (run, vcs)
             try:
                 turn = list(texts)
                 for number, goal in enumerate(targets(rounds, blocks)):
-                    # a drawn order, then its reverse: each variant leads as often as it
+                    # a drawn order, then its reverse: each member leads as often as it
                     # trails, over each pair of blocks
                     turn = order.sample(texts, len(texts)) if number % 2 == 0 else turn[::-1]
                     for text in turn:
@@ -408,26 +431,31 @@ class VcsSession:
                 for run, _ in runs.values():
                     run.stop_workers()
             with process.signals_held():
-                for variant in group:
-                    run, vcs = runs[variant.text]
-                    result = run.finish(described(variant, vcs))
+                for member in group:
+                    run, vcs = runs[member.text]
+                    result = run.finish(described(member.variant, vcs))
                     result.harness["interleaved"] = {
-                        **describe_blocks(variant.text, texts, blocks, done, run),
+                        **describe_blocks(member.text, texts, blocks, done, run),
                         "order_seed": seed,
                         "cpu": cpu,
-                        "process": "each variant's rounds in a worker process of its own "
-                        "(its environment's interpreter, or this one), all pinned to that CPU",
+                        "process": "each member's rounds in a worker process of its own "
+                        "(its environment's interpreter, or this one), all pinned to that CPU"
+                        + (
+                            "; each filesystem a sandbox of its own, all up at once"
+                            if len(sandboxes) > 1
+                            else ""
+                        ),
                     }
-                    built = environment_of(variant)
+                    built = environment_of(member.variant)
                     if built is not None:
                         result.harness["environment"] = built.describe()
-                    if servers[variant.text] is not None:
-                        result.harness["server"] = servers[variant.text]
+                    if servers[member.text] is not None:
+                        result.harness["server"] = servers[member.text]
                     result.harness["teardown_s"] = None
                     result.harness["teardown_note"] = (
-                        "the group's sandbox came down after its variants were kept"
+                        "the group's sandboxes came down after its members were kept"
                     )
-                    self._groups[key][variant.text] = result
+                    self._groups[key][member.text] = result
         return interrupted
 
     def _serve(
@@ -551,6 +579,18 @@ class VcsSession:
             benchmark._mode = "vcsbench (every round failed)"
             self.config.stash.setdefault(FAILED, []).append(result)
         write_results(self.config)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One benchmark of an interleaved group: a backend variant on a filesystem."""
+
+    variant: Variant
+    fs: FsSpec
+
+    @property
+    def text(self) -> str:
+        return f"{self.variant.text} on {self.fs.text}"
 
 
 def described(variant: Variant, vcs: Backend) -> dict[str, object]:

@@ -36,9 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vcsbench.report.compare import compare_runs, gate_lines, parse_gate, render
+    from vcsbench.report.compare import render
     from vcsbench.report.load import compare_loads
     from vcsbench.results import read
+    from vcsbench.results.comparison import compare_runs, gate_lines, parse_gate
 
     repeats = args.base_runs is not None or args.other_runs is not None
     if repeats and (args.base is not None or args.base_runs is None or args.other_runs is None):

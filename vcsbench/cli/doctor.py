@@ -112,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _spread_text() -> str:
     """This machine's run-to-run spread as last measured, for a person."""
-    from vcsbench.report.verdict import single_run_reach
     from vcsbench.results.spread import fingerprint, load_spread, spread_path
+    from vcsbench.results.verdict import single_run_reach
 
     digest = fingerprint(machine_info())[0]
     found = load_spread(digest)

@@ -157,7 +157,7 @@ def _report(args: argparse.Namespace, runs: list[Run]) -> int:
 
 
 def _time_gate(text: str) -> float:
-    from vcsbench.report.compare import parse_gate
+    from vcsbench.results.comparison import parse_gate
 
     gate = parse_gate(text)
     if set(gate) != {"time"}:

@@ -2,7 +2,8 @@
 
 "Is xfs better than ext4?" is one run over both (``--fs ext4,xfs``) and ``report --baseline
 ext4``: per backend, operation and payload, each other filesystem's time, device bytes and
-allocated bytes as a ratio to the baseline's, the time with a 95% interval. "What do 100
+allocated bytes as a ratio to the baseline's, the time with its interval and verdict (by
+block: the filesystems of one run alternate in blocks). "What do 100
 revisions cost a commit?" is ``--ops 'commit,commit[history=100]'`` and ``--baseline
 commit``: the same, per backend, payload and filesystem, for each other variant of the
 operation.
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vcsbench.report.document import Block, paragraph, table
-from vcsbench.report.headline import ratio_interval
+from vcsbench.report.ratios import EXPLAINED, time_ratio
 from vcsbench.results.model import Benchmark
 
 
@@ -77,12 +78,8 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
         other = base.get(axis.key(bench))
         if axis.value(bench) == base_value or other is None:
             continue
-        median, base_median = bench.median_ms, other.median_ms
-        time = "—"
-        if median is not None and base_median:
-            interval = ratio_interval(bench, other)
-            spread = f" [{interval[0]:.2f}–{interval[1]:.2f}]" if interval else ""
-            time = f"{median / base_median:.2f}x{spread}"
+        found = time_ratio(bench, other)
+        time = f"{found.text()} {found.verdict()}" if found else "—"
         rows.append(
             [
                 *axis.key(bench),
@@ -105,10 +102,9 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
     ]  # fmt: skip
     return [
         paragraph(
-            f"Each {axis.name} against {base_value}, {axis.same}: median time (with a 95% "
-            "interval from each median's interval; the rounds are the samples, so drift "
-            "between the two benchmarks is not accounted for), device bytes written and "
-            f"allocated bytes per repository. Below 1: less than {base_value}."
+            f"Each {axis.name} against {base_value}, {axis.same}: median time, with its "
+            "interval and verdict, device bytes written and allocated bytes per repository. "
+            f"Below 1: less than {base_value}. {EXPLAINED}"
         ),
         table(header, rows, len(axis.key_columns) + 1),
     ]

@@ -144,20 +144,26 @@ def _number(value: object) -> float | None:
 
 def harness_text(found: object) -> str | None:
     """The harness against a bare loop of the same calls, as a result records it
-    (``harness.perturbation``): ``None`` where it was not measured or is malformed."""
+    (``harness.perturbation``): ``None`` where it was not measured or is malformed.
+    Results before the check ran in blocks record pairs of rounds."""
     if not isinstance(found, dict):
         return None
     ratio = _number(found.get("ratio"))
     interval = found.get("interval")
-    pairs = _number(found.get("pairs"))
     confidence = _number(found.get("confidence"))
+    blocks, rounds, pairs = (_number(found.get(k)) for k in ("blocks", "rounds", "pairs"))
     if ratio is None or not isinstance(interval, list) or len(interval) != 2:
         return None
     low, high = (_number(v) for v in interval)
-    if low is None or high is None or pairs is None or confidence is None:
+    if low is None or high is None or confidence is None:
+        return None
+    if blocks and rounds is not None:
+        how = f"{blocks:,.0f} pairs of blocks, {rounds:,.0f} rounds a side"
+    elif pairs is not None:
+        how = f"{pairs:,.0f} alternating pairs of rounds"
+    else:
         return None
     return (
         f"{str(found.get('label', ''))[:200]}: {ratio:.3f}x a bare loop of the same calls "
-        f"({100 * confidence:.0f}% interval {low:.3f}-{high:.3f}x, {pairs:,.0f} alternating "
-        "pairs of rounds)"
+        f"({100 * confidence:.0f}% interval {low:.3f}-{high:.3f}x, {how})"
     )

@@ -1,8 +1,8 @@
 """The headline of a report: every backend side by side, one row per benchmark group.
 
-Time is each backend's median with its ratio to the fastest in the group and a 95%
-interval for that ratio: each median's distribution-free interval (order statistics of
-a binomial(n, 1/2)), the ratio's interval from their ends (conservative). Device bytes
+Time is each backend's median with its ratio to the fastest in the group and that ratio's
+interval as :mod:`vcsbench.report.ratios` finds it for how the two ran (by block where
+interleaved, else from the machine's run-to-run spread, else none, marked). Device bytes
 written and allocated bytes per repository are shown beside, as values.
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_metric, fmt_ms
+from vcsbench.report.ratios import EXPLAINED, time_ratio
 from vcsbench.results.model import Benchmark
 
 Z95 = 1.959964
@@ -30,24 +31,14 @@ def median_interval(samples: list[float]) -> tuple[float, float] | None:
     return ordered[low], ordered[high]
 
 
-def ratio_interval(a: Benchmark, b: Benchmark) -> tuple[float, float] | None:
-    """95% interval of median(a) / median(b), from each median's interval."""
-    ia, ib = median_interval(a.samples_s), median_interval(b.samples_s)
-    if ia is None or ib is None or ib[0] <= 0 or ib[1] <= 0:
-        return None
-    return ia[0] / ib[1], ia[1] / ib[0]
-
-
-def time_cell(bench: Benchmark, fastest: Benchmark) -> str:
+def time_cell(bench: Benchmark, fastest: Benchmark, fastest_is_reference: bool = True) -> str:
     median = bench.median_ms
     if median is None or fastest.median_ms is None:
         return "failed" if bench.failed else "—"
     if bench is fastest:
-        return f"{fmt_ms(median)} ms (fastest)"
-    ratio = median / fastest.median_ms
-    interval = ratio_interval(bench, fastest)
-    spread = f" [{interval[0]:.2f}–{interval[1]:.2f}]" if interval else ""
-    return f"{fmt_ms(median)} ms, {ratio:.2f}x{spread}"
+        return f"{fmt_ms(median)} ms ({'fastest' if fastest_is_reference else 'baseline'})"
+    found = time_ratio(bench, fastest)
+    return f"{fmt_ms(median)} ms, {found.text()}" if found else f"{fmt_ms(median)} ms"
 
 
 def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) -> list[str]:
@@ -61,6 +52,7 @@ def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) 
 def headline(
     grouped: dict[tuple[str, str, str], list[Benchmark]],
     origin: Callable[[Benchmark], str] | None = None,
+    baseline: str | None = None,
 ) -> list[Block]:
     """Three tables (time, device KiB written, allocated KiB), a column per backend.
 
@@ -84,10 +76,16 @@ def headline(
         by_label = {b.label: b for b in rows}
         timed = [b for b in rows if b.median_ms is not None]
         fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
+        reference = by_label.get(baseline) if baseline is not None else None
+        named = reference is not None and reference.median_ms is not None
+        if named:
+            fastest = reference  # the reference every ratio of the report is to
         time_rows.append(
             lead
             + [
-                time_cell(by_label[label], fastest) if label in by_label and fastest else "—"
+                time_cell(by_label[label], fastest, not named)
+                if label in by_label and fastest
+                else "—"
                 for label in labels
             ]
         )
@@ -95,7 +93,8 @@ def headline(
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
     return [
         paragraph(
-            "Time per operation: median, and its ratio to the group's fastest with a 95% interval."
+            "Time per operation: median, and its ratio to the reference (the baseline where "
+            f"one is given, else the group's fastest) with its interval. {EXPLAINED}"
         ),
         table(header, time_rows, text_columns),
         paragraph("Device KiB written per repository (journal, metadata and writeback included)."),

@@ -19,26 +19,41 @@ def _blocks(bench: Benchmark) -> dict[str, Any] | None:
 
 
 def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
-    """The interleaved groups: (op, payload, fs) -> its variants, in run order. Blocks
-    pair only within the group that ran them (its order seed): the same benchmark from
-    two runs is two groups, the later one's key naming the file it came from."""
-    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
-    seeds: dict[tuple[str, str, str], object] = {}
+    """The interleaved groups, in run order: (op, payload, where) -> its members. Blocks
+    pair only within the group that ran them (one run, one order seed); ``where`` is
+    the filesystem the group ran on, or the filesystems it alternated between, and the
+    file it came from where the same group is in two."""
+    found: dict[tuple[str, object], list[Benchmark]] = {}
     for bench in benches:
         blocks = _blocks(bench)
-        if blocks is None:
-            continue
-        key = (bench.op, bench.payload.name, bench.fs)
-        seed = (bench.source, blocks.get("order_seed"))
-        if seeds.setdefault(key, seed) != seed:
-            key = (bench.op, bench.payload.name, f"{bench.fs} ({bench.source})")
-            seeds.setdefault(key, seed)
-        groups.setdefault(key, []).append(bench)
+        if blocks is not None:
+            found.setdefault((bench.source, blocks.get("order_seed")), []).append(bench)
+    groups: dict[tuple[str, str, str], list[Benchmark]] = {}
+    for rows in found.values():
+        first = rows[0]
+        where = ", ".join(dict.fromkeys(b.fs for b in rows))
+        key = (first.op, first.payload.name, where)
+        if key in groups:
+            key = (first.op, first.payload.name, f"{where} ({first.source})")
+        groups[key] = rows
     return groups
 
 
+def _name(bench: Benchmark, rows: list[Benchmark]) -> str:
+    """A member as its table names it: the variant, and its filesystem where the group
+    alternated between several."""
+    several = len({b.fs for b in rows}) > 1
+    return f"{bench.label} on {bench.fs}" if several else bench.label
+
+
 def _base(rows: list[Benchmark], baseline: str | None) -> Benchmark:
-    return next((b for b in rows if b.label == baseline), rows[0])
+    """The group's member named as the baseline; else its fastest, as the headline's
+    ratios are to the fastest: one direction of ratio in a report."""
+    named = next((b for b in rows if baseline in (b.label, b.fs)), None)
+    if named is not None:
+        return named
+    timed = [b for b in rows if b.median_ms is not None]
+    return min(timed, key=lambda b: b.median_ms or 0.0) if timed else rows[0]
 
 
 def block_regressions(benches: list[Benchmark], baseline: str | None, limit: float) -> list[str]:
@@ -57,8 +72,8 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
             pair = paired(base_blocks["median_ms"], mine["median_ms"])
             if pair is not None and pair.significant and pair.ratio > 1 + limit:
                 found.append(
-                    f"{op} {payload} {fs}: {bench.label} time {pair.ratio:.3f}x "
-                    f"[{pair.low:.3f}–{pair.high:.3f}] of {base.label}, by block, exceeds "
+                    f"{op} {payload} {fs}: {_name(bench, rows)} time {pair.ratio:.3f}x "
+                    f"[{pair.low:.3f}–{pair.high:.3f}] of {_name(base, rows)}, by block, exceeds "
                     f"+{limit * 100:g}%"
                 )
     return found
@@ -66,12 +81,11 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
 
 def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[Block]:
     """A table per interleaved group: every variant's median, its ratio to the baseline
-    (``baseline`` where it is one of the group, else the group's first variant) as the
+    (``baseline`` where it is one of the group, else the group's fastest) as the
     median of the block ratios with its interval, the verdict, and the variant's median
     in each block."""
     out: list[Block] = []
     for (op, payload, fs), rows in _groups(benches).items():
-        labels = [b.label for b in rows]
         base = _base(rows, baseline)
         base_blocks = _blocks(base)
         assert base_blocks is not None
@@ -91,7 +105,7 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
                     verdict = found.verdict()
             body.append(
                 [
-                    bench.label,
+                    _name(bench, rows),
                     fmt_ms(bench.median_ms) if bench.median_ms is not None else "—",
                     cell,
                     verdict,
@@ -101,11 +115,11 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
         blocks = len(base_blocks["median_ms"])
         out += [
             paragraph(
-                f"{op} · payload {payload} · fs {fs}: {len(labels)} variants in {blocks} "
-                f"interleaved blocks, against {base.label}."
+                f"{op} · payload {payload} · fs {fs}: {len(rows)} variants in {blocks} "
+                f"interleaved blocks, against {_name(base, rows)}."
             ),
             table(
-                ["variant", "median ms", f"vs {base.label}, by block", "verdict",
+                ["variant", "median ms", f"vs {_name(base, rows)}, by block", "verdict",
                  "median ms per block"],
                 body,
                 1,

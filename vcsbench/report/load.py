@@ -19,9 +19,9 @@ from vcsbench.report.document import (
     table,
 )
 from vcsbench.report.format import render_rows, storage_text, writers_text
-from vcsbench.report.stats import mann_whitney_p
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
+from vcsbench.results.stats import mann_whitney_p
 
 
 def number(value: float | None) -> str:

@@ -8,9 +8,9 @@ steal by the hypervisor, iowait while a benchmark without a device ran).
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
+from vcsbench.results.comparison import busy, mean_sample
 from vcsbench.results.metrics import PERTURBATION_GOAL
 from vcsbench.results.model import Benchmark
 
@@ -19,11 +19,6 @@ WIDE_IQR = 0.10
 OUTLIER_SHARE = 0.05
 """More than this share of rounds beyond 3 IQR of the quartiles."""
 STEAL_PCT = 5.0
-LOAD_PER_CPU = 1.0
-"""Results sampled before ``others_cpu``: busy with more runnable tasks than CPUs."""
-OTHERS_CPU = 0.2
-"""Busy: processes other than the run's used more than this many CPUs on average (an idle
-machine here: 0.00-0.02)."""
 
 
 def _outlier_share(bench: Benchmark) -> float:
@@ -34,35 +29,6 @@ def _outlier_share(bench: Benchmark) -> float:
     q3 = samples[(3 * len(samples)) // 4]
     fence = q3 + 3 * (q3 - q1)
     return sum(1 for s in samples if s > fence) / len(samples)
-
-
-def _mean_sample(bench: Benchmark, key: str) -> float:
-    samples = bench.sampler.get("samples") or []
-    values = [s.get(key) or 0.0 for s in samples if isinstance(s, dict)]
-    return statistics.mean(values) if values else 0.0
-
-
-def runnable(bench: Benchmark) -> float:
-    """Tasks runnable over the benchmark, on average (its own among them); results
-    written before that was sampled: the 1-minute load average."""
-    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
-    sampled = bool(samples) and all(isinstance(s.get("runnable"), int) for s in samples)
-    return _mean_sample(bench, "runnable" if sampled else "loadavg_1m")
-
-
-def busy(bench: Benchmark, cpu_count: int) -> str:
-    """What made the machine busy during the benchmark, or "" if it was not: other
-    processes' CPU time where it was sampled, else more tasks runnable than CPUs."""
-    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
-    if samples and all(isinstance(s.get("others_cpu"), int | float) for s in samples):
-        others = _mean_sample(bench, "others_cpu")
-        if others <= OTHERS_CPU:
-            return ""
-        return f"other processes used {others:.2f} CPUs on average"
-    load = runnable(bench)
-    if not cpu_count or load <= LOAD_PER_CPU * cpu_count:
-        return ""
-    return f"{load:.1f} tasks runnable on {cpu_count} CPUs"
 
 
 def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
@@ -83,7 +49,7 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
             "rerun with more --repos on an idle machine (no other jobs, a fixed CPU "
             "frequency) before drawing a conclusion"
         )
-    steal = [b for b in benches if _mean_sample(b, "cpu_steal_pct") > STEAL_PCT]
+    steal = [b for b in benches if mean_sample(b, "cpu_steal_pct") > STEAL_PCT]
     load = [b for b in benches if busy(b, cpu_count)]
     if steal:
         lines.append(

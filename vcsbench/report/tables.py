@@ -38,6 +38,7 @@ from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
 from vcsbench.report.interleaved import interleaved
+from vcsbench.report.ratios import time_ratio
 from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import METRICS
@@ -167,6 +168,16 @@ def origin_of(machines: dict[str, str], runs: dict[str, str]) -> Callable[[Bench
     return origin
 
 
+def _vs(bench: Benchmark, base: Benchmark | None) -> str:
+    """``bench``'s time over ``base``'s with its interval ("—" without a figure)."""
+    if base is None:
+        return "—"
+    if bench is base:
+        return "1.00x"
+    found = time_ratio(bench, base)
+    return found.text() if found else "—"
+
+
 def table_rows(
     rows: list[Benchmark],
     baseline: str | None = None,
@@ -176,7 +187,8 @@ def table_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of one group's table: a machine column for several
     machines, a run column where several files hold the same benchmark."""
-    fastest = min((b.median_ms for b in rows if b.median_ms), default=None)
+    timed = [b for b in rows if b.median_ms]
+    fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
     base = next((b for b in rows if b.label == baseline), None)
     metrics = [
         *TABLE_METRICS,
@@ -207,11 +219,10 @@ def table_rows(
             spread_text(bench),
             fmt_ms(bench.quantile_ms(0.95)),
             fmt_ms(bench.quantile_ms(0.99)),
-            fmt_ratio(median / fastest if median and fastest else None),
+            _vs(bench, fastest),
         ]
         if baseline:
-            base_median = base.median_ms if base else None
-            line.append(fmt_ratio(median / base_median if median and base_median else None))
+            line.append(_vs(bench, base))
         if growing:
             slope = slope_ms_per_1000(bench)
             line += [
@@ -315,7 +326,7 @@ def document(
                 + tuple((f"run {label}", source) for source, label in runs.items())
             )
         )
-    doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs)))
+    doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs), baseline))
     if axis is not None and axis_base is not None:
         doc.add(Heading(f"Against {axis_base}", 3), *axis_baseline(benches, axis, axis_base))
     side_by_side = interleaved(benches, baseline)
@@ -431,7 +442,8 @@ def error_paragraphs(rows: list[Benchmark]) -> list[Paragraph]:
 LEGEND = (
     "median/p95/p99: wall time of one operation (ms), failed rounds excluded; IQR: "
     "interquartile range over the median (wide: over 10%); vs fastest: median over the "
-    "fastest row's; CPU: user+sys incl. child processes; KiB columns and inodes are "
+    "fastest row's, with its interval as in the headline (†: none); CPU: user+sys incl. "
+    "child processes; KiB columns and inodes are "
     "per repository; content: the files' bytes, the same on every filesystem; "
     "allocated: blocks on this filesystem; x floor: median over plain mkdir/write of "
     "the same files in the same sandbox (below 1: the operation took less time than "

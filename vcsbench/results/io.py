@@ -231,6 +231,9 @@ def parse(document: object, path: Path) -> Run:
             if facts.get("spread") is None
             else Spread.from_json(facts["spread"], "vcsbench.spread")
         )
+        if spread is not None:
+            for bench in benchmarks:
+                bench.spread = spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype)
     except SchemaError as exc:
         raise _fail(path, str(exc)) from None
     if not benchmarks:

@@ -47,7 +47,7 @@ from vcsbench.results.writers import Writers
 
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
-    from vcsbench.results.spread import Spread
+    from vcsbench.results.spread import Spread, SpreadCell
 
 CLOCK = (
     "perf_counter_ns around the operation alone; pytest-benchmark's stats hold the same "
@@ -191,6 +191,9 @@ class Benchmark:
     """The file it was read from (not stored)."""
     machine: str = ""
     """The machine it ran on, as ``Machine.description`` (not stored: the run's)."""
+    spread: SpreadCell | None = None
+    """Its machine's run-to-run spread for this backend, operation and filesystem type,
+    as the run recorded it (not stored: the run's)."""
 
     # -- identity --------------------------------------------------------------------
 

@@ -212,6 +212,13 @@ def parse_fs_list(text: str) -> list[FsSpec]:
     specs = [parse_fs_spec(piece) for piece in _pieces(text)]
     if not specs:
         raise VcsbenchError("--fs: no filesystem given; use e.g. tmpfs or ext4,xfs")
+    texts = [spec.text for spec in specs]
+    twice = next((t for t in texts if texts.count(t) > 1), None)
+    if twice is not None:
+        raise VcsbenchError(
+            f"--fs {text!r} names {twice} twice: its rows could not be told apart; give each "
+            "filesystem once (to see a filesystem's run-to-run spread: vcsbench doctor --spread)"
+        )
     return specs
 
 

@@ -6,6 +6,7 @@ Ruby bindings, git via grit). Its figures are quoted below as published.
 from __future__ import annotations
 
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.report.ratios import EXPLAINED, time_ratio
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.studies.base import (
     KIB,
@@ -55,6 +56,11 @@ def _pairs(group: list[Benchmark]) -> list[tuple[str, str]]:
         matching = [g for g in git if name_of[g] == COUNTERPART.get(name_of[s])]
         pairs += [(s, g) for g in (matching or git)]
     return pairs
+
+
+def _time_ratio(svn: Benchmark, git: Benchmark) -> str:
+    found = time_ratio(svn, git)
+    return found.text() if found else "—"
 
 
 def _per_repo_kib(bench: Benchmark, name: str) -> str:
@@ -128,7 +134,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     [
                         f"{svn} / {git}",
                         OP_LABELS[op],
-                        fmt_ratio(ratio(s.median_ms, g.median_ms)),
+                        _time_ratio(s, g),
                         fmt_ratio(ps.per_repo_ms / pg.per_repo_ms) if ps and pg else "—",
                         fmt_ratio(
                             ratio(s.per_repo("io_write_device"), g.per_repo("io_write_device"))
@@ -189,7 +195,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
             f"libgit2 does not unless asked (`git-pygit2[fsync=true]`): {like_with_like}. "
             "Per-repository figures compare across N; "
             f"totals are set beside the 2013 ones only at its N ({MARKUS2013_REPOS:,}). "
-            f"2013: {MARKUS2013_SOURCE}."
+            f"2013: {MARKUS2013_SOURCE}. Time ratios: {EXPLAINED}"
         )
         out[fs] = f"### markus2013 on {fs}\n\n{table}\n\n{ratios}\n\n_{notes}_\n"
     return out

@@ -1,0 +1,99 @@
+"""A time ratio between two benchmarks of the results, with the interval that holds for how
+they ran.
+
+- **Interleaved** (one group of one run: variants, or filesystems, in alternating blocks):
+  the median of the block ratios with its distribution-free interval
+  (:mod:`vcsbench.results.paired`); drift between blocks cancels.
+- **One after the other** (two benchmarks of a run, or of two runs): each is one run's
+  level, and the interval comes from this machine's run-to-run spread as the files record
+  it (:mod:`vcsbench.results.verdict`); with none recorded, the ratio has no interval and
+  no verdict, and says so. The rounds of the two are never taken as samples of the
+  difference: drift between them would read as one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vcsbench.results.model import Benchmark
+from vcsbench.results.paired import LEVEL, paired
+from vcsbench.results.spread import SpreadCell
+from vcsbench.results.verdict import ALPHA, between
+
+BY_BLOCK = "by block"
+BY_SPREAD = "run-to-run spread"
+NO_INTERVAL = "no interval: run one after the other, and no run-to-run spread recorded"
+EXPLAINED = (
+    f"Intervals: by block ({LEVEL:.0%} or more) where the two ran interleaved; else "
+    f"({1 - ALPHA:.0%}) from this machine's run-to-run spread as the results record it "
+    "(vcsbench doctor --spread), the two having run one after the other; where neither is "
+    "known, none (marked †): drift between the two may be all of such a ratio."
+)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """``bench`` over ``base``: the ratio, its interval, and how it was found."""
+
+    value: float
+    interval: tuple[float, float] | None
+    how: str
+    significant: bool
+
+    def text(self, digits: int = 2) -> str:
+        shown = f"{self.value:.{digits}f}x"
+        if self.interval is None:
+            return shown + " †"
+        return f"{shown} [{self.interval[0]:.{digits}f}–{self.interval[1]:.{digits}f}]"
+
+    def verdict(self) -> str:
+        if self.interval is None:
+            return "no verdict (†)"
+        if not self.significant:
+            return "no significant difference"
+        return "slower" if self.value > 1 else "faster"
+
+
+def _blocks(bench: Benchmark) -> dict[str, Any] | None:
+    found = bench.harness.get("interleaved")
+    if isinstance(found, dict) and isinstance(found.get("median_ms"), list):
+        return found
+    return None
+
+
+def same_group(a: Benchmark, b: Benchmark) -> bool:
+    """Whether the two ran interleaved in one group (one run, one order seed)."""
+    ba, bb = _blocks(a), _blocks(b)
+    return (
+        ba is not None
+        and bb is not None
+        and a.source == b.source
+        and ba.get("order_seed") == bb.get("order_seed")
+        and ba.get("variants") == bb.get("variants")
+    )
+
+
+def _cell(a: Benchmark, b: Benchmark) -> SpreadCell | None:
+    cells = [c for c in (a.spread, b.spread) if c is not None]
+    return max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
+
+
+def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
+    """``bench``'s time over ``base``'s (None where either has no successful round)."""
+    if bench.median_ms is None or not base.median_ms:
+        return None
+    if same_group(bench, base):
+        mine, theirs = _blocks(bench), _blocks(base)
+        assert mine is not None and theirs is not None
+        found = paired(theirs["median_ms"], mine["median_ms"])
+        if found is not None:
+            return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
+    change = between("time", [base.median_ms], [bench.median_ms], _cell(bench, base))
+    assert change.ratio is not None
+    return Ratio(
+        change.ratio,
+        change.interval,
+        BY_SPREAD if change.interval is not None else NO_INTERVAL,
+        change.significant,
+    )

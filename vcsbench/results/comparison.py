@@ -1,0 +1,389 @@
+"""Runs compared: the benchmarks matched between the runs of two sides, each figure's
+change, whether drift could have made it, and a gate that fails closed.
+
+Time and CPU time drift between runs, so they are compared with the runs as the unit and
+this machine's measured run-to-run spread (:mod:`vcsbench.results.verdict`): with one run
+a side, a change is a verdict only beyond that spread, and none is given where the
+machine was busy (processes other than the run's used CPU) or a run was too short for
+its median to be its level. Bytes, footprint and inodes do not drift: they are compared
+on the rounds (a two-sided Mann-Whitney U test where there are per-round values, else
+beyond ``STEADY``).
+
+The gate fails what it cannot judge: a benchmark missing from a run, a run without
+rounds, an error rate that rises, a gated figure not measured, a withheld verdict, or
+samples too few to detect the limit asked. A file that names a benchmark twice, or whose
+error count disagrees with its rounds' flags, is refused. ``vcsbench compare`` and the
+pytest door's ``--benchmark-compare-fail`` both judge here; ``report.compare`` writes it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.metrics import METRICS
+from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.spread import SpreadCell
+from vcsbench.results.stats import mann_whitney_p
+from vcsbench.results.verdict import MIN_ROUNDS, Between, between, runs_needed
+
+LOAD_PER_CPU = 1.0
+"""Results sampled before ``others_cpu``: busy with more runnable tasks than CPUs."""
+OTHERS_CPU = 0.2
+"""Busy: processes other than the run's used more than this many CPUs on average (an idle
+machine here: 0.00-0.02)."""
+ROUNDS_ALPHA = 0.05
+"""Bytes, footprint and inodes: a change on the rounds below this p."""
+STEADY = 0.01
+"""Metrics without per-round samples (footprint) count as changed beyond this ratio."""
+COMPARED_METRICS = (
+    "cpu",
+    "io_write_logical",
+    "io_write_device",
+    "footprint_allocated",
+    "footprint_inodes",
+)
+DRIFTING = ("time", "cpu")
+"""Figures compared with the runs as the unit; the others on the rounds."""
+GATE_NAMES = ("time", *COMPARED_METRICS)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A figure that does not drift (bytes, footprint, inodes), base against other."""
+
+    name: str
+    base: float | None
+    other: float | None
+    p: float | None
+    reachable: bool = True
+    """Whether the rounds were enough for the test to reach significance at all."""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.other is None or self.base == 0:
+            return None
+        return self.other / self.base
+
+    @property
+    def significant(self) -> bool:
+        if self.ratio is None:
+            return False
+        return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ROUNDS_ALPHA
+
+    def text(self) -> str:
+        ratio = self.ratio
+        if ratio is None:
+            return "n/a"
+        if not self.significant:
+            return f"~ ({ratio:.2f}x)"
+        word = "more" if ratio > 1 else "less"
+        factor = ratio if ratio >= 1 else 1 / ratio
+        return f"{factor:.2f}x {word}"
+
+
+Figure = Change | Between
+
+
+@dataclass
+class Pair:
+    """One benchmark in every run of both sides."""
+
+    label: str
+    base: list[Benchmark]
+    other: list[Benchmark]
+    changes: dict[str, Figure]
+    cell: SpreadCell | None = None
+
+    @property
+    def errors(self) -> tuple[int, int]:
+        return sum(b.errors for b in self.base), sum(b.errors for b in self.other)
+
+    @property
+    def rounds(self) -> tuple[int, int]:
+        return sum(b.repos for b in self.base), sum(b.repos for b in self.other)
+
+
+def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
+    key = METRICS[name].round_key
+    p = None
+    reachable = True
+    if key is not None:
+        sb, so = base.rounds.series(key), other.rounds.series(key)
+        p = mann_whitney_p(sb, so) if sb and so else None
+        reachable = bool(sb and so) and 2 / math.comb(len(sb) + len(so), len(sb)) < ROUNDS_ALPHA
+    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable)
+
+
+def run_figure(bench: Benchmark, name: str) -> float | None:
+    """A run's one value for a drifting figure: its median time (ms), its CPU per
+    repository."""
+    return bench.median_ms if name == "time" else bench.per_repo(name)
+
+
+def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
+    """Pairs of the same benchmark: same (op, payload, fs, variant); else the one other
+    benchmark that differs in the filesystem only, or in the variant of the same backend
+    only (``git-pygit2`` against ``git-pygit2[version=1.15.1]`` in another run)."""
+    pairs = []
+    by_key = {b.key: b for b in other}
+    by_fs: dict[tuple[str, str, str], list[Benchmark]] = {}
+    by_variant: dict[tuple[str, str, str, str], list[Benchmark]] = {}
+    for bench in other:
+        by_fs.setdefault((bench.op, bench.payload.name, bench.label), []).append(bench)
+        key = (bench.op, bench.payload.name, bench.fs, bench.backend.name)
+        by_variant.setdefault(key, []).append(bench)
+    for bench in base:
+        if bench.key in by_key:
+            pairs.append((bench, by_key[bench.key]))
+            continue
+        for candidates in (
+            by_fs.get((bench.op, bench.payload.name, bench.label), []),
+            by_variant.get((bench.op, bench.payload.name, bench.fs, bench.backend.name), []),
+        ):
+            if len(candidates) == 1:
+                pairs.append((bench, candidates[0]))
+                break
+    return pairs
+
+
+def check_consistent(run: Run) -> None:
+    """Refuse, in one line, a file compare cannot read one way only: a benchmark named
+    twice, or an error count its rounds' flags disagree with."""
+    seen: set[tuple[str, str, str, str]] = set()
+    for bench in run.benchmarks:
+        if bench.key in seen:
+            raise VcsbenchError(
+                f"{run.path}: benchmark {' '.join(bench.key[::-1])} appears twice; compare "
+                "cannot tell which copy to judge: keep one (or run them as variants)"
+            )
+        seen.add(bench.key)
+        failed = bench.repos - bench.repos_ok
+        if bench.errors != failed:
+            raise VcsbenchError(
+                f"{run.path}: benchmark {bench.label} {bench.op} {bench.payload.name} "
+                f"{bench.fs} counts {bench.errors} error(s) but {failed} of its "
+                f"{bench.repos} rounds are not ok; the file is inconsistent"
+            )
+
+
+def _cell(runs: list[Run], bench: Benchmark) -> SpreadCell | None:
+    cells = [
+        cell
+        for run in runs
+        if run.spread is not None
+        and (cell := run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype))
+        is not None
+    ]
+    return max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
+
+
+def _withheld(pair_runs: list[tuple[str, Run, Benchmark]], cell: SpreadCell | None) -> str:
+    """Why drift may have made a verdict on these runs whatever the test says, or ""."""
+    for side, run, bench in pair_runs:
+        found = busy(bench, run.machine.cpu_count)
+        if found:
+            return f"no verdict: busy machine in the {side} run ({found})"
+    for side, _, bench in pair_runs:
+        least = max(MIN_ROUNDS, (cell.rounds // 10) if cell is not None else 0)
+        if bench.repos_ok < least:
+            return (
+                f"no verdict: {bench.repos_ok} successful rounds in the {side} run, under {least}"
+            )
+    return ""
+
+
+def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[str]]:
+    """The benchmarks of the first base run found in every run of both sides, with their
+    changes; and a line for each benchmark found in some runs only."""
+    for run in (*bases, *others):
+        check_consistent(run)
+    first = bases[0]
+    pairs: list[Pair] = []
+    paired: set[int] = set()
+    for bench in first.benchmarks:
+        found: list[Benchmark] = []
+        for run in (*bases[1:], *others):
+            matched = [o for _, o in match([bench], run.benchmarks)]
+            if not matched:
+                break
+            found.append(matched[0])
+        if len(found) != len(bases) + len(others) - 1:
+            continue
+        paired.update(id(b) for b in (bench, *found))
+        base = [bench, *found[: len(bases) - 1]]
+        other = found[len(bases) - 1 :]
+        label = f"{bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+        if other[0].fs != bench.fs:  # matched across filesystems
+            label += f" → {other[0].fs}"
+        elif other[0].label != bench.label:  # across variants of the backend
+            label = f"{bench.label} → {other[0].label} {bench.op} {bench.payload.name} {bench.fs}"
+        partial = [
+            side
+            for side, group in (("base", base), ("other", other))
+            if any(b.partial for b in group)
+        ]
+        if partial:
+            label += f" [partial: {'both' if len(partial) == 2 else partial[0]}]"
+        cell = _cell([*bases, *others], bench)
+        withheld = _withheld(
+            [("base", r, b) for r, b in zip(bases, base, strict=True)]
+            + [("other", r, b) for r, b in zip(others, other, strict=True)],
+            cell,
+        )
+        changes: dict[str, Figure] = {
+            name: between(
+                name,
+                [run_figure(b, name) for b in base],
+                [run_figure(b, name) for b in other],
+                cell,
+                withheld,
+            )
+            for name in DRIFTING
+        }
+        for name in COMPARED_METRICS:
+            if name not in DRIFTING:
+                changes[name] = _metric_change(name, base[0], other[0])
+        pairs.append(Pair(label, base, other, changes, cell))
+    if not pairs:
+        raise VcsbenchError(
+            f"no benchmark of {first.path} is in every one of the "
+            f"{len(bases) + len(others)} result files"
+        )
+    left = []
+    for runs, where in ((bases, "base"), (others, "other")):
+        for run in runs:
+            for bench in run.benchmarks:
+                if id(bench) not in paired:
+                    name = f"{bench.label} {bench.op} {bench.payload.name} {bench.fs}"
+                    left.append(f"only in {where} ({run.name}): {name}")
+    return pairs, left
+
+
+def mean_sample(bench: Benchmark, key: str) -> float:
+    samples = bench.sampler.get("samples") or []
+    values = [s.get(key) or 0.0 for s in samples if isinstance(s, dict)]
+    return statistics.mean(values) if values else 0.0
+
+
+def runnable(bench: Benchmark) -> float:
+    """Tasks runnable over the benchmark, on average (its own among them); results
+    written before that was sampled: the 1-minute load average."""
+    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
+    sampled = bool(samples) and all(isinstance(s.get("runnable"), int) for s in samples)
+    return mean_sample(bench, "runnable" if sampled else "loadavg_1m")
+
+
+def busy(bench: Benchmark, cpu_count: int) -> str:
+    """What made the machine busy during the benchmark, or "" if it was not: other
+    processes' CPU time where it was sampled, else more tasks runnable than CPUs."""
+    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
+    if samples and all(isinstance(s.get("others_cpu"), int | float) for s in samples):
+        others = mean_sample(bench, "others_cpu")
+        if others <= OTHERS_CPU:
+            return ""
+        return f"other processes used {others:.2f} CPUs on average"
+    load = runnable(bench)
+    if not cpu_count or load <= LOAD_PER_CPU * cpu_count:
+        return ""
+    return f"{load:.1f} tasks runnable on {cpu_count} CPUs"
+
+
+def parse_gate(text: str) -> dict[str, float]:
+    """``time:10%,io_write_device:5%`` -> {"time": 0.10, "io_write_device": 0.05}."""
+    gate: dict[str, float] = {}
+    for item in text.split(","):
+        match_ = re.fullmatch(r"\s*([\w]+):(\d+(?:\.\d+)?)%\s*", item)
+        if not match_ or match_.group(1) not in GATE_NAMES or float(match_.group(2)) <= 0:
+            raise VcsbenchError(
+                f"--fail-on {item.strip()!r} is not NAME:N% with N above 0 and NAME one of "
+                + ", ".join(GATE_NAMES)
+            )
+        gate[match_.group(1)] = float(match_.group(2)) / 100
+    return gate
+
+
+def _runs_advice(change: Between, limit: float, sides: tuple[int, int]) -> str:
+    if change.sd_log is None:
+        return (
+            "measure this machine's run-to-run spread (vcsbench doctor --spread) or give "
+            "several runs a side (--base-runs, --other-runs)"
+        )
+    calibration = change.df - (sides[0] - 1) - (sides[1] - 1)
+    needed = runs_needed(change.sd_log, max(0, calibration), limit)
+    if needed is None:
+        return "more than 50 runs a side would be needed at this spread"
+    return f"{needed} runs a side would (--base-runs, --other-runs)"
+
+
+def _missing_reason(bench: Benchmark, name: str) -> str:
+    if name == "time" or not bench.repos_ok:
+        return "no successful round"
+    return bench.metric(name).reason or "not recorded"
+
+
+def gate_lines(
+    pairs: list[Pair], left: list[str], gate: dict[str, float], sides: tuple[int, int]
+) -> tuple[list[str], list[str]]:
+    """(what fails the gate, what it judged and could detect): it fails closed."""
+    failed = [f"{line}: the gate cannot judge a benchmark one side lacks" for line in left]
+    judged = []
+    for pair in pairs:
+        (errors_b, errors_o), (rounds_b, rounds_o) = pair.errors, pair.rounds
+        if not rounds_b or not rounds_o:
+            which = "base" if not rounds_b else "other"
+            failed.append(f"{pair.label}: no rounds in {which}; nothing to judge")
+            continue
+        if errors_o / rounds_o > errors_b / rounds_b:
+            failed.append(
+                f"{pair.label}: error rate rose from {errors_b} of {rounds_b} to "
+                f"{errors_o} of {rounds_o} rounds"
+            )
+        for name, limit in gate.items():
+            change = pair.changes[name]
+            ratio = change.ratio
+            where = f"{pair.label}: {name}"
+            if ratio is None:
+                reasons = [
+                    f"{side}: {_missing_reason(bench, name)}"
+                    for side, group in (("base", pair.base), ("other", pair.other))
+                    for bench in group[:1]
+                    if (run_figure(bench, name) if name in DRIFTING else bench.per_repo(name))
+                    is None
+                ]
+                failed.append(f"{where} not measured ({'; '.join(reasons) or 'no figure'})")
+                continue
+            if change.significant and ratio > 1 + limit:
+                failed.append(f"{where} {change.text()} exceeds +{limit * 100:g}%")
+                continue
+            if isinstance(change, Between):
+                if change.withheld:
+                    failed.append(f"{where}: cannot judge, {change.withheld}")
+                    continue
+                if change.detectable is None or change.detectable > limit:
+                    could = (
+                        f"it could detect only changes beyond {100 * change.detectable:.0f}%"
+                        if change.detectable is not None
+                        else "it has no run-to-run spread to judge by"
+                    )
+                    failed.append(
+                        f"{where}: too few runs to judge +{limit * 100:g}%: {could}; "
+                        + _runs_advice(change, limit, sides)
+                    )
+                    continue
+                judged.append(
+                    f"{where} {ratio:.2f}x, within +{limit * 100:g}% (it would detect "
+                    f"+{100 * change.detectable:.1f}% or more 4 times in 5)"
+                )
+            else:
+                if not change.reachable:
+                    failed.append(
+                        f"{where}: too few rounds for the test to reach significance; "
+                        "run more repositories"
+                    )
+                    continue
+                judged.append(f"{where} {ratio:.2f}x, within +{limit * 100:g}%")
+    return failed, judged
