@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,18 @@ from vcsbench.backends import REGISTRY
 # "xdist is on" and disables itself, so the worker's marks are not passed down.
 for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
     os.environ.pop(_name, None)
+
+
+# Started in the background (cron, nohup, `make test &`), this process inherits SIGINT
+# ignored, and every child it starts would inherit that: a test that interrupts a run it
+# started would wait for it forever. A handler here makes each child start with the
+# default (exec resets handled signals); the tests' children are what they signal.
+for _signum in (signal.SIGINT, signal.SIGTERM):
+    if signal.getsignal(_signum) == signal.SIG_IGN:
+        signal.signal(
+            _signum,
+            signal.default_int_handler if _signum == signal.SIGINT else signal.SIG_DFL,
+        )
 
 
 @pytest.fixture

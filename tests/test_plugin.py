@@ -498,7 +498,8 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(tmp_path: Pa
     work passes, and a saved run whose rounds took a third as long fails as a regression."""
     from vcsbench.measure.machine import machine_info
     from vcsbench.results import read
-    from vcsbench.results.spread import Spread, SpreadCell, fingerprint
+    from vcsbench.results.calibration import fingerprint
+    from vcsbench.results.spread import Spread, SpreadCell
 
     data = tmp_path / "data"
     env = {"VCSBENCH_DATA": str(data)}

@@ -534,7 +534,7 @@ def test_a_filesystem_baseline_sets_every_other_filesystem_against_it() -> None:
             and "x †" in line
         )  # fmt: skip
         cells = [c.strip() for c in row.split("|")[1:-1]]
-        assert cells[4] == f"{other.median_ms / base.median_ms:.2f}x † no verdict (†)"  # type: ignore[operator]
+        assert cells[4] == f"{other.median_ms / base.median_ms:.3f}x † no verdict (†)"  # type: ignore[operator]
         assert cells[5] == "—"  # tmpfs has no device
         assert cells[6] == f"{allocated:.2f}x"
     wrong = vcsbench("report", str(DATA / "tiny-ext4.json"), "--baseline", "xfs")
@@ -572,6 +572,6 @@ def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path
         )  # fmt: skip
         cells = [c.strip() for c in row.split("|")[1:-1]]
         assert cells[:5] == [label, "commit", "hello", f"dir:{tmp_path}", "commit[history=4]"]
-        assert cells[5] == f"{found.text()} {found.verdict()}"
+        assert cells[5] == f"{found.text(3)} {found.verdict()}"
         allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
         assert cells[7] == f"{allocated:.2f}x"

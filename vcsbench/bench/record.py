@@ -161,7 +161,7 @@ def _spread(config: pytest.Config) -> dict[str, Any] | None:
     read once a run."""
     if SPREAD not in config.stash:
         from vcsbench.measure.machine import machine_info
-        from vcsbench.results.spread import recorded_for
+        from vcsbench.results.calibration import recorded_for
 
         config.stash[SPREAD] = recorded_for(machine_info())
     return config.stash[SPREAD]

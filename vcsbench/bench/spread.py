@@ -23,8 +23,9 @@ from vcsbench.bench.progress import duration
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
 from vcsbench.results import read
+from vcsbench.results.calibration import fingerprint
 from vcsbench.results.model import Benchmark
-from vcsbench.results.spread import FIGURES, Spread, SpreadCell, fingerprint, op_class
+from vcsbench.results.spread import FIGURES, Spread, SpreadCell, op_class
 
 DEFAULT_RUNS = 8
 DEFAULT_BACKENDS = "git-pygit2,svn-fs"

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _spread_text() -> str:
     """This machine's run-to-run spread as last measured, for a person."""
-    from vcsbench.results.spread import fingerprint, load_spread, spread_path
+    from vcsbench.results.calibration import fingerprint, load_spread, spread_path
     from vcsbench.results.verdict import single_run_reach
 
     digest = fingerprint(machine_info())[0]
@@ -147,7 +147,7 @@ def _spread(args: argparse.Namespace) -> int:
         DEFAULT_RUNS,
         measure_spread,
     )
-    from vcsbench.results.spread import save_spread
+    from vcsbench.results.calibration import save_spread
 
     if args.calibrate:
         raise VcsbenchError("--spread and --calibrate are two checks; run them one at a time")

@@ -79,7 +79,7 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
         if axis.value(bench) == base_value or other is None:
             continue
         found = time_ratio(bench, other)
-        time = f"{found.text()} {found.verdict()}" if found else "—"
+        time = f"{found.text(3)} {found.verdict()}" if found else "—"
         rows.append(
             [
                 *axis.key(bench),

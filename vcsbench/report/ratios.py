@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vcsbench.results.model import Benchmark
-from vcsbench.results.paired import LEVEL, paired
+from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
 
@@ -52,6 +52,8 @@ class Ratio:
             return "no verdict (†)"
         if not self.significant:
             return "no significant difference"
+        if abs(self.value - 1) < MIN_EFFECT:
+            return f"a difference under {MIN_EFFECT:.0%}"
         return "slower" if self.value > 1 else "faster"
 
 
