@@ -754,8 +754,9 @@ def test_a_line_per_pair_of_access_paths_gives_the_ratios_an_rfc_quotes(tmp_path
     assert "## Between access paths" in report.stdout
     assert (
         "svnserve / git-daemon: device writes per session 0.25x (40.0 / 160.0 KiB); ok/s "
-        "at capacity 1.00x (2.0 at 2 clients / 2.0 at 2 clients)."
+        "at capacity 1.00x † (2.0 at 2 clients / 2.0 at 2 clients)."
     ) in report.stdout
+    assert "†: the paths' steps ran one after the other" in report.stdout
 
 
 def test_load_compare_gives_a_verdict_only_beyond_noise(tmp_path: Path) -> None:

@@ -167,6 +167,22 @@ def test_the_round_trips_are_the_least_squares_slope_of_time_against_the_round_t
     assert line_fit([(10.0, 1.0), (10.0, 2.0)]) is None  # one round trip: no slope
 
 
+def test_the_round_trips_carry_the_interval_of_the_fit_and_two_distances_none() -> None:
+    """The slope's interval from the residuals agrees with scipy's own interval of the
+    slope; with two distances the fit has no residual to give one."""
+    from scipy import stats
+
+    from vcsbench.studies.distance import slope_text
+
+    points = [(0.1, 40.3), (10.6, 71.8), (50.9, 192.7), (100.9, 342.7)]
+    found = stats.linregress(*zip(*points, strict=True))
+    half = stats.t.ppf(0.975, 2) * found.stderr
+    assert f"{found.slope:.2f} [{found.slope - half:.2f}–{found.slope + half:.2f}]" == (
+        slope_text(points)
+    )
+    assert "3.00 (2 distances: no interval)" == slope_text([(0.0, 40.0), (10.0, 70.0)])
+
+
 def test_every_study_is_offered_with_its_defaults() -> None:
     result = vcsbench("study", "--help")
     text = " ".join(result.stdout.split())
@@ -318,6 +334,34 @@ def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
         tmp_path, "markus2013", "--backends", backends, "--repos", "2", "--fs", f"dir:{tmp_path}"
     )
     assert said in table
+
+
+def test_markus2013s_svn_git_ratios_are_by_block_with_their_intervals(tmp_path: Path) -> None:
+    """The study's answer is a ratio between backends: they alternate in blocks, and each
+    time ratio is the median of the block ratios with its interval."""
+    from vcsbench.results.paired import paired
+
+    table, benches = study(
+        tmp_path, "markus2013", "--backends", "git-pygit2,svn-fs", "--repos", "20",
+        "--fs", f"dir:{tmp_path}",
+    )  # fmt: skip
+    from vcsbench.studies.markus2013 import OP_LABELS
+
+    by = {(b.backend.name, b.op): b for b in benches}
+    for op, label in OP_LABELS.items():
+        svn, git = by[("svn-fs", op)], by[("git-pygit2", op)]
+        blocks = [b.harness["interleaved"] for b in (svn, git)]
+        assert blocks[0]["order_seed"] == blocks[1]["order_seed"]
+        found = paired(blocks[1]["median_ms"], blocks[0]["median_ms"])
+        assert found is not None
+        (row,) = [
+            cells
+            for line in table.splitlines()
+            if line.startswith("| svn-fs / git-pygit2 ")
+            for cells in [[c.strip() for c in line.split("|")[1:-1]]]
+            if cells[1] == label
+        ]
+        assert f"{found.ratio:.2f}x [{found.low:.2f}–{found.high:.2f}]" == row[2]
 
 
 @pytest.mark.parametrize(

@@ -364,6 +364,7 @@ class VcsSession:
         from vcsbench.workload.payloads import load_payload
 
         selection = self.selection
+        self._keep_seeds()
         blocks = selection.blocks_for(rounds)
         texts = [m.text for m in group]
         label = f"{op} {payload}: {len(group)} interleaved in {blocks} blocks"

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if backends == "all":  # the study's: every backend of the VCSs it compares
         backends = ",".join(n for n, c in REGISTRY.items() if c.vcs in study.vcs)
     fixed = {
+        **({"interleave": study.interleave} if args.interleave == "auto" else {}),
         "ops": study.ops,
         "payloads": study.payloads,
         "backends": backends,
@@ -160,7 +161,12 @@ def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
         f"{study.summary[0].upper()}{study.summary[1:]}.\n\n"
         f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
     )
-    return header + "\n" + "\n".join(study.tables(runs).values())
+    from vcsbench.report.stability import warnings
+
+    benches = [b for r in runs for b in r.benchmarks]
+    cpus = max((r.machine.cpu_count for r in runs), default=0)
+    advice = "".join(f"\n> warning: {line}\n" for line in warnings(benches, cpus))
+    return header + advice + "\n" + "\n".join(study.tables(runs).values())
 
 
 def _entry(text: str) -> str:

@@ -20,6 +20,7 @@ from vcsbench.load.run import run_load
 from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.formats import write
 from vcsbench.report.load import load_document
+from vcsbench.report.ratios import time_ratio as timed_ratio
 from vcsbench.results.io import beside, writable_target, write_file
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.sandbox.spec import parse_fs_spec
@@ -43,6 +44,9 @@ class Study:
     """What ``--backends all`` means for this study: every backend of these VCSs."""
     source: str = ""
     """Where the published figures come from; empty when none are published."""
+    interleave: str = "auto"
+    """``--interleave`` unless the user gives one: blocks for studies whose answer is a
+    ratio between backends that ``auto`` would run one after the other."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,14 @@ def variant_table(
 
 
 def time_ratio(bench: Benchmark, base: Benchmark | None) -> str:
-    return fmt_ratio(ratio(bench.median_ms, base.median_ms)) if base else "—"
+    """``bench``'s time over ``base``'s with the interval that holds for how they ran
+    (:mod:`vcsbench.report.ratios`; † where there is none)."""
+    if base is None:
+        return "—"
+    if bench is base:
+        return "1.00x"
+    found = timed_ratio(bench, base)
+    return found.text() if found else "—"
 
 
 def metric_ratio(bench: Benchmark, base: Benchmark | None, name: str) -> str:
@@ -195,7 +206,9 @@ def first(group: list[Benchmark], test: Callable[[Benchmark], bool]) -> Benchmar
 PER_REPO_NOTE = (
     "Figures per repository (per round): median of the verified rounds; CPU, device write "
     "requests and KiB written are means; allocated KiB and inodes are what the repositories "
-    "hold at the end, divided by N."
+    "hold at the end, divided by N. Time ratios carry an interval by block where the "
+    "variants ran interleaved, else from the machine's run-to-run spread where the results "
+    "record it, else none (†)."
 )
 
 

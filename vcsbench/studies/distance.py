@@ -52,6 +52,25 @@ def line_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float] | Non
     return slope, my - slope * mx
 
 
+SLOPE_LEVEL = 0.95
+
+
+def slope_text(points: Sequence[tuple[float, float]]) -> str:
+    """The slope with its interval from the fit's residuals (Student's t, n - 2 degrees of
+    freedom; scipy's linregress): the distances ran one after the other, so the residuals
+    hold the machine's drift between them as well. With two distances there is none."""
+    fit = line_fit(points)
+    if fit is None:
+        return "—"
+    if len(points) < 3:
+        return f"{fit[0]:.2f} (2 distances: no interval)"
+    from scipy import stats
+
+    found = stats.linregress([x for x, _ in points], [y for _, y in points])
+    half = float(stats.t.ppf(0.5 + SLOPE_LEVEL / 2, len(points) - 2)) * float(found.stderr)
+    return f"{fit[0]:.2f} [{fit[0] - half:.2f}–{fit[0] + half:.2f}]"
+
+
 def _path_of(bench: Benchmark) -> tuple[str, str]:
     return bench.backend.name, bench.backend.options.get("remote", "")
 
@@ -86,7 +105,7 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
                 if seen is not None:
                     points.append((seen, median))
             fit = line_fit(points)
-            slope = f"{fit[0]:.2f}" if fit else "—"
+            slope = slope_text(points)
             intercept = f"{fit[1]:,.1f} ms" if fit else "—"
             label = names.get(key, f"{key[0]}[remote={key[1]}]")
             rows.append([label, *cells, slope, intercept])
@@ -95,7 +114,9 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
             f"{op_label}: median ms of the verified rounds at each requested round trip, "
             "the round trip the client measured through the proxy in brackets. Round "
             "trips: the least-squares slope of the medians against the measured round "
-            "trip -- how many round trips the client waited for; at 0 ms: the line's "
+            "trip -- how many round trips the client waited for -- with its 95% interval from "
+            "the fit's residuals (the distances ran one after the other, so drift between "
+            "them widens it); at 0 ms: the line's "
             "intercept. A TCP handshake with the proxy is not delayed (it accepts on "
             "loopback at once), so each new connection's own handshake is not in the "
             "count; TLS's and SSH's are."
