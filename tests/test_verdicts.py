@@ -406,3 +406,27 @@ def test_a_variant_of_the_same_backend_in_the_other_run_is_matched(tmp_path: Pat
     line = time_line(result.stdout, "git-pygit2 → git-pygit2[delay=1ms] create+commit")
     assert "2.00x slower" in line
     assert "only in" not in result.stdout
+
+
+def test_a_report_ratio_of_a_busy_run_gives_no_verdict_and_says_why(tmp_path: Path) -> None:
+    """In a report, two benchmarks run one after the other, with a calibration that
+    would call their difference: one of them ran beside other processes' work."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["vcsbench"]["spread"] = spread_json(0.01)
+        benches[1]["sampler"]["samples"] = [
+            {"t_s": float(i), "runnable": 3, "others_cpu": 1.5} for i in range(4)
+        ]
+
+    path = edited_result(TINY, tmp_path / "busy.json", edit)
+    report = vcsbench("report", path, "--baseline", "git-pygit2")
+    assert 0 == report.returncode, report.stderr
+    from vcsbench.report.ratios import time_ratio
+    from vcsbench.results import read
+
+    git, svn = read(path).benchmarks
+    found = time_ratio(svn, git)
+    assert found is not None and found.busy == "other processes used 1.50 CPUs on average"
+    assert "no verdict (busy machine: other processes used 1.50 CPUs" in found.verdict()
+    quiet = time_ratio(*read(run_file(tmp_path, "q", 1.0, sd=0.01)).benchmarks[::-1])
+    assert quiet is not None and quiet.verdict() == "slower"  # the same pair, not busy

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vcsbench.results.comparison import busy
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
 from vcsbench.results.spread import SpreadCell
@@ -40,6 +41,8 @@ class Ratio:
     interval: tuple[float, float] | None
     how: str
     significant: bool
+    busy: str = ""
+    """What made the machine busy while one of the two ran one after the other, if it was."""
 
     def text(self, digits: int = 2) -> str:
         shown = f"{self.value:.{digits}f}x"
@@ -48,6 +51,8 @@ class Ratio:
         return f"{shown} [{self.interval[0]:.{digits}f}–{self.interval[1]:.{digits}f}]"
 
     def verdict(self) -> str:
+        if self.busy:
+            return f"no verdict (busy machine: {self.busy})"
         if self.interval is None:
             return "no verdict (†)"
         if not self.significant:
@@ -91,11 +96,13 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
         found = paired(theirs["median_ms"], mine["median_ms"])
         if found is not None:
             return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
-    change = between("time", [base.median_ms], [bench.median_ms], _cell(bench, base))
+    loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")
+    change = between("time", [base.median_ms], [bench.median_ms], _cell(bench, base), loaded)
     assert change.ratio is not None
     return Ratio(
         change.ratio,
         change.interval,
         BY_SPREAD if change.interval is not None else NO_INTERVAL,
         change.significant,
+        loaded,
     )
