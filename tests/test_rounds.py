@@ -13,6 +13,7 @@ from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrit
 
 from vcsbench.bench import rounds as rounds_module
 from vcsbench.bench.log import VERIFY_BATCH
+from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.policy import VerifyPolicy
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
@@ -38,7 +39,7 @@ def run_known(sandbox: Sandbox, rounds: int = ROUNDS, **kwargs: object) -> Bench
         operation=KnownWrite(backend, **kwargs),  # type: ignore[arg-type]
         sandbox=sandbox.info,
         workdir=sandbox.root / "bench",
-        rounds=rounds,
+        plan=RoundPlan(rounds),
     )
     run.run_all()
     return run.finish(backend.describe())
@@ -110,7 +111,7 @@ def test_a_verification_failure_is_an_error_not_a_sample(tmp_path: Path) -> None
     with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
         assert sandbox.info is not None
         backend = FakeBackend({"corrupt": "true"})
-        run = BenchmarkRun(KnownWrite(backend), sandbox.info, sandbox.root / "b", rounds=3)
+        run = BenchmarkRun(KnownWrite(backend), sandbox.info, sandbox.root / "b", RoundPlan(3))
         run.run_all()
         bench = run.finish(backend.describe())
     assert 3 == bench.errors and [] == bench.samples_s
@@ -185,7 +186,7 @@ def test_a_huge_repository_count_costs_no_memory_before_the_first_round(tmp_path
         # on it between this read and the run's own check)
         free = os.statvfs(sandbox.root).f_favail // 2
         tracemalloc.start()
-        BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", rounds=free)
+        BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", RoundPlan(free))
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     assert peak < 1 << 20, f"{peak} bytes for {free:,} rounds"
@@ -199,7 +200,9 @@ def test_more_repositories_than_free_inodes_are_refused_in_one_line(
     with sandbox_for("ext4:size=16M", tmp_path) as sandbox:
         assert sandbox.info is not None
         with pytest.raises(VcsbenchError, match=r"--repos 100,000,000 cannot fit in the ext4"):
-            BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", 100_000_000)
+            BenchmarkRun(
+                KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", RoundPlan(100_000_000)
+            )
 
 
 def test_a_filesystem_without_an_inode_table_is_not_refused(root: None, tmp_path: Path) -> None:
@@ -221,8 +224,7 @@ def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: P
                 operation=KnownWrite(backend),
                 sandbox=sandbox.info,
                 workdir=sandbox.root / f"bench-{recycle}",
-                rounds=7,
-                recycle=recycle,
+                plan=RoundPlan(7, recycle=recycle),
             )
             run.run_all()
             found[recycle] = run.finish(backend.describe())
@@ -261,8 +263,7 @@ def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -
             operation=KnownWrite(backend),
             sandbox=sandbox.info,
             workdir=sandbox.root / "bench",
-            rounds=6,
-            recycle=2,
+            plan=RoundPlan(6, recycle=2),
             progress=progress,
         )
         run.run_all()
@@ -290,7 +291,7 @@ def test_known_times_reach_the_reported_median_and_p99(tmp_path: Path) -> None:
             operation=KnownDelay(backend, clock, delays),
             sandbox=sandbox.info,
             workdir=sandbox.root / "bench",
-            rounds=100,
+            plan=RoundPlan(100),
             clock=clock,
         )
         run.run_all()
@@ -337,7 +338,7 @@ def test_warmup_rounds_run_verified_and_are_not_samples(tmp_path: Path) -> None:
         assert sandbox.info is not None
         backend = FakeBackend()
         operation = Counted(backend)
-        run = BenchmarkRun(operation, sandbox.info, sandbox.root / "b", rounds=3, warmup=2)
+        run = BenchmarkRun(operation, sandbox.info, sandbox.root / "b", RoundPlan(3, warmup=2))
         run.run_all()
         bench = run.finish(backend.describe())
         assert 2 == len(list((sandbox.root / "b" / "warmup" / "repos").iterdir()))
@@ -350,7 +351,9 @@ def test_a_failing_warmup_round_is_the_benchmarks_error(tmp_path: Path) -> None:
     with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
         assert sandbox.info is not None
         backend = FakeBackend({"corrupt": "true"})
-        run = BenchmarkRun(KnownWrite(backend), sandbox.info, sandbox.root / "b", 3, warmup=1)
+        run = BenchmarkRun(
+            KnownWrite(backend), sandbox.info, sandbox.root / "b", RoundPlan(3, warmup=1)
+        )
         with pytest.raises(VcsbenchError, match=r"^warmup round 1 of 1 failed: d0/f00.bin"):
             run.run_all()
 
@@ -361,7 +364,9 @@ def test_the_collector_is_off_only_in_the_timed_region_when_asked(tmp_path: Path
         with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
             assert sandbox.info is not None
             operation = Counted(FakeBackend())
-            run = BenchmarkRun(operation, sandbox.info, sandbox.root / "b", rounds=3, gc_off=gc_off)
+            run = BenchmarkRun(
+                operation, sandbox.info, sandbox.root / "b", RoundPlan(3, gc_off=gc_off)
+            )
             run.run_all()
             run.finish(operation.backend.describe())
             assert gc.isenabled()
@@ -392,7 +397,7 @@ def test_the_footprint_change_is_after_minus_before_the_round(root: None, tmp_pa
     with sandbox_for("tmpfs", tmp_path) as sandbox:
         assert sandbox.info is not None
         backend = FakeBackend()
-        run = BenchmarkRun(Repack(backend), sandbox.info, sandbox.root / "b", rounds=4)
+        run = BenchmarkRun(Repack(backend), sandbox.info, sandbox.root / "b", RoundPlan(4))
         run.run_all()
         bench = run.finish(backend.describe())
     assert 0 == bench.errors

@@ -378,6 +378,7 @@ def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
     from fakes import FakeBackend, KnownWrite
 
     from vcsbench.bench import rounds as rounds_module
+    from vcsbench.bench.plan import RoundPlan
     from vcsbench.bench.rounds import BenchmarkRun
     from vcsbench.sandbox import Sandbox, parse_fs_spec
 
@@ -386,7 +387,9 @@ def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
 
     with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:
         assert sandbox.info is not None
-        run = BenchmarkRun(KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", rounds=4)
+        run = BenchmarkRun(
+            KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", RoundPlan(4)
+        )
         run.run_all()
         monkeypatch.setattr(rounds_module, "footprint", broken_scan)
         bench = run.finish(FakeBackend().describe())

@@ -15,6 +15,7 @@ import pytest
 from fakes import FakeBackend
 from helpers import CLI, hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts, wait_for
 
+from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import Sandbox, parse_fs_spec, throttle
@@ -94,7 +95,7 @@ def test_known_direct_writes_take_the_time_the_write_iops_limit_says(
         devno = device_number(f"/dev/{sandbox.info.device}")
         assert {"write_iops": IOPS} == rules_on(devno)
         backend = FakeBackend()
-        run = BenchmarkRun(DirectWrites(backend), sandbox.info, sandbox.root / "b", rounds=3)
+        run = BenchmarkRun(DirectWrites(backend), sandbox.info, sandbox.root / "b", RoundPlan(3))
         run.run_all()
         bench = run.finish(backend.describe())
     assert {} == rules_on(devno)  # removed with the sandbox

@@ -1,12 +1,15 @@
-"""The measured process of a ``version=`` variant, in its environment.
+"""The measured process of a worker of another interpreter: a ``version=`` variant's
+environment, or this one for a member of an interleaved group.
 
-Run as ``<environment>/bin/python -m vcsbench.bench.envworker`` by
-:class:`vcsbench.bench.workers.EnvironmentSpawner`: it reads one JSON line (what to make
-and which rounds to run), makes the backend and operation with the environment's
-library, runs the rounds with the same :class:`~vcsbench.bench.rounds.BenchmarkRun` code
-as every benchmark (probes, verification in batches, the floor), and writes one JSON
-line per message on a descriptor of its own (the library's prints go to stderr): the
-backend as it describes itself, each round's record, and its end.
+Run as ``<interpreter> -m vcsbench.bench.envworker`` by
+:class:`vcsbench.bench.workers.EnvironmentSpawner`: it reads one JSON line (what to make:
+a :class:`~vcsbench.bench.plan.WorkerSpec`; how: a :class:`~vcsbench.bench.plan.RoundPlan`;
+the sandbox and workdir), then a request per block of rounds; it makes the backend and
+operation with its interpreter's library, runs the rounds with the same
+:class:`~vcsbench.bench.rounds.BenchmarkRun` code as every benchmark (probes,
+verification in batches, the floor), and writes one JSON line per message on a
+descriptor of its own (the library's prints go to stderr): the backend as it describes
+itself, each round's record, and its end.
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ def main() -> None:
     out: TextIO = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything printed is not a message
     spec = json.loads(sys.stdin.readline())
-    if spec.get("cpu") is not None:  # the CPU every variant of its group runs on
-        os.sched_setaffinity(0, {int(spec["cpu"])})
+
+    from vcsbench.bench.plan import RoundPlan, WorkerSpec
+
+    worker = WorkerSpec.from_json(spec["worker"])
+    if worker.cpu is not None:  # the CPU every member of its group runs on
+        os.sched_setaffinity(0, {worker.cpu})
 
     from vcsbench.backends import Variant
     from vcsbench.backends.base import Remote
-    from vcsbench.bench.policy import VerifyPolicy
     from vcsbench.bench.rounds import BenchmarkRun
     from vcsbench.bench.workers import WorkerEnd, encode
     from vcsbench.sandbox import SandboxInfo
@@ -44,28 +50,20 @@ def main() -> None:
         out.flush()
 
     try:
-        backend = Variant.parse(spec["variant"]).make(spec["options"])
-        backend.ready(Path(spec["temp_root"]))
-        if spec.get("reach") is not None:  # a remote variant: the server the parent started
-            backend.reach(Remote.from_json(spec["reach"]))
+        backend = Variant.parse(worker.variant).make(worker.options)
+        backend.ready(Path(worker.temp_root))
+        if worker.reach is not None:  # a remote variant: the server the parent started
+            backend.reach(Remote.from_json(worker.reach))
         send({"backend": backend.describe()})
     except Exception as exc:  # the parent's word for it: the worker failed, and why
         send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))
         os._exit(1)
     run = BenchmarkRun(
-        operation=make_operation(spec["op"], backend, load_payload(spec["payload"])),
+        operation=make_operation(worker.op, backend, load_payload(worker.payload)),
         sandbox=SandboxInfo(**spec["sandbox"]),
         workdir=Path(spec["workdir"]),
-        rounds=int(spec["rounds"]),
-        cache=spec["cache"],
-        verify=VerifyPolicy.parse(spec["verify"]),
-        age=int(spec["age"]),
-        layout=spec["layout"],
-        budget_s=spec["budget_s"],
-        min_rounds=int(spec["min_rounds"]),
-        gc_off=bool(spec["gc_off"]),
-        delay_ns=int(spec["delay_ns"]),
-        owner=None if spec.get("owner") is None else (spec["owner"][0], spec["owner"][1]),
+        plan=RoundPlan.from_json(spec["plan"]),
+        owner=worker.owner,
         attach=True,
     )
     run.started_at(float(spec["t0"]))

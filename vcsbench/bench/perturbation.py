@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.calibrate import Check
@@ -214,7 +215,7 @@ def _blocks(
     outside its timed region)."""
     bare_op, bare_dir = make(), root / "bare"
     _containers(bare_dir)
-    run = BenchmarkRun(make(), sandbox, root / "harness", rounds=blocks * rounds)
+    run = BenchmarkRun(make(), sandbox, root / "harness", RoundPlan(blocks * rounds))
     bare_ns: list[int] = []
     try:
         for block in range(blocks):

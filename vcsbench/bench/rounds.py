@@ -23,7 +23,7 @@ import statistics
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vcsbench.bench import floor
@@ -33,8 +33,7 @@ from vcsbench.bench.log import (
     RoundLog,
     RoundRecord,
 )
-from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
-from vcsbench.bench.population import Population
+from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.trouble import SandboxFailed, sandbox_trouble
 from vcsbench.bench.workers import EnvironmentSpawner, Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import Refusal, VcsbenchError
@@ -87,55 +86,36 @@ class BenchmarkRun:
     operation: Operation
     sandbox: SandboxInfo
     workdir: Path
-    rounds: int
-    cache: str = "warm"
-    verify: VerifyPolicy = field(default_factory=VerifyPolicy)
+    plan: RoundPlan
     progress: Progress | None = None
     name: str = ""
-    age: int = 0
-    """Repositories to fill the sandbox with before the first round (untimed)."""
-    population: Population | None = None
-    """What those repositories are (``--age term:...``); None: alike, as created."""
-    layout: str = "flat"
-    recycle: int = 0
-    """Rounds per worker process (a new one for each K rounds); 0, or at least the
-    benchmark's rounds: all in this one."""
     clock: Callable[[], int] = time.perf_counter_ns
     """The one clock, read right before and right after the operation (nanoseconds); a
     test gives one that moves by known amounts."""
-    warmup: int = 0
-    """Rounds run first, in a directory of their own, verified and discarded."""
-    budget_s: float | None = None
-    """Run no more rounds than fit in this many seconds of the benchmark, as projected
-    after each batch from the rounds so far (never fewer than ``min_rounds``)."""
-    min_rounds: int = 1
-    gc_off: bool = False
-    """Python's collector held off inside the timed region (and run before it)."""
-    delay_ns: int = 0
-    """A known wait added inside every timed call, after the operation (``delay=``)."""
     owner: tuple[int, int] | None = None
     """Whose each round's repository is made once it is prepared (uid, gid): the user a
     remote variant's server writes as (Apache's)."""
     environment: Path | None = None
-    """The interpreter of a ``version=`` variant's environment: every round runs in a
-    worker process of it (:class:`~vcsbench.bench.workers.EnvironmentSpawner`)."""
-    worker_spec: dict[str, object] | None = None
-    """What that worker makes: variant (without version), options, op, payload,
-    temp_root."""
+    """The interpreter of a worker process every round runs in (a ``version=`` variant's
+    environment, or this one for a member of an interleaved group):
+    :class:`~vcsbench.bench.workers.EnvironmentSpawner`."""
+    worker: WorkerSpec | None = None
+    """What that worker makes."""
     attach: bool = False
     """The workdir exists already (in an environment's worker: the benchmark's own)."""
 
     def __post_init__(self) -> None:
         if self.sandbox.throttle is not None:  # the seed is built off the throttled device
             self.operation.seeds_unthrottled = True
-        if self.cache not in CACHE_STATES:
-            raise VcsbenchError(f"cache {self.cache!r} is not one of {', '.join(CACHE_STATES)}")
+        self.rounds = self.plan.rounds
+        """The rounds to run: the plan's, lowered by a time budget as it goes."""
         st = os.statvfs(self.workdir.parent)
         free_inodes = st.f_favail
         # btrfs (and others with dynamic inodes) report no inode table: nothing to check.
-        wanted = self.rounds + self.age
+        wanted = self.rounds + self.plan.age
         if st.f_files and wanted > free_inodes:
-            asked = f"--repos {self.rounds:,}" + (f" and --age {self.age:,}" if self.age else "")
+            age = self.plan.age
+            asked = f"--repos {self.rounds:,}" + (f" and --age {age:,}" if age else "")
             raise Refusal(
                 f"{asked} cannot fit in the {self.sandbox.spec} sandbox: it has "
                 f"{free_inodes:,} free inodes and every repository takes at least one; use "
@@ -167,7 +147,7 @@ class BenchmarkRun:
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
-        return RoundPaths.of(self.workdir, self.age + index, self.layout)
+        return RoundPaths.of(self.workdir, self.plan.age + index, self.plan.layout)
 
     # -- the rounds ---------------------------------------------------------------------
 
@@ -186,9 +166,9 @@ class BenchmarkRun:
         try:
             while not self.stopped and len(self.log) < min(target, self.rounds):
                 left = min(target, self.rounds) - len(self.log)
-                recycled = 0 < self.recycle < self.rounds
+                recycled = 0 < self.plan.recycle < self.rounds
                 if recycled or self.environment is not None:
-                    self._run_worker(min(self.recycle, left) if recycled else left)
+                    self._run_worker(min(self.plan.recycle, left) if recycled else left)
                 else:
                     for record in self._batches(len(self.log), left):
                         self._accept(record)
@@ -233,7 +213,7 @@ class BenchmarkRun:
         wanted = [
             (paths, record)
             for index, paths, record in done
-            if record.error is None and self.verify.verifies(index, self.rounds)
+            if record.error is None and self.plan.verify.verifies(index, self.rounds)
         ]
         if wanted:
             try:
@@ -258,11 +238,11 @@ class BenchmarkRun:
         """With a time budget: the rounds that fit in it, projected from the ``done``
         rounds so far (at least one more while any are left, so the last round is still
         the floor's)."""
-        if self.budget_s is None or not done or done >= self.rounds:
+        if self.plan.budget_s is None or not done or done >= self.rounds:
             return
         per_round = (time.perf_counter() - self._t0) / done
-        fit = math.ceil(self.budget_s / per_round) if per_round > 0 else self.rounds
-        self.rounds = min(self.rounds, max(fit, self.min_rounds, done + 1))
+        fit = math.ceil(self.plan.budget_s / per_round) if per_round > 0 else self.rounds
+        self.rounds = min(self.rounds, max(fit, self.plan.min_rounds, done + 1))
 
     def _round(self, index: int, paths: RoundPaths, floor_round: bool | None = None) -> RoundRecord:
         """One round: prepare, time the operation alone, read counters (verified by
@@ -271,7 +251,7 @@ class BenchmarkRun:
         error: str | None = None
         try:
             paths.scratch.mkdir()
-            if self.layout != "flat":  # the fan-out directories exist on a host already
+            if self.plan.layout != "flat":  # the fan-out directories exist on a host already
                 paths.repo.parent.mkdir(parents=True, exist_ok=True)
             self.operation.prepare(paths)
             if self.owner is not None:
@@ -287,9 +267,10 @@ class BenchmarkRun:
             held = footprint(*roots, processes=1).allocated_bytes if error is None else 0
         except OSError as exc:
             held, error = 0, f"prepare: the footprint before the round: {_describe(exc)}"
-        if self.cache == "cold":
+        plan = self.plan
+        if plan.cache == "cold":
             drop_caches()
-        if self.gc_off:
+        if plan.gc_off:
             gc.disable()
         before: Snapshot = self.probe.before()
         t_start_s = time.perf_counter()
@@ -298,12 +279,12 @@ class BenchmarkRun:
             start = self.clock()
             try:
                 self.operation.run(paths)
-                if self.delay_ns:
-                    wait(self.delay_ns)
+                if plan.delay_ns:
+                    wait(plan.delay_ns)
             except Exception as exc:
                 error = _describe(exc)
             wall_ns = self.clock() - start
-        if self.gc_off:
+        if plan.gc_off:
             gc.enable()
         delta = Probe.delta(before, self.probe.after(), wall_ns)
         record = RoundRecord(t_start_s, wall_ns, round_values(delta), held_bytes=held)
@@ -387,12 +368,13 @@ class BenchmarkRun:
                 else EnvironmentSpawner(
                     self.environment,
                     self._worker_spec(),
-                    persistent=not 0 < self.recycle < self.rounds,
+                    persistent=not 0 < self.plan.recycle < self.rounds,
                 )
             )
         spawner = self._spawner
         if isinstance(spawner, EnvironmentSpawner):
-            spawner.start_worker(first, count, self.rounds, warmup=self.warmup if first == 0 else 0)
+            warmup = self.plan.warmup if first == 0 else 0
+            spawner.start_worker(first, count, self.rounds, warmup=warmup)
         else:
             spawner.start_worker(first, count, self.rounds)
         end: WorkerEnd | None = None
@@ -418,20 +400,14 @@ class BenchmarkRun:
             raise SandboxFailed
 
     def _worker_spec(self) -> dict[str, object]:
-        """What an environment's worker needs to run this benchmark's rounds."""
-        assert self.worker_spec is not None
+        """What an environment's worker needs to run this benchmark's rounds: what to make,
+        the plan (its rounds as they stand), the sandbox, the workdir, the start time."""
+        assert self.worker is not None
         return {
-            **self.worker_spec,
+            "worker": replace(self.worker, owner=self.owner).to_json(),
+            "plan": self.plan.with_rounds(self.rounds).to_json(),
             "sandbox": self.sandbox.as_dict(),
             "workdir": str(self.workdir),
-            "rounds": self.rounds,
-            "cache": self.cache,
-            "verify": str(self.verify),
-            "age": self.age,
-            "layout": self.layout,
-            "budget_s": self.budget_s,
-            "min_rounds": self.min_rounds,
-            "gc_off": self.gc_off,
             "t0": self._t0,
         }
 
@@ -442,20 +418,20 @@ class BenchmarkRun:
         self._started = True
 
     def _start(self) -> None:
-        if self.age:
+        if self.plan.age:
             from vcsbench.bench.age import fill
 
             self.age_info = fill(
                 self.operation.backend,
                 self.workdir,
-                self.age,
-                self.layout,
+                self.plan.age,
+                self.plan.layout,
                 self.progress,
                 sandbox=self.sandbox.spec,
-                population=self.population,
+                population=self.plan.population,
             )
-        if self.warmup and self.environment is None:  # else its first worker runs them
-            self.aside("warmup", self.warmup)
+        if self.plan.warmup and self.environment is None:  # else its first worker runs them
+            self.aside("warmup", self.plan.warmup)
         self._started = True
         self._overhead_ns = self.probe.overhead_ns(pairs=10)
         peak_rss_reset()
@@ -474,7 +450,7 @@ class BenchmarkRun:
         for container in ("repos", "checkouts", "scratch"):
             (base / container).mkdir(parents=True)
         for index in range(count):
-            paths = RoundPaths.of(base, index, self.layout)
+            paths = RoundPaths.of(base, index, self.plan.layout)
             try:
                 paths.scratch.mkdir()
                 paths.repo.parent.mkdir(parents=True, exist_ok=True)
@@ -514,7 +490,7 @@ class BenchmarkRun:
         scratch: Footprint | str
         scan_start = time.perf_counter()
         try:
-            if self.age or self.operation.footprint_by_round:
+            if self.plan.age or self.operation.footprint_by_round:
                 # the rounds' own paths: not the repositories filled in before; the
                 # paths a user's benchmark names, wherever they are
                 measured = [p for i in range(len(self.log)) for p in self._measured(i)]
@@ -552,19 +528,19 @@ class BenchmarkRun:
             filesystem=filesystem_info(self.sandbox),
             repos=n_rounds,
             rounds_asked=self.rounds,
-            age=self.age,
-            layout=self.layout,
+            age=self.plan.age,
+            layout=self.plan.layout,
             errors=log.error_count,
             verified=log.verified,
             metrics=benchmark_metrics(
                 self.log, self.sandbox, result, scratch, rss_peak, rss_growth
             ),
             rounds=log.to_rounds(),
-            cache=self.cache,
+            cache=self.plan.cache,
             cache_note="cold is meaningless on tmpfs: its page cache is the storage"
-            if self.cache == "cold" and self.sandbox.fstype == "tmpfs"
+            if self.plan.cache == "cold" and self.sandbox.fstype == "tmpfs"
             else "",
-            verify=str(self.verify),
+            verify=str(self.plan.verify),
             error_samples=list(log.errors),
             error_kinds=dict(log.error_kinds),
             diagnosis=self.diagnosis,
@@ -581,7 +557,7 @@ class BenchmarkRun:
                 **({"age": self.age_info} if self.age_info else {}),
                 **({"replay": replay} if replay else {}),
                 "workers": {
-                    "rounds_per_worker": self.recycle if self._workers else None,
+                    "rounds_per_worker": self.plan.recycle if self._workers else None,
                     "workers": self._env_processes or len(self._workers),
                     "note": (
                         "each worker a process of the variant's environment "

@@ -62,7 +62,9 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
     than ``limit``."""
     found = []
     for (op, payload, fs), rows in _groups(benches).items():
-        base = _base(rows, baseline)
+        # a gate's reference is the one named, else the group's first as the run listed
+        # it: a fixed reference, never whichever happened to be fastest
+        base = next((b for b in rows if baseline in (b.label, b.fs)), rows[0])
         base_blocks = _blocks(base)
         assert base_blocks is not None
         for bench in rows:

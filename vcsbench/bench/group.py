@@ -1,0 +1,391 @@
+"""One group of benchmarks, run: the one run path every benchmark takes.
+
+A group is one benchmark, or several that run together in alternating blocks -- the
+variants of one benchmark (``--interleave``), the filesystems of one run (several
+``--fs``). Each member is a backend variant on a filesystem, with its sandbox (one a
+filesystem, all up for the group's whole run), its :class:`~vcsbench.bench.plan.RoundPlan`
+(built once, from the run's options) and its :class:`~vcsbench.bench.rounds.BenchmarkRun`.
+Where the rounds run is decided here once per member (:meth:`GroupRun.placement`): a
+group of one in this process (or, for a ``version=`` variant, in a worker of its
+environment's interpreter); a group of several in a worker process each, all pinned to
+one CPU, so that each member's process is of the same kind. The blocks then run in an
+order drawn for each pair of blocks and reversed for its second (the seed recorded):
+every member leads as often as it trails.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vcsbench import process
+from vcsbench.backends import Backend, Variant
+from vcsbench.bench.envs import environment_of
+from vcsbench.bench.interleave import Block, describe_blocks, targets
+from vcsbench.bench.plan import RoundPlan, WorkerSpec
+from vcsbench.bench.progress import ProgressDisplay
+from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.bench.rules import RoundRules
+from vcsbench.bench.selection import case_id
+from vcsbench.errors import Refusal
+from vcsbench.results.model import Benchmark
+from vcsbench.sandbox import FsSpec, Sandbox
+from vcsbench.workload.operation import Operation
+from vcsbench.workload.seeded import REPLAY_PROGRESS
+
+if TYPE_CHECKING:
+    from vcsbench.bench.session import VcsSession
+
+ROUNDS_BESIDE = 50
+"""Rounds per block of the perturbation measured beside a benchmark (--perturbation on)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One benchmark of a group: a backend variant on a filesystem."""
+
+    variant: Variant
+    fs: FsSpec
+
+    @property
+    def text(self) -> str:
+        return f"{self.variant.text} on {self.fs.text}"
+
+
+@dataclass
+class Outcome:
+    """What a group's run left: each member's result, the one that was interrupted."""
+
+    results: dict[str, Benchmark]
+    interrupted: KeyboardInterrupt | None
+    teardown_s: float | None
+    """The group's sandboxes' teardown (the sum; None where one was not timed)."""
+
+
+class GroupRun:
+    """Runs one group of the session: ``mine`` is the member whose pytest item asked
+    (a group runs when its first member's turn comes)."""
+
+    def __init__(
+        self,
+        session: VcsSession,
+        group: list[Member],
+        mine: Member,
+        op: str,
+        payload: str,
+        make: Callable[[Backend], Operation] | None,
+        built_in: tuple[str, str] | None,
+        plan: RoundPlan,
+        rules: RoundRules,
+        named: tuple[str, str],
+        disabled: bool,
+    ) -> None:
+        self.session = session
+        self.group = group
+        self.mine = mine
+        self.op = op
+        self.payload = payload
+        self.make = make
+        self.built_in = built_in
+        self.plan = plan
+        self.rules = rules
+        self.named = named
+        self.disabled = disabled
+        self.alone = len(group) == 1
+
+    # -- what each member runs -----------------------------------------------------------
+
+    def operation(self, member: Member, vcs: Backend) -> Operation:
+        if member == self.mine and self.make is not None:
+            return self.make(vcs)
+        from vcsbench.workload.operations import make_operation
+        from vcsbench.workload.payloads import load_payload
+
+        return make_operation(self.op, vcs, load_payload(self.payload))
+
+    def member_plan(self, member: Member) -> RoundPlan:
+        """The plan with the member's own repositories present first and its delay."""
+        selection = self.session.selection
+        age = selection.age_of(member.variant)
+        return replace(
+            self.plan,
+            age=age["age"],
+            population=age["population"],
+            delay_ns=member.variant.delay_ns,
+        )
+
+    def placement(
+        self, member: Member, vcs: Backend, sandbox: Sandbox, cpu: int
+    ) -> tuple[Path | None, WorkerSpec | None]:
+        """Where a member's rounds run: (the interpreter of its worker process, what that
+        worker makes), or (None, None) for this process. A ``version=`` variant's rounds
+        run in its environment; a group of several runs each member in a worker of its
+        own, pinned to ``cpu``."""
+        found = environment_of(member.variant)
+        if found is None and self.alone:
+            return None, None
+        if self.built_in is None:
+            raise Refusal(
+                f"{member.variant.text}: a version= variant runs vcsbench's built-in "
+                "operations (vcsbench.operation(...)); a benchmark of your own runs on this "
+                "process's library"
+            )
+        op, payload = self.built_in
+        spec = WorkerSpec(
+            variant=member.variant.plain.text,
+            options=dict(vcs.options),
+            op=op,
+            payload=payload,
+            temp_root=str(sandbox.root),
+            cpu=None if self.alone else cpu,
+        )
+        return (found.python if found is not None else Path(sys.executable)), spec
+
+    # -- the run -------------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        session, selection = self.session, self.session.selection
+        session._keep_seeds()
+        blocks = 1 if self.alone else selection.blocks_for(self.plan.rounds)
+        texts = [m.text for m in self.group]
+        mine = self.mine
+        label = (
+            f"{mine.variant.text} {self.op} {self.payload} {mine.fs.text}"
+            if self.alone
+            else f"{self.op} {self.payload}: {len(self.group)} interleaved in {blocks} blocks"
+        )
+        process.doing(label)
+        display = ProgressDisplay(
+            session.config,
+            selection.progress,
+            label,
+            (session._serial, session.count, session.started),
+        )
+        REPLAY_PROGRESS[:] = [display]  # a seed's replay shows its progress too
+        seed = random.SystemRandom().getrandbits(32)
+        cpu = max(os.sched_getaffinity(0))
+        order = random.Random(seed)
+        started = time.perf_counter()
+        done: list[Block] = []
+        interrupted: KeyboardInterrupt | None = None
+        results: dict[str, Benchmark] = {}
+        sandboxes: dict[str, Sandbox] = {}
+        with ExitStack() as stack:
+            for member in self.group:
+                if member.fs.text not in sandboxes:
+                    sandboxes[member.fs.text] = stack.enter_context(session.sandbox(member.fs))
+            runs: dict[str, tuple[BenchmarkRun, Backend, dict[str, object]]] = {}
+            for index, member in enumerate(self.group):
+                runs[member.text] = self._prepare(
+                    stack, index, member, sandboxes[member.fs.text], cpu, display
+                )
+            try:
+                turn = list(texts)
+                for number, goal in enumerate(targets(self.plan.rounds, blocks)):
+                    # a drawn order, then its reverse: each member leads as often as it
+                    # trails, over each pair of blocks
+                    turn = order.sample(texts, len(texts)) if number % 2 == 0 else turn[::-1]
+                    for text in turn:
+                        run = runs[text][0]
+                        first = len(run.log)
+                        run.run_to(goal)
+                        done.append(Block(number, text, first, len(run.log)))
+                    if not self.alone:
+                        display(
+                            sum(len(r.log) for r, _, _ in runs.values()),
+                            self.plan.rounds * len(runs),
+                            time.perf_counter() - started,
+                        )
+            except KeyboardInterrupt as exc:
+                # Keep what finished: the rounds done so far are partial benchmarks.
+                interrupted = exc
+                if not any(len(r.log) for r, _, _ in runs.values()):
+                    raise
+            finally:
+                for run, _, _ in runs.values():
+                    run.stop_workers()
+            # Measured and kept before the sandboxes come down, with the stop signals
+            # held: one that arrives now waits until the benchmarks are kept.
+            with process.signals_held():
+                for member in self.group:
+                    run, vcs, harness = runs[member.text]
+                    result = run.finish(described(member.variant, vcs))
+                    result.harness.update(harness)
+                    if not self.alone:
+                        result.harness["interleaved"] = {
+                            **describe_blocks(member.text, texts, blocks, done, run),
+                            "order_seed": seed,
+                            "cpu": cpu,
+                            "process": "each member's rounds in a worker process of its own "
+                            "(its environment's interpreter, or this one), all pinned to that "
+                            "CPU"
+                            + (
+                                "; each filesystem a sandbox of its own, all up at once"
+                                if len(sandboxes) > 1
+                                else ""
+                            ),
+                        }
+                    result.harness["teardown_s"] = None
+                    result.harness["teardown_note"] = self._teardown_note(interrupted)
+                    results[member.text] = result
+                session.keep_early(results[mine.text], self.disabled)
+            if self.alone and self.rules.cprofile and runs[mine.text][0].environment is None:
+                # pytest-benchmark's --benchmark-cprofile: one more round, profiled (its
+                # time is no sample), shown and saved by pytest-benchmark.
+                profile = cProfile.Profile()
+                runs[mine.text][0].aside("profile", 1, profile)
+                session.profiled(profile)
+        times = [s.teardown_s for s in sandboxes.values()]
+        teardown = None if None in times else sum(t for t in times if t is not None)
+        return Outcome(results, interrupted, teardown)
+
+    def _teardown_note(self, interrupted: KeyboardInterrupt | None) -> str:
+        if self.session.selection.fs_scope == "session":
+            return "one sandbox for the session, torn down at its end"
+        if interrupted is not None:
+            return "the benchmark was interrupted; its sandbox came down after"
+        return "the sandbox came down after the benchmark was kept"
+
+    def _prepare(
+        self,
+        stack: ExitStack,
+        index: int,
+        member: Member,
+        sandbox: Sandbox,
+        cpu: int,
+        display: ProgressDisplay,
+    ) -> tuple[BenchmarkRun, Backend, dict[str, object]]:
+        """A member's backend, its run, its server where it has one, and what its result
+        records beside the rounds (the server, the environment, the harness check, the
+        pytest-benchmark rules)."""
+        session = self.session
+        assert sandbox.info is not None
+        vcs = stack.enter_context(session.selection.make_backend(member.variant))
+        vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
+        slug = (
+            f"{session._serial:03d}-{vcs.name}-{self.op}-{self.payload}"
+            if self.alone
+            else f"{session._serial:03d}-{index}-{self.op}"
+        )
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", slug)
+        environment, worker = self.placement(member, vcs, sandbox, cpu)
+        name = self.named[0]
+        if member != self.mine:
+            own = case_id(member.variant, self.op, self.payload, member.fs)
+            name = name.replace(self.named[1], own)
+        run = BenchmarkRun(
+            operation=self.operation(member, vcs),
+            sandbox=sandbox.info,
+            workdir=sandbox.root / slug,
+            plan=self.member_plan(member),
+            progress=display if self.alone else None,
+            name=name,
+            environment=environment,
+            worker=worker,
+        )
+        harness: dict[str, object] = {}
+        server = self._serve(stack, member.variant, vcs, run, sandbox)
+        if server is not None:
+            harness["server"] = server
+        built = environment_of(member.variant)
+        if built is not None:
+            harness["environment"] = built.describe()
+        described_rules = self.rules.describe(self.plan.rounds)
+        if described_rules:
+            harness["pytest_benchmark_rules"] = described_rules
+        if self.alone:
+            check = self._perturbation(member, vcs, run, sandbox, slug, server)
+            if check is not None:
+                harness["perturbation"] = check
+        return run, vcs, harness
+
+    def _serve(
+        self, stack: ExitStack, variant: Variant, vcs: Backend, run: BenchmarkRun, sandbox: Sandbox
+    ) -> dict[str, object] | None:
+        """A remote variant's server over ``run``'s repositories until ``stack`` closes,
+        the backend (and a worker's) told where it is; what the result records of it."""
+        from vcsbench.bench.remote import served
+
+        serving = stack.enter_context(served(variant, vcs, run.workdir, sandbox))
+        if serving is None:
+            return None
+        described_server, run.owner = serving
+        if run.worker is not None:
+            assert vcs.remote is not None
+            run.worker = replace(run.worker, reach=vcs.remote.to_json())
+        return described_server
+
+    def _perturbation(
+        self,
+        member: Member,
+        vcs: Backend,
+        run: BenchmarkRun,
+        sandbox: Sandbox,
+        slug: str,
+        server: dict[str, object] | None,
+    ) -> dict[str, object] | None:
+        """The harness timed against a bare loop of the same calls (``--perturbation``),
+        before the benchmark's rounds (no sampler, no timed round yet) in its sandbox:
+        for every benchmark (on, at most 50 rounds a block), or beside the first of each
+        backend variant within about a second (once, the default; its later benchmarks
+        record that figure and where it was measured). A check that fails is recorded
+        as such; the benchmark's own rounds say what is wrong. Not where the rounds run
+        elsewhere (a worker, a server): a bare loop here would not be their like."""
+        from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, measure
+
+        label = f"{member.variant.text} {self.op} {self.payload} {member.fs.text}"
+        if run.environment is not None:
+            return {
+                "label": label,
+                "error": "not measured: the rounds run in the variant's environment, the "
+                "check in this process",
+            }
+        if server is not None:
+            return {
+                "label": label,
+                "error": "not measured: the rounds reach their repositories through the "
+                "variant's server, a bare loop of the calls would not",
+            }
+        mode = self.session.selection.perturbation
+        if self.disabled or mode == "off":
+            return None
+        once = self.session._perturbed
+        variant = member.variant.text
+        if mode == "once" and variant in once:
+            return {**once[variant], "once": True}
+        assert sandbox.info is not None
+        try:
+            found = measure(
+                lambda: self.operation(member, vcs),
+                sandbox.info,
+                sandbox.root / f"{slug}-perturbation",
+                label,
+                blocks=BLOCKS_BESIDE,
+                rounds=max(1, min(ROUNDS_BESIDE, self.plan.rounds)),
+                budget_s=BUDGET_ONCE_S if mode == "once" else None,
+            ).describe()
+        except Exception as exc:  # a full sandbox, a failing backend: its rounds will tell
+            found = {"label": label, "error": f"{type(exc).__name__}: {exc}"}
+        if mode == "once":
+            once[variant] = found
+            found = {**found, "once": True}
+        return found
+
+
+def described(variant: Variant, vcs: Backend) -> dict[str, object]:
+    """What the result records of the backend, labelled by the variant's own name where
+    that says more than the backend's options (``version=``, ``copy=``); a worker's
+    own description is recorded under this name too (:meth:`BenchmarkRun.finish`)."""
+    found = vcs.describe()
+    if variant.names_its_own:
+        found["variant"] = variant.text
+    return found
