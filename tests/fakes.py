@@ -11,7 +11,9 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
-from vcsbench.backends.base import Availability, Backend, Files
+from vcsbench.backends.base import Backend
+from vcsbench.backends.files import Files
+from vcsbench.backends.tools import Availability
 from vcsbench.workload.operation import Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 

@@ -81,3 +81,89 @@ def test_the_architecture_page_lists_the_chain() -> None:
     page = (REPO / "docs" / "architecture.md").read_text()
     listed = re.findall(r"^\d+\. `([a-z]+)/`", page, re.M)
     assert list(CHAIN) == listed, "docs/architecture.md lists the layers of CHAIN, in order"
+
+
+MAX_LINES = 450
+"""No module longer: a module that outgrows it holds two things."""
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert {} == long, f"modules over {MAX_LINES} lines: split them"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The vcsbench modules a module imports, anywhere in it (a function's import too),
+    as dotted names."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("vcsbench."))
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.startswith("vcsbench.")
+        ):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+def module_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (packages' __init__ aside: a
+    package importing its own modules is how it names what it offers)."""
+    names = {
+        ".".join(("vcsbench", *p.relative_to(root).with_suffix("").parts)): p
+        for p in root.rglob("*.py")
+        if p.name != "__init__.py"
+    }
+    return {name: imported_modules(path) & set(names) - {name} for name, path in names.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert [] == circles(module_graph())
+
+
+def test_the_circle_check_finds_a_planted_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [["a", "b", "c"]] == circles(graph)

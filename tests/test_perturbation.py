@@ -167,10 +167,12 @@ def test_work_between_rounds_that_lands_on_the_next_call_is_seen(
         found = measure(
             lambda: Lingers(FakeBackend()), sandbox.info, sandbox.root / "p", "lingers", 4, 10
         )
-    for bare, harness in found.blocks:
-        assert SLEEP_S * 1000 <= bare < (SLEEP_S + ADDED_S / 2) * 1000
-        assert harness >= (SLEEP_S + ADDED_S) * 1000
-    assert found.ratio > 1.3
+    # each harness block pays the 1 ms, no bare block does (a sleep wakes late on a busy
+    # machine, so the difference is what is bounded, not the times)
+    added = statistics.median(h - b for b, h in found.blocks)
+    assert ADDED_S * 1000 * 0.7 < added < ADDED_S * 1000 * 1.5, found.blocks
+    assert all(h - b > ADDED_S * 1000 / 2 for b, h in found.blocks), found.blocks
+    assert found.ratio > 1.25
 
 
 def test_once_a_run_measures_beside_each_backends_first_benchmark_within_its_budget(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrite
 
-from vcsbench.bench import rounds as rounds_module
+from vcsbench.bench import loop as loop_module
 from vcsbench.bench.log import VERIFY_BATCH
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.policy import VerifyPolicy
@@ -146,7 +146,7 @@ def test_round_counters_are_the_same_with_the_sampler_on_and_off(
     )
     found = {}
     for name, cls in (("on", busy), ("off", off)):
-        monkeypatch.setattr(rounds_module, "SystemSampler", cls)
+        monkeypatch.setattr(loop_module, "SystemSampler", cls)
         with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
             found[name] = run_known(sandbox, rounds=40)
     assert found["on"].sampler["samples"], "the sampler ran alongside the rounds"
@@ -269,7 +269,7 @@ def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -
         run.run_all()
         bench = run.finish(backend.describe())
     assert rss[1] - rss[0] >= 60 << 20  # the benchmark's process grew
-    peaks = [w.peak_rss for w in run._workers]
+    peaks = [w.peak_rss for w in run.worker_ends]
     assert len(peaks) == 3 and bench.errors == 0
     assert max(peaks) - min(peaks) < 16 << 20, peaks  # the workers did not
 

@@ -377,7 +377,7 @@ def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
 ) -> None:
     from fakes import FakeBackend, KnownWrite
 
-    from vcsbench.bench import rounds as rounds_module
+    from vcsbench.bench import harness
     from vcsbench.bench.plan import RoundPlan
     from vcsbench.bench.rounds import BenchmarkRun
     from vcsbench.sandbox import Sandbox, parse_fs_spec
@@ -391,7 +391,7 @@ def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
             KnownWrite(FakeBackend()), sandbox.info, sandbox.root / "b", RoundPlan(4)
         )
         run.run_all()
-        monkeypatch.setattr(rounds_module, "footprint", broken_scan)
+        monkeypatch.setattr(harness, "footprint", broken_scan)
         bench = run.finish(FakeBackend().describe())
     assert 4 == len(bench.samples_s) and 0 == bench.errors
     assert None is bench.metric("footprint_allocated").total

@@ -432,7 +432,7 @@ def test_a_backend_that_changes_commit_makes_its_first_revision_through_it(
     """The one-request shortcut is git-pygit2's and svn-fs's own: a subclass that changes
     create or commit (a user's backend, git-markus) is not passed by."""
     from vcsbench.backends import REGISTRY
-    from vcsbench.backends.base import Files
+    from vcsbench.backends.files import Files
 
     calls: list[str] = []
 

@@ -13,7 +13,7 @@ import pytest
 from helpers import require_backend
 
 from vcsbench.backends import make_backend
-from vcsbench.backends.base import digest
+from vcsbench.backends.files import digest
 from vcsbench.backends.svn_verifier import SvnVerifier
 
 HELLO = {"test.txt": b"hello world"}

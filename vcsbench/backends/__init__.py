@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from vcsbench.backends.base import Availability, Backend, Files, ToolError, split_variant
+from vcsbench.backends.base import Backend
+from vcsbench.backends.files import Files
 from vcsbench.backends.git_cli import GitCli
 from vcsbench.backends.git_markus import GitMarkus
 from vcsbench.backends.git_pygit2 import GitPygit2
@@ -21,6 +22,7 @@ from vcsbench.backends.hg_lib import HgLib
 from vcsbench.backends.svn_cli import SvnCli
 from vcsbench.backends.svn_fs import SvnFs
 from vcsbench.backends.svn_pysvn import SvnPysvn
+from vcsbench.backends.tools import Availability, ToolError, split_variant
 from vcsbench.backends.versions import check_version
 from vcsbench.errors import VcsbenchError
 

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends.base import Backend, read_file, run_tool
+from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import GIT_KINDS
+from vcsbench.backends.files import read_file
+from vcsbench.backends.tools import run_tool
 from vcsbench.errors import VcsbenchError
 
 IDENTITY = {

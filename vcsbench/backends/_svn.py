@@ -12,17 +12,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from vcsbench.backends.base import (
-    Backend,
-    Digest,
-    Files,
-    compare_files,
-    run_tool,
-    tool_version,
-    verify_with,
-)
+from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import Change, DigestTree, Node
+from vcsbench.backends.files import Digest, Files, compare_files, verify_with
 from vcsbench.backends.svn_verifier import VERIFIER, SvnVerifier, bindings_available
+from vcsbench.backends.tools import run_tool, tool_version
 from vcsbench.errors import VcsbenchError
 
 READERS = 2

@@ -31,17 +31,16 @@ passes; the caller measures the repository and the scratch space apart.
 from __future__ import annotations
 
 import abc
-import hashlib
 import importlib
 import os
-import shutil
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from vcsbench.backends.changes import Change, DigestTree
+from vcsbench.backends.files import Files
+from vcsbench.backends.tools import Availability, variant_label
 from vcsbench.errors import VcsbenchError
 
 CAPABILITIES = (
@@ -59,21 +58,6 @@ CAPABILITIES = (
     "replay",
 )
 """Every primitive call a backend can implement; each is a method of :class:`Backend`."""
-
-Files = Mapping[str, bytes]
-"""Relative POSIX paths (``dir/name.txt``) to file contents."""
-
-Digest = tuple[int, str]
-"""A file's size and SHA-256 (hex), as a reader in another process reports it."""
-
-Reader = Callable[[Path, list[str]], Mapping[str, bytes | Digest | None]]
-"""Reads the given paths at the newest revision; ``None`` for a path that is absent."""
-
-
-@dataclass(frozen=True)
-class Availability:
-    ok: bool
-    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,10 +107,6 @@ REMOTE_OPTIONS = {"remote": "", "rtt": ""}
 """The options of a backend that can reach its repositories through a server:
 ``remote=TRANSPORT`` (``git-ssh``, ``apache-svn-https``, ...: the harness starts it) and
 ``rtt=MS``, a round trip between the client and that server."""
-
-
-class ToolError(RuntimeError):
-    """A VCS tool or library call failed; the message carries its stderr."""
 
 
 class Backend(abc.ABC):
@@ -425,161 +405,3 @@ class Backend(abc.ABC):
     def checkout_ignores() -> frozenset[str]:
         """Top-level names in a checkout that are VCS metadata, not content."""
         return frozenset({".git", ".svn"})
-
-
-def variant_label(name: str, options: Mapping[str, str], defaults: Mapping[str, str]) -> str:
-    """``name[k=v,...]`` of the options that differ from their defaults; else ``name``."""
-    changed = [f"{k}={v}" for k, v in options.items() if v != defaults[k]]
-    return f"{name}[{','.join(changed)}]" if changed else name
-
-
-def split_variant(text: str) -> tuple[str, dict[str, str]]:
-    """``svn-fs[fs-type=fsx,compatible-version=1.8]`` -> ("svn-fs", {...})."""
-    text = text.strip()
-    if "[" not in text:
-        return text, {}
-    name, _, rest = text.partition("[")
-    if not rest.endswith("]"):
-        raise VcsbenchError(
-            f"backend variant {text!r} does not end in ']'; write NAME[key=value,...]"
-        )
-    inner = rest[:-1]
-    return name.strip(), parse_options([p for p in inner.split(",") if p.strip()])
-
-
-def parse_options(pairs: Sequence[str]) -> dict[str, str]:
-    """Parse ``key=value`` strings; raise a one-line error for anything else."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise VcsbenchError(f"backend option {pair!r} is not of the form key=value")
-        options[key.strip()] = value.strip()
-    return options
-
-
-def parse_bool(name: str, value: str) -> bool:
-    lowered = value.lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise VcsbenchError(f"option {name}={value!r} is not a boolean; use true or false")
-
-
-def run_tool(
-    argv: Sequence[str],
-    *,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: bytes | None = None,
-) -> bytes:
-    """Run a tool without a shell; return stdout, raise :class:`ToolError` with stderr."""
-    proc = subprocess.run(
-        list(argv),
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        input=stdin,
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        stderr = proc.stderr.decode(errors="replace").strip()
-        raise ToolError(f"{argv[0]} exited {proc.returncode}: {stderr}")
-    return proc.stdout
-
-
-def tool_availability(*tools: str) -> Availability:
-    missing = [tool for tool in tools if shutil.which(tool) is None]
-    if missing:
-        return Availability(False, f"{', '.join(missing)} not found on PATH")
-    return Availability(True)
-
-
-def tools_in(directory: str, names: Sequence[str], hint: str) -> dict[str, str]:
-    """The tools a ``bin=DIR`` option names: each of ``names`` as DIR's executable (another
-    release, a build of one), or with no DIR the PATH's. ``hint``: what DIR usually is."""
-    if not directory:
-        return {name: name for name in names}
-    what = " and ".join(names)
-    if not Path(directory).is_absolute():
-        raise VcsbenchError(
-            f"option bin={directory!r} is not an absolute directory; give the full path "
-            f"of the directory that holds the {what} to run"
-        )
-    missing = [
-        name
-        for name in names
-        if not ((Path(directory) / name).is_file() and os.access(Path(directory) / name, os.X_OK))
-    ]
-    if missing:
-        raise VcsbenchError(
-            f"option bin={directory!r}: no executable {', '.join(missing)} in it; give the "
-            f"directory that holds the {what} to run ({hint})"
-        )
-    return {name: str(Path(directory) / name) for name in names}
-
-
-def tool_version(argv: Sequence[str]) -> str:
-    """First line of a tool's version output, or why it could not be read."""
-    try:
-        out = run_tool(argv)
-    except (OSError, ToolError) as exc:
-        return f"unavailable ({exc})"
-    lines = out.decode(errors="replace").strip().splitlines()
-    return lines[0] if lines else ""
-
-
-def write_tree(root: Path, files: Files) -> None:
-    """Write ``files`` below ``root``, making directories as needed."""
-    for rel, data in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def digest(data: bytes) -> Digest:
-    return len(data), hashlib.sha256(data).hexdigest()
-
-
-def read_file(path: Path | str) -> bytes:
-    """A file's bytes through os.open/os.read: a third of ``Path.read_bytes``'s cost, which
-    counts in a verifier that runs every round."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def compare_files(expected: Files, actual: Mapping[str, bytes | Digest | None]) -> list[str]:
-    """Describe every path whose content in ``actual`` (the bytes, or their digest)
-    differs from ``expected``."""
-    problems: list[str] = []
-    for rel in sorted(expected):
-        got = actual.get(rel)
-        if got is None:
-            problems.append(f"{rel}: missing")
-        elif got != (digest(expected[rel]) if isinstance(got, tuple) else expected[rel]):
-            size = got[0] if isinstance(got, tuple) else len(got)
-            problems.append(f"{rel}: content differs ({size} bytes, expected {len(expected[rel])})")
-    return problems
-
-
-def verify_with(reader: Reader, path: Path, files: Files) -> list[str]:
-    """Run ``reader(path, paths)`` and compare; a reader failure is itself a difference."""
-    try:
-        actual = reader(path, sorted(files))
-    except Exception as exc:  # any failure to read back is a verification failure
-        return [f"could not read the newest revision: {type(exc).__name__}: {exc}"]
-    return compare_files(files, actual)
-
-
-def file_url(path: Path) -> str:
-    """``file://`` URL of a local repository, percent-encoded as Subversion wants."""
-    from urllib.parse import quote
-
-    return "file://" + quote(os.path.abspath(path))

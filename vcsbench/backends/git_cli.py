@@ -23,18 +23,16 @@ from vcsbench.backends._git import (
     read_with_pygit2,
     tree_with_pygit2,
 )
-from vcsbench.backends.base import (
-    REMOTE_OPTIONS,
+from vcsbench.backends.base import REMOTE_OPTIONS
+from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
+from vcsbench.backends.files import Files, verify_with, write_tree
+from vcsbench.backends.tools import (
     Availability,
-    Files,
     run_tool,
     tool_availability,
     tool_version,
     tools_in,
-    verify_with,
-    write_tree,
 )
-from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
 from vcsbench.errors import VcsbenchError
 
 GIT_BIN_HINT = "an install's bin/, a build's bin-wrappers/"

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends._git import git_env, read_with_git_cli
-from vcsbench.backends.base import Files, run_tool, verify_with, write_tree
+from vcsbench.backends.files import Files, verify_with, write_tree
 from vcsbench.backends.git_pygit2 import GitPygit2
+from vcsbench.backends.tools import run_tool
 
 REQUIRED_JSON = json.dumps({"a1": {"required": [], "required_only": False}}).encode()
 """What MarkUs commits first: the required-files list (here one assignment, none required)."""

@@ -13,14 +13,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vcsbench.backends._git import GitBackend, branch_at, read_git_objects, tree_with_git_cli
-from vcsbench.backends.base import (
-    Availability,
-    Files,
-    parse_bool,
-    tool_version,
-    verify_with,
-)
 from vcsbench.backends.changes import GIT_MODES, Change, DigestTree
+from vcsbench.backends.files import Files, verify_with
+from vcsbench.backends.tools import Availability, parse_bool, tool_version
 
 _BEFORE_ENUMS = {
     "Option.ENABLE_FSYNC_GITDIR": "GIT_OPT_ENABLE_FSYNC_GITDIR",

@@ -9,71 +9,23 @@ child process: the command line by another door, which ``hg-cli`` already measur
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import os
-import warnings
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from vcsbench.backends.base import Availability, Files, tool_version, verify_with
+from vcsbench.backends._hg import (
+    MODULES,
+    USER,
+    HgBackend,
+    _repo,
+    _ui,
+    hgapi,
+    read_with_hg_cli,
+    tree_with_hg_archive,
+)
 from vcsbench.backends.changes import Change, DigestTree
-from vcsbench.backends.hg_cli import HgBackend, read_with_hg_cli, tree_with_hg_archive
-
-USER = b"vcsbench <vcsbench@localhost>"
-MODULES = ("hg", "ui", "context", "node", "patch", "mdiff", "exchange", "util")
-
-
-def hgapi(name: str) -> Any:
-    """``mercurial.<name>``, imported once with Mercurial's own DeprecationWarning (its
-    use of ``imp`` on Python 3.11) silenced, so that no timed call imports anything."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        module: ModuleType = importlib.import_module(f"mercurial.{name}")
-    return module
-
-
-def _ui() -> Any:
-    """A ui that reads no hgrc (ui.ui(), not ui.load()), with a fixed user."""
-    ui = hgapi("ui").ui()
-    ui.setconfig(b"ui", b"username", USER, b"vcsbench")
-    ui.setconfig(b"ui", b"quiet", b"true", b"vcsbench")
-    return ui
-
-
-def _repo(path: Path) -> Any:
-    return hgapi("hg").repository(_ui(), os.fsencode(path))
-
-
-def read_with_mercurial(path: Path, paths: list[str]) -> dict[str, bytes | None]:
-    """Contents of ``paths`` at tip, read by Mercurial's API in-process."""
-    if not paths:
-        return {}
-    tip = _repo(path)[b"tip"]
-    contents: dict[str, bytes | None] = {}
-    for rel in paths:
-        name = os.fsencode(rel)
-        contents[rel] = tip[name].data() if name in tip else None
-    return contents
-
-
-def tree_with_mercurial(path: Path, revision: int) -> dict[str, tuple[str, str]]:
-    """Revision ``revision`` (1: the first, Mercurial's 0) read by Mercurial's API
-    in-process: each file's kind (its manifest flag) and SHA-256."""
-    ctx = _repo(path)[revision - 1]
-    tree: dict[str, tuple[str, str]] = {}
-    for name in ctx.manifest():
-        fctx = ctx[name]
-        flags = fctx.flags()
-        kind = "link" if b"l" in flags else "exec" if b"x" in flags else "file"
-        tree[os.fsdecode(name)] = (kind, hashlib.sha256(fctx.data()).hexdigest())
-    return tree
-
-
-def changesets(path: Path) -> int:
-    """How many changesets the repository holds, read by Mercurial's API in-process."""
-    return len(_repo(path))
+from vcsbench.backends.files import Files, verify_with
+from vcsbench.backends.tools import Availability, tool_version
 
 
 class HgLib(HgBackend):

@@ -23,19 +23,16 @@ from vcsbench.backends._svn import (
     svn_text,
     svn_tool_versions,
 )
-from vcsbench.backends.base import (
-    REMOTE_OPTIONS,
+from vcsbench.backends.base import REMOTE_OPTIONS, Remote
+from vcsbench.backends.changes import Change
+from vcsbench.backends.files import Files, file_url, write_tree
+from vcsbench.backends.tools import (
     Availability,
-    Files,
-    Remote,
-    file_url,
     run_tool,
     tool_availability,
     tool_version,
     tools_in,
-    write_tree,
 )
-from vcsbench.backends.changes import Change
 from vcsbench.errors import VcsbenchError
 
 TOOLS = ("svnadmin", "svnlook", "svnmucc", "svn")

@@ -18,8 +18,9 @@ from vcsbench.backends._svn import (
     svn_text,
     svn_tool_versions,
 )
-from vcsbench.backends.base import Availability, Files, ToolError
 from vcsbench.backends.changes import Change
+from vcsbench.backends.files import Files
+from vcsbench.backends.tools import Availability, ToolError
 
 
 class SvnFs(SvnBackend):

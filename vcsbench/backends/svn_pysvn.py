@@ -12,13 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends._svn import SvnBackend, svn_tool_versions
-from vcsbench.backends.base import (
-    Availability,
-    Files,
-    file_url,
-    tool_availability,
-    write_tree,
-)
+from vcsbench.backends.files import Files, file_url, write_tree
+from vcsbench.backends.tools import Availability, tool_availability
 
 
 class SvnPysvn(SvnBackend):

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends.base import Digest
+from vcsbench.backends.files import Digest
 
 VERIFIER = (
     "libsvn_fs in a reader process of vcsbench's own (the repository opened afresh, with a "

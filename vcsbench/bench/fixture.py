@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vcsbench.backends import Backend, Variant
-from vcsbench.backends.base import Files, run_tool
+from vcsbench.backends.files import Files
+from vcsbench.backends.tools import run_tool
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_spec
 from vcsbench.workload.operation import Operation, RoundPaths

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from vcsbench.bench import adapter
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.model import Run
 
@@ -79,7 +80,7 @@ def judge(config: pytest.Config, write: Any) -> bool | None:
     from vcsbench.results.comparison import compare_runs, gate_lines
     from vcsbench.results.io import read
 
-    session = getattr(config, "_benchmarksession", None)
+    session = adapter.session_of(config)
     if session is None or not session.compare_fail or not session.compared_mapping:
         return None
     gate = _gate(session.compare_fail)

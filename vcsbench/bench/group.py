@@ -22,10 +22,12 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+import pytest
 
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
@@ -35,15 +37,35 @@ from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.progress import ProgressDisplay
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
-from vcsbench.bench.selection import case_id
+from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
-from vcsbench.workload.seeded import REPLAY_PROGRESS
+from vcsbench.workload.seeds import REPLAY_PROGRESS
 
-if TYPE_CHECKING:
-    from vcsbench.bench.session import VcsSession
+
+class Host(Protocol):
+    """What a group needs of the session that runs it (:class:`~vcsbench.bench.session.
+    VcsSession`): the run's selection and pytest config, its count of benchmarks, its
+    sandboxes and shared seeds, the harness checks made once per variant, and where the
+    asking item's result is kept as soon as it is measured."""
+
+    selection: Selection
+    config: pytest.Config
+    count: int
+    started: float
+    _serial: int
+    _perturbed: dict[str, dict[str, object]]
+
+    def sandbox(self, spec: FsSpec) -> AbstractContextManager[Sandbox]: ...
+
+    def _keep_seeds(self) -> None: ...
+
+    def keep_early(self, result: Benchmark, disabled: bool) -> None: ...
+
+    def profiled(self, profile: cProfile.Profile) -> None: ...
+
 
 ROUNDS_BESIDE = 50
 """Rounds per block of the perturbation measured beside a benchmark (--perturbation on)."""
@@ -77,7 +99,7 @@ class GroupRun:
 
     def __init__(
         self,
-        session: VcsSession,
+        session: Host,
         group: list[Member],
         mine: Member,
         op: str,

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from vcsbench.backends import Variant
+from vcsbench.bench import adapter
 from vcsbench.bench.options import OPTIONS, add_options
 from vcsbench.bench.record import (
     FAILED,
@@ -151,7 +152,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any
             terminalreporter.write_line(f"vcsbench: {exc}")
             passed = False
         if passed is False:
-            terminalreporter._session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            adapter.fail_run(terminalreporter)
     closing_line(terminalreporter, config)
     return result
 

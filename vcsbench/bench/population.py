@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import Backend
-from vcsbench.backends.base import Files
 from vcsbench.backends.changes import digest_tree, tree_differences
+from vcsbench.backends.files import Files
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.measure.footprint import footprint
 from vcsbench.workload.history import HistoryPayload

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from vcsbench.bench import adapter
 from vcsbench.bench.selection import Selection
 from vcsbench.results.io import ResultWriter
 from vcsbench.results.migrate import SCHEMA_VERSION
@@ -72,7 +73,7 @@ def result_path(config: pytest.Config) -> Path | None:
     """The result file (``--benchmark-json``), which vcsbench writes, not pytest-benchmark."""
     if WRITER in config.stash:
         return config.stash[WRITER].path
-    bench_session = getattr(config, "_benchmarksession", None)
+    bench_session = adapter.session_of(config)
     if bench_session is None or not bench_session.json:
         return None
     return Path(bench_session.json)
@@ -88,7 +89,7 @@ def write_results(config: pytest.Config, amend: Any = None) -> None:
     figures leave memory (pytest-benchmark keeps its samples, 32 bytes a round). vcsbench
     is the file's only writer: pytest-benchmark's own write at the end is turned off."""
     path = result_path(config)
-    bench_session = getattr(config, "_benchmarksession", None)
+    bench_session = adapter.session_of(config)
     if path is None or bench_session is None:
         return
     if FACTS not in config.stash:

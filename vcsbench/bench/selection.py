@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
-from vcsbench.backends.base import parse_options, split_variant
+from vcsbench.backends.tools import parse_options, split_variant
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -333,7 +333,7 @@ class Selection:
     def unsupported(self) -> list[str]:
         """One line per (backend variant, operation) pair of the selection that cannot
         run, saying why (what the operation needs that the backend lacks)."""
-        from vcsbench.workload.history import is_history
+        from vcsbench.workload.source import is_history
 
         lines = []
         for op in self.ops:
@@ -395,7 +395,7 @@ def check_back(ops: list[str], payloads: list[str]) -> None:
 def replays(backend: Variant, op: str, payload: str) -> bool:
     """A history payload's operations on a repository built from it need a backend that
     replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
-    from vcsbench.workload.history import is_history
+    from vcsbench.workload.source import is_history
 
     if not is_history(payload):
         return not split_variant(op)[1].get("back")

@@ -3,8 +3,8 @@
 Timing: vcsbench runs its own round loop (``rounds.BenchmarkRun``) and then hands the
 successful rounds' wall times to pytest-benchmark, so that pytest-benchmark's statistics,
 ``--benchmark-compare`` and ``--benchmark-save`` see exactly vcsbench's one clock, and no
-failed round. pytest-benchmark has no public call for that; :func:`feed_pytest_benchmark`
-does what its own ``pedantic`` does with the samples, and a test pins it.
+failed round (:mod:`vcsbench.bench.adapter`: pytest-benchmark has no public call for
+that).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
+from vcsbench.bench import adapter
 from vcsbench.bench.group import GroupRun, Member, Outcome
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.progress import duration
@@ -33,21 +34,9 @@ from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.sandbox.spec import parse_fs_spec
 from vcsbench.workload.operation import Operation
 from vcsbench.workload.operations import operation_class
-from vcsbench.workload.seeded import SHARED_SEEDS
+from vcsbench.workload.seeds import SHARED_SEEDS
 
 COUNT = pytest.StashKey[int]()
-
-
-def feed_pytest_benchmark(benchmark: Any, wall_s: list[float]) -> None:
-    """Give pytest-benchmark these samples as its statistics, as its ``pedantic`` would.
-
-    pytest-benchmark (5.x) keeps a benchmark's samples in the ``Metadata`` that
-    ``_make_stats`` registers with its session, and marks the fixture used by ``_mode``.
-    """
-    benchmark._mode = "vcsbench (its own round loop)"
-    stats = benchmark._make_stats(1)
-    for value in wall_s:
-        stats.update(value)
 
 
 class VcsSession:
@@ -128,7 +117,7 @@ class VcsSession:
         if not availability.ok:
             pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
         self._serial += 1
-        benchmark._mode = "vcsbench"  # used, whatever follows: never "fixture was not used"
+        adapter.mark_used(benchmark, "vcsbench")  # used, whatever follows
         benchmark.group = f"{op} {payload} {fs.text}"
         # The case's objects (a Variant, an FsSpec) as the text they were named by, for
         # pytest-benchmark's JSON.
@@ -139,7 +128,7 @@ class VcsSession:
         # benchmark works (no figures are kept).
         disabled = bool(benchmark.disabled)
         if disabled:
-            benchmark._mode = "vcsbench (disabled: one verified round)"
+            adapter.mark_used(benchmark, "vcsbench (disabled: one verified round)")
         rules = rules_of(self.config)
         rounds = 1 if disabled else rules.rounds(repos or selection.repos)
         mine = Member(backend, fs)
@@ -229,7 +218,7 @@ class VcsSession:
     def profiled(self, profile: cProfile.Profile) -> None:
         """pytest-benchmark's --benchmark-cprofile round, for the asking item."""
         if self._asking.stats is not None:
-            self._asking._save_cprofile(profile)
+            adapter.save_profile(self._asking, profile)
 
     def _refuse(self, exc: Refusal) -> NoReturn:
         """Bad input found once a benchmark started: in pytest's door a failed benchmark, in
@@ -290,11 +279,11 @@ class VcsSession:
         benchmark.extra_info["vcsbench"] = result.to_json()
         ok_walls = result.samples_s
         if ok_walls:
-            feed_pytest_benchmark(benchmark, ok_walls)
+            adapter.feed(benchmark, ok_walls)
         else:
             # No sample to give pytest-benchmark; the benchmark and its errors are
             # kept in vcsbench's own part of the file.
-            benchmark._mode = "vcsbench (every round failed)"
+            adapter.mark_used(benchmark, "vcsbench (every round failed)")
             self.config.stash.setdefault(FAILED, []).append(result)
         write_results(self.config)
 

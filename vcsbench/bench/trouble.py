@@ -4,6 +4,7 @@ round of a batch failed, this is what stops the benchmark early, its rounds kept
 from __future__ import annotations
 
 import os
+import traceback
 from pathlib import Path
 
 FULL_FREE_BYTES = 1 << 20
@@ -46,3 +47,11 @@ def sandbox_trouble(path: Path, spec: str, index: int, error: str = "") -> str:
 class SandboxFailed(Exception):
     """Every round of a batch failed, and the sandbox says why (read-only, full): the
     rounds to come would fail the same way, so the benchmark stops, its rounds kept."""
+
+
+def describe(exc: BaseException) -> str:
+    """An exception in one line: its kind, its words, where it was raised."""
+    text = str(exc).strip().replace("\n", " ")
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    origin = f" [{Path(where.filename).name}:{where.lineno}]" if where else ""
+    return f"{type(exc).__name__}: {text}{origin}"

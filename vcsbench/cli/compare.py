@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vcsbench.report.compare import render
-    from vcsbench.report.load import compare_loads
+    from vcsbench.report.load_compare import compare_loads
     from vcsbench.results import read
     from vcsbench.results.comparison import compare_runs, gate_lines, parse_gate
 

@@ -113,7 +113,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _conclude(out: Path, run_id: str, code: int) -> int:
     """This run's summary table and results path, then the exit status."""
-    from vcsbench.report.tables import summary
+    from vcsbench.report.summary import summary
 
     run = this_run(out, run_id)
     if run is not None:

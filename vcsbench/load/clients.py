@@ -287,7 +287,7 @@ class HgRemoteClient(Client):
     its ssh command or certificate, or none)."""
 
     def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
-        from vcsbench.backends.hg_cli import hg_env
+        from vcsbench.backends._hg import hg_env
 
         super().__init__(config, scratch)
         self.env = {**hg_env(), **config.get("client_env", {})}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from vcsbench.backends import REGISTRY, make_backend
 from vcsbench.backends._git import git_env, read_git_objects
-from vcsbench.backends.base import Files, compare_files
-from vcsbench.backends.hg_cli import hg_env
+from vcsbench.backends._hg import hg_env
+from vcsbench.backends.files import Files, compare_files
 from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.load.paths import AccessPath
 from vcsbench.servers.apache import apache_ids, as_server_user, give_tree
@@ -166,7 +166,7 @@ class Reader:
                 revisions, actual = self._svn.read(repo, sorted(files))
                 return revisions, compare_files(files, actual)
             if self.vcs == "hg":
-                from vcsbench.backends.hg_lib import changesets, read_with_mercurial
+                from vcsbench.backends._hg import changesets, read_with_mercurial
 
                 found_hg = read_with_mercurial(repo, sorted(files))
                 return changesets(repo), compare_files(files, found_hg)

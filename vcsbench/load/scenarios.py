@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from vcsbench.backends.base import Files
+from vcsbench.backends.files import Files
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.repositories import (
     SHARED,

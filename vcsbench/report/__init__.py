@@ -1,2 +1,2 @@
-"""Reports: tables, comparisons, statistics, plots and studies. Reads the result model
+"""Reports: tables, headlines, comparisons, plots and exports, written from result files
 only (``vcsbench.results``); never imports measurement, sandboxes or backends."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.axis import FS, OP, axis_baseline, operations
@@ -25,15 +24,13 @@ from vcsbench.report.document import (
     paragraph,
     table,
 )
+from vcsbench.report.environment import environment
 from vcsbench.report.format import (
     fmt_metric,
     fmt_ms,
     fmt_ratio,
-    harness_text,
-    storage_text,
     writers_text,
 )
-from vcsbench.report.format import table as text_table
 from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
@@ -59,7 +56,7 @@ CHANGE_METRIC = "footprint_change"
 """Shown only where it says more than the footprint: some round began with something
 (a copied seed), so what the operation added or freed is not all that is there."""
 
-__all__ = ["FORMATS", "document", "render", "summary", "table_rows"]
+__all__ = ["FORMATS", "document", "render", "table_rows"]
 
 
 def present_text(bench: Benchmark) -> str:
@@ -238,52 +235,6 @@ def table_rows(
     return header, out
 
 
-def environment(files: list[Run]) -> list[tuple[str, str]]:
-    """(label, value) lines describing where and how the results were obtained."""
-    lines: list[tuple[str, str]] = []
-
-    def add(label: str, value: str) -> None:
-        if value and (label, value) not in lines:
-            lines.append((label, value))
-
-    for result in files:
-        machine = result.machine
-        add("machine", machine.description)
-        add(
-            "system",
-            f"{machine.distribution or '?'}, kernel {machine.kernel or '?'}, "
-            f"Python {machine.python or '?'}",
-        )
-        for bench in result.benchmarks:
-            fs = bench.filesystem
-            device = fs.device or "no device counters"
-            if fs.device_shared:
-                device += " (shared with everything else on it)"
-            add("filesystem", f"{fs.spec}: {fs.fstype} ({fs.mount_options}) on {device}")
-            if fs.throttle is not None:
-                add("storage", f"{fs.spec}: {storage_text(fs.throttle)}")
-            backend = bench.backend
-            versions = ", ".join(f"{k} {v}" for k, v in backend.versions.items())
-            options = ", ".join(f"{k}={v}" for k, v in backend.options.items() if v)
-            durability = f"; durability: {backend.durability}" if backend.durability else ""
-            add(
-                "backend",
-                f"{bench.label}: {versions}"
-                + (f"; options {options}" if options else "")
-                + durability,
-            )
-            add("cache", f"{bench.cache}; verify {bench.verify}")
-            add("harness", harness_text(bench.harness.get("perturbation")) or "")
-        if result.command:
-            add("command", result.command)
-        add("results", f"{Path(result.path).name} ({result.datetime})")
-    order = [
-        "machine", "system", "filesystem", "storage", "backend", "cache", "harness", "command",
-        "results",
-    ]  # fmt: skip
-    return sorted(lines, key=lambda line: order.index(line[0]))
-
-
 def document(
     files: list[Run],
     baseline: str | None = None,
@@ -450,44 +401,3 @@ LEGEND = (
     "those plain writes of its result); allocated change (where shown): after the round "
     "minus before it, what the operation added or freed."
 )
-
-
-def summary(files: list[Run]) -> str:
-    """A compact plain-text table of every benchmark, for the end of a run."""
-    lines = []
-    for bench in sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key):
-        median = bench.median_ms
-        lines.append(
-            [
-                bench.label,
-                bench.op,
-                bench.payload.name,
-                bench.fs,
-                bench.repos_text,
-                fmt_ms(median),
-                spread_text(bench),
-                f"{1000 / median:,.0f}" if median else "—",
-                fmt_metric("io_write_device", bench.per_repo("io_write_device")),
-                fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
-                fmt_ratio(bench.floor_ratio),
-                bench.errors,
-            ]
-        )
-    return text_table(
-        [
-            "backend",
-            "op",
-            "payload",
-            "fs",
-            "repos",
-            "median ms",
-            "IQR",
-            "ops/s",
-            "device KiB/repo",
-            "allocated KiB/repo",
-            "x floor",
-            "errors",
-        ],
-        lines,
-        "simple",
-    )

@@ -14,11 +14,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends import Backend
-from vcsbench.backends.base import (
-    Files,
-    compare_files,
-    variant_label,
-)
+from vcsbench.backends.files import Files, compare_files
+from vcsbench.backends.tools import variant_label
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import Payload
 

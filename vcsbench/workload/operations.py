@@ -21,13 +21,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from vcsbench.backends import Backend
-from vcsbench.backends.base import (
-    Files,
-    split_variant,
-    variant_label,
-    verify_with,
-    write_tree,
-)
+from vcsbench.backends.files import Files, verify_with, write_tree
+from vcsbench.backends.tools import split_variant, variant_label
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
@@ -35,18 +30,14 @@ from vcsbench.workload.operation import (
     RoundPaths,
 )
 from vcsbench.workload.payloads import Payload
+from vcsbench.workload.reading import Diff, Log, Objects, RevList, TopoLog
 from vcsbench.workload.seeded import (
     Checkout,
     Clone,
     Commit,
-    Diff,
     Gc,
-    Log,
-    Objects,
     Publish,
-    RevList,
     Status,
-    TopoLog,
     Update,
 )
 

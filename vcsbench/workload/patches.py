@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from vcsbench.backends.base import (
-    Files,
-)
 from vcsbench.backends.changes import Node
+from vcsbench.backends.files import Files
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _BINARY = re.compile(rb"^Binary files (?:a/)?(.+?) and (?:b/)?(.+?) differ$")

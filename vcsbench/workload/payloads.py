@@ -16,7 +16,7 @@ import random
 import stat
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -335,14 +335,22 @@ def _tree_payload(name: str) -> Payload:
     return Payload(name, f"the user's tree at {root.resolve()}", files, None)
 
 
+_KINDS: list[tuple[Callable[[str], bool], Callable[[str], Payload]]] = []
+"""Payloads of other kinds, each registered by its own module: (its names, its loader)."""
+
+
+def register_kind(names: Callable[[str], bool], loader: Callable[[str], Payload]) -> None:
+    """A kind of payload with names of its own (``history:``), loaded by its module."""
+    _KINDS.append((names, loader))
+
+
 @cache
 def load_payload(name: str) -> Payload:
     if name.startswith(TREE_PREFIX):
         return _tree_payload(name)
-    if name.startswith("history:"):
-        from vcsbench.workload.history import load_history_payload
-
-        return load_history_payload(name)
+    for names, loader in _KINDS:
+        if names(name):
+            return loader(name)
     definitions = _definitions()
     if name not in definitions:
         raise VcsbenchError(

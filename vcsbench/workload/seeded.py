@@ -3,77 +3,33 @@ backend under test built once per benchmark (a seed), made untimed."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from vcsbench.backends._git import reachable_with_pygit2
-from vcsbench.backends._svn import changed_paths
-from vcsbench.backends.base import (
-    Backend,
-    Files,
-)
+from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import Node, tree_differences
+from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.history import HistoryPayload, sample_revisions, seed_key
+from vcsbench.workload.history import HistoryPayload, seed_key
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
     HISTORY_FILE,
     UNTRACKED_FILE,
     Operation,
     RoundPaths,
-    parse_history,
     tree_problems,
 )
-from vcsbench.workload.patches import patch_problems, revisions_patch_problems
 from vcsbench.workload.payloads import Payload
-from vcsbench.workload.seeds import Seed
-
-REPLAY_FILE = "replay.json"
-SHARED_SEEDS = "VCSBENCH_SHARED_SEEDS"
-"""The environment variable naming where a run keeps the seeds its benchmarks built, for
-its later benchmarks of the same backend variant: a directory of the run's own (a marked
-sandbox the session makes, removes at its end, and ``cleanup`` removes after a SIGKILL),
-set by the session, which replaces any value it finds, and inherited by the workers that
-run rounds."""
+from vcsbench.workload.seeds import REPLAY_FILE, REPLAY_PROGRESS, Seed, publish, shared_seed
 
 
-REPLAY_PROGRESS: list[Callable[[int, int, float, str], None]] = []
-"""The running benchmark's progress display (done, total, seconds, unit), where the session
-set one: a replay of thousands of commits takes minutes before the first round."""
-
-
-def shared_seed(backend: Backend, payload: Payload, name: str) -> Path | None:
-    """Where the run keeps seed ``name`` of ``payload`` built by ``backend`` (its label,
-    options and library versions), if the run keeps seeds."""
-    where = os.environ.get(SHARED_SEEDS)
-    if not where:
-        return None
-    key = json.dumps([backend.label, backend.versions(), payload.name, name], sort_keys=True)
-    return Path(where) / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-
-
-def _publish(seed: Path, shared: Path) -> None:
-    """Copy a seed just built (repository and replay figures) where the run keeps seeds:
-    written aside and renamed, so a reader never meets half of one; the first of two
-    builders to finish is kept."""
-    aside = shared.with_name(f".{shared.name}-{os.getpid()}")
-    Seed.read(seed / "building").copy_to(aside / "repo")
-    if (seed / REPLAY_FILE).exists():
-        (aside / REPLAY_FILE).write_bytes((seed / REPLAY_FILE).read_bytes())
-    try:
-        os.rename(aside, shared)
-    except OSError:  # another process of the run published it first
-        shutil.rmtree(aside, ignore_errors=True)
-
-
-class _FromSeed(Operation):
+class FromSeed(Operation):
     """Prepared with a copy of a repository (by default the payload in its first
     revision) the backend under test built once per benchmark (in ``seeds/``, not
     measured): each round's repository is written by mkdir/write
@@ -153,7 +109,7 @@ class _FromSeed(Operation):
                     self.build(seed / "building", seed / "scratch")
                     self.backend.seeded(seed / "building")
                     if shared is not None:
-                        _publish(seed, shared)
+                        publish(seed, shared)
                 os.rename(seed / "building", seed / "repo")
             self._seed = Seed.read(seed / "repo")
         self._seed.copy_to(paths.repo)
@@ -169,11 +125,11 @@ class _FromSeed(Operation):
         if (where / REPLAY_FILE).exists():  # said in the figures of every copy
             figures = json.loads((where / REPLAY_FILE).read_text()[:4096])
             (where / REPLAY_FILE).write_text(json.dumps({**figures, "unthrottled": 1}))
-        _publish(where, shared)
+        publish(where, shared)
         shutil.rmtree(where)
 
 
-class _ReachesBack(_FromSeed):
+class ReachesBack(FromSeed):
     """``back=K``, with a history payload: the operation works on the revision K before the
     newest replayed one (a checkout of it; a working copy at it, updated; the diff from it
     to the newest), found by number in the round's repository, untimed."""
@@ -225,7 +181,7 @@ class _ReachesBack(_FromSeed):
         return {rel: node.data for rel, node in self.nodes_at(revision).items()}
 
 
-class _IntoCheckout(_FromSeed):
+class IntoCheckout(FromSeed):
     """Works on a directory beside the repository (a checkout, clone or working copy),
     which counts in the footprint; by default verified by its files."""
 
@@ -243,7 +199,7 @@ class _IntoCheckout(_FromSeed):
         return [paths.repo, paths.checkout]
 
 
-class _WithHistory(_FromSeed):
+class WithHistory(FromSeed):
     """Prepared with a repository of ``history`` revisions: the payload first, then
     ``history - 1`` commits that each rewrite one small file (the seed, copied into each
     round's repository)."""
@@ -286,7 +242,7 @@ class _WithHistory(_FromSeed):
             )
 
 
-class Commit(_WithHistory):
+class Commit(WithHistory):
     """One more revision (one file replaced, one added) on top of ``history`` revisions;
     with a history payload, the source's next real change on top of the replayed ones."""
 
@@ -319,7 +275,7 @@ class Commit(_WithHistory):
         return tree_differences(want, got)
 
 
-class Checkout(_ReachesBack, _IntoCheckout):
+class Checkout(ReachesBack, IntoCheckout):
     name = "checkout"
     checks = "the directory's files against the revision's, nothing more or less"
     needs = frozenset({"create", "commit", "checkout"})
@@ -345,7 +301,7 @@ class Checkout(_ReachesBack, _IntoCheckout):
         return dict(self.payload.files)
 
 
-class Clone(_IntoCheckout):
+class Clone(IntoCheckout):
     name = "clone"
     checks = "the work tree's files, and the clone's newest revision by the verifier"
     needs = frozenset({"create", "commit", "clone"})
@@ -366,7 +322,7 @@ class Clone(_IntoCheckout):
         return work_tree + history
 
 
-class Update(_ReachesBack, _IntoCheckout):
+class Update(ReachesBack, IntoCheckout):
     name = "update"
     checks = "the working copy's files against the new revision's"
     needs = frozenset({"create", "commit", "update"})
@@ -402,7 +358,7 @@ class Update(_ReachesBack, _IntoCheckout):
         return {**self.payload.files, **self.change}
 
 
-class Publish(_IntoCheckout):
+class Publish(IntoCheckout):
     name = "publish"
     checks = "the repository's newest revision by the verifier"
     needs = frozenset({"create", "commit", "publish"})
@@ -426,7 +382,7 @@ class Publish(_IntoCheckout):
         return self.backend.verify(paths.repo, self.expected())
 
 
-class Status(_IntoCheckout):
+class Status(IntoCheckout):
     name = "status"
     checks = "the answer against the one file changed and the one added"
     needs = frozenset({"create", "commit", "status"})
@@ -453,243 +409,7 @@ class Status(_IntoCheckout):
         return []
 
 
-class Log(_WithHistory):
-    name = "log"
-    checks = (
-        "the messages against those the history was written with, in order (verbose: and "
-        "three revisions' changed paths against `svnlook changed`)"
-    )
-    needs = frozenset({"create", "commit", "log"})
-    option_defaults: ClassVar[Mapping[str, str]] = {"history": "100", "verbose": "false"}
-    summary = (
-        "every revision's message, newest first, from a repository of `history` revisions "
-        "(`verbose=true`: and its changed paths, `svn log -v`)"
-    )
-
-    @classmethod
-    def check_options(cls, given: Mapping[str, str]) -> dict[str, str]:
-        options = super().check_options(given)
-        if options["verbose"] not in ("true", "false"):
-            raise VcsbenchError(
-                f"operation option verbose={options['verbose']!r} is not true or false"
-            )
-        return options
-
-    @classmethod
-    def needs_with(cls, given: Mapping[str, str]) -> frozenset[str]:
-        verbose = given.get("verbose") == "true"
-        return cls.needs | {"log-verbose"} if verbose else cls.needs
-
-    @property
-    def verbose(self) -> bool:
-        return self.options["verbose"] == "true"
-
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer: list[str] | None = None
-        self.output: Any = None
-
-    def run(self, paths: RoundPaths) -> None:
-        read = self.backend.log_verbose if self.verbose else self.backend.log_output
-        self.output = read(paths.repo)  # as printed: read after the timing
-
-    def expected(self) -> Files:
-        return self.history_files()
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        problems: list[str] = []
-        if not self.verbose:
-            try:
-                self.answer = self.backend.log_messages(self.output)
-            except (SyntaxError, ValueError, TypeError) as exc:  # not the log the VCS prints
-                return [f"the log could not be read: {type(exc).__name__}: {exc}"]
-        else:
-            try:
-                entries = verbose_log(self.output)
-            except (SyntaxError, ValueError) as exc:  # ElementTree's ParseError, a bad number
-                return [f"the verbose log is not the XML svn prints: {exc}"]
-            self.answer = [message for _revision, message, _paths in entries]
-            changed = {revision: found for revision, _message, found in entries}
-            for revision in sample_revisions(self.revisions):
-                want = changed_paths(paths.repo, revision)
-                if changed.get(revision) != want:
-                    problems.append(
-                        f"revision {revision}: the log names {len(changed.get(revision, ()))} "
-                        f"changed paths, svnlook {len(want)}"
-                    )
-        return problems + self._messages_problems()
-
-    def _messages_problems(self) -> list[str]:
-        want = self.messages()
-        got = self.answer or []
-        if self.history is not None:  # each VCS keeps a message's trailing space its own way
-            want, got = [m.strip() for m in want], [m.strip() for m in got]
-        if got != want:
-            first = next(
-                (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
-                min(len(got), len(want)),
-            )
-            return [
-                f"log gave {len(got)} messages, the repository has {len(want)}; "
-                f"first difference at entry {first}"
-            ]
-        return []
-
-
-def verbose_log(printed: bytes) -> list[tuple[int, str, set[str]]]:
-    """``svn log -v --xml``: each entry's revision, message and changed paths (relative)."""
-    from xml.etree import ElementTree
-
-    entries = []
-    for entry in ElementTree.fromstring(printed):
-        found = {(p.text or "").lstrip("/") for p in entry.iter("path")}
-        entries.append((int(entry.get("revision", "0")), entry.findtext("msg") or "", found))
-    return entries
-
-
-def title(message: str) -> str:
-    """What ``git log --oneline`` prints of a message: its first paragraph on one line."""
-    paragraph = message.strip().split("\n\n", 1)[0]
-    return " ".join(line.strip() for line in paragraph.splitlines())
-
-
-class _Walk(_WithHistory):
-    """One of git's walks of the whole history; what it printed is kept as it came, and
-    read after the timing."""
-
-    needs = frozenset({"create", "commit", "walk"})
-
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer = b""
-
-    def run(self, paths: RoundPaths) -> None:
-        self.answer = self.walk(paths.repo)
-
-    def walk(self, repo: Path) -> bytes:
-        raise NotImplementedError
-
-    def lines(self) -> list[str]:
-        return self.answer.decode(errors="replace").splitlines()
-
-    def expected(self) -> Files:
-        return self.history_files()
-
-
-class TopoLog(_Walk):
-    name = "topo-log"
-    checks = "the titles against the newest `limit` messages the history was written with"
-    option_defaults: ClassVar[Mapping[str, str]] = {"history": "100", "limit": "1000"}
-    summary = (
-        "`git log --oneline --topo-order -LIMIT` on a repository of `history` revisions (what "
-        "git's commit-graph was measured on)"
-    )
-
-    def walk(self, repo: Path) -> bytes:
-        return self.backend.topo_log(repo, parse_history(self.options["limit"], "limit"))
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        want = [title(m) for m in self.messages()[: int(self.options["limit"])]]
-        got = [line.partition(" ")[2] for line in self.lines()]
-        if got != want:
-            pairs = enumerate(zip(got, want, strict=False))
-            first = next((i for i, (a, b) in pairs if a != b), None)
-            return [
-                f"log gave {len(got)} titles, the history's newest {len(want)} differ"
-                + (f" first at entry {first}" if first is not None else "")
-            ]
-        return []
-
-
-class RevList(_Walk):
-    name = "rev-list"
-    checks = "every commit id against those libgit2 reaches from the refs, no more, no less"
-    summary = (
-        "`git rev-list --all` on a repository of `history` revisions: every commit reachable "
-        "(what git's commit-graph was measured on)"
-    )
-
-    def walk(self, repo: Path) -> bytes:
-        return self.backend.rev_list(repo)
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        commits, _ = reachable_with_pygit2(paths.repo)
-        got = self.lines()
-        if len(got) != self.revisions or set(got) != commits:
-            return [
-                f"rev-list gave {len(got)} commits ({len(set(got) - commits)} unknown), the "
-                f"repository has {len(commits)} reachable, the history {self.revisions}"
-            ]
-        return []
-
-
-class Objects(_Walk):
-    name = "objects"
-    checks = "every object id against those libgit2 finds in the repository, each once"
-    summary = (
-        "`git rev-list --objects --all --use-bitmap-index` on a repository of `history` "
-        "revisions: every object a full pack holds (what git's reachability bitmaps were "
-        "measured on)"
-    )
-
-    def walk(self, repo: Path) -> bytes:
-        return self.backend.objects(repo)
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        _, stored = reachable_with_pygit2(paths.repo)
-        got = [line.partition(" ")[0] for line in self.lines()]
-        if len(got) != len(set(got)) or set(got) != stored:
-            return [
-                f"the walk listed {len(got)} objects ({len(set(got))} distinct), the "
-                f"repository holds {len(stored)} ({len(stored - set(got))} not listed)"
-            ]
-        return []
-
-
-class Diff(_ReachesBack):
-    name = "diff"
-    checks = "the diff, applied to the parent's files, gives the new revision's"
-    needs = frozenset({"create", "commit", "diff"})
-    summary = (
-        "unified diff of the newest revision (a file replaced, one added) against its parent; "
-        "`back=K` on a history: against the revision K before it, renames as delete + add"
-    )
-
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        if self.back:
-            assert self.history is not None
-            newest = self.history.revisions
-            self.pair = (
-                self.revision_id(paths.repo, self.old),
-                self.revision_id(paths.repo, newest),
-            )
-        else:
-            self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
-        self.answer: bytes | None = None
-
-    def run(self, paths: RoundPaths) -> None:
-        if self.back:
-            self.answer = self.backend.diff_between(paths.repo, *self.pair, paths.scratch)
-        else:
-            self.answer = self.backend.diff(paths.repo, paths.scratch)
-
-    def expected(self) -> Files:
-        if self.back:
-            return dict(self.payload.files)
-        return {**self.payload.files, **self.change}
-
-    def verify(self, paths: RoundPaths) -> list[str]:
-        """The diff, applied to the parent's files (with ``back=K``, the old revision's
-        text files), must give the newest revision's."""
-        if self.back:
-            assert self.history is not None
-            old, new = self.nodes_at(self.old), self.nodes_at(self.history.revisions)
-            return revisions_patch_problems(self.answer or b"", old, new)
-        return patch_problems(self.answer or b"", self.payload.files, self.change)
-
-
-class Gc(_WithHistory):
+class Gc(WithHistory):
     name = "gc"
     checks = (
         "the newest revision by the verifier; no loose object left (git), every full shard "
@@ -711,6 +431,3 @@ class Gc(_WithHistory):
     def verify(self, paths: RoundPaths) -> list[str]:
         content = self.backend.verify(paths.repo, self.expected())
         return content + self.backend.storage_problems(paths.repo)
-
-
-# --- unified diffs, read without any VCS ---------------------------------------------

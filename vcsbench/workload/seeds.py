@@ -19,9 +19,18 @@ looked at it yet, as a server meets one of thousands.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vcsbench.backends.base import Backend
+    from vcsbench.workload.payloads import Payload
 
 
 @dataclass(frozen=True)
@@ -85,3 +94,41 @@ class Seed:
 
     def copy_to(self, target: Path) -> None:
         write_copy(self.entries, target, self.mode)
+
+
+REPLAY_FILE = "replay.json"
+SHARED_SEEDS = "VCSBENCH_SHARED_SEEDS"
+"""The environment variable naming where a run keeps the seeds its benchmarks built, for
+its later benchmarks of the same backend variant: a directory of the run's own (a marked
+sandbox the session makes, removes at its end, and ``cleanup`` removes after a SIGKILL),
+set by the session, which replaces any value it finds, and inherited by the workers that
+run rounds."""
+
+
+REPLAY_PROGRESS: list[Callable[[int, int, float, str], None]] = []
+"""The running benchmark's progress display (done, total, seconds, unit), where the session
+set one: a replay of thousands of commits takes minutes before the first round."""
+
+
+def shared_seed(backend: Backend, payload: Payload, name: str) -> Path | None:
+    """Where the run keeps seed ``name`` of ``payload`` built by ``backend`` (its label,
+    options and library versions), if the run keeps seeds."""
+    where = os.environ.get(SHARED_SEEDS)
+    if not where:
+        return None
+    key = json.dumps([backend.label, backend.versions(), payload.name, name], sort_keys=True)
+    return Path(where) / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def publish(seed: Path, shared: Path) -> None:
+    """Copy a seed just built (repository and replay figures) where the run keeps seeds:
+    written aside and renamed, so a reader never meets half of one; the first of two
+    builders to finish is kept."""
+    aside = shared.with_name(f".{shared.name}-{os.getpid()}")
+    Seed.read(seed / "building").copy_to(aside / "repo")
+    if (seed / REPLAY_FILE).exists():
+        (aside / REPLAY_FILE).write_bytes((seed / REPLAY_FILE).read_bytes())
+    try:
+        os.rename(aside, shared)
+    except OSError:  # another process of the run published it first
+        shutil.rmtree(aside, ignore_errors=True)

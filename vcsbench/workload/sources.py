@@ -30,7 +30,7 @@ from typing import Any
 
 from vcsbench.backends.changes import Node
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.history import (
+from vcsbench.workload.source import (
     DEFAULT_COMMITS,
     HistorySpec,
     RawChange,
@@ -352,7 +352,7 @@ def _items(manifest: Any) -> Iterator[tuple[bytes, bytes]]:
 
 def read_hg(spec: HistorySpec) -> HgHistory:
     where = f"payload {spec.name}"
-    from vcsbench.backends.hg_lib import hgapi
+    from vcsbench.backends._hg import hgapi
 
     error, hg, scmutil = hgapi("error"), hgapi("hg"), hgapi("scmutil")
     ui = hgapi("ui").ui()  # reads no configuration file

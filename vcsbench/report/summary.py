@@ -1,0 +1,50 @@
+"""The table ``vcsbench run`` prints when it ends: a row per benchmark with the figures a
+person looks at first, and the run's warnings."""
+
+from __future__ import annotations
+
+from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio
+from vcsbench.report.format import table as text_table
+from vcsbench.report.tables import spread_text
+from vcsbench.results.model import Run
+
+
+def summary(files: list[Run]) -> str:
+    """A compact plain-text table of every benchmark, for the end of a run."""
+    lines = []
+    for bench in sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key):
+        median = bench.median_ms
+        lines.append(
+            [
+                bench.label,
+                bench.op,
+                bench.payload.name,
+                bench.fs,
+                bench.repos_text,
+                fmt_ms(median),
+                spread_text(bench),
+                f"{1000 / median:,.0f}" if median else "—",
+                fmt_metric("io_write_device", bench.per_repo("io_write_device")),
+                fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
+                fmt_ratio(bench.floor_ratio),
+                bench.errors,
+            ]
+        )
+    return text_table(
+        [
+            "backend",
+            "op",
+            "payload",
+            "fs",
+            "repos",
+            "median ms",
+            "IQR",
+            "ops/s",
+            "device KiB/repo",
+            "allocated KiB/repo",
+            "x floor",
+            "errors",
+        ],
+        lines,
+        "simple",
+    )
