@@ -72,12 +72,12 @@ def test_an_aged_run_measures_its_own_rounds_only(tmp_path: Path) -> None:
     plain = run(tmp_path, "plain")
     aged = run(tmp_path, "aged", "--age", "40", "--layout", "hashed")
     assert (aged.age, aged.layout, plain.age, plain.layout) == (40, "hashed", 0, "flat")  # type: ignore[attr-defined]
-    assert aged.harness["age"]["repos"] == 40  # type: ignore[attr-defined]
+    assert (aged.harness.age or {})["repos"] == 40  # type: ignore[attr-defined]
     for metric in ("footprint_inodes", "footprint_content", "footprint_allocated"):
         # The 40 repositories filled in are not the rounds' footprint.
         assert aged.per_repo(metric) == plain.per_repo(metric), metric  # type: ignore[attr-defined]
     for bench in (plain, aged):
-        teardown = bench.harness["teardown_s"]  # type: ignore[attr-defined]
+        teardown = bench.harness.teardown_s  # type: ignore[attr-defined]
         assert isinstance(teardown, float) and teardown > 0
 
 

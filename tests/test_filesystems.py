@@ -48,12 +48,13 @@ def test_filesystems_alternate_in_blocks_with_both_sandboxes_up(root: None, tmp_
 
     tmpfs, ext4 = read(out).benchmarks
     assert ("tmpfs", "ext4") == (tmpfs.filesystem.fstype, ext4.filesystem.fstype)
-    blocks = [b.harness["interleaved"] for b in (tmpfs, ext4)]
-    assert blocks[0]["order_seed"] == blocks[1]["order_seed"]
-    assert ["git-pygit2 on tmpfs", "git-pygit2 on ext4:size=256M"] == blocks[0]["variants"]
-    assert [[0, 10], [10, 20]] == blocks[0]["rounds"] == blocks[1]["rounds"]
+    blocks = [b.harness.interleaved for b in (tmpfs, ext4)]
+    assert blocks[0] is not None and blocks[1] is not None
+    assert blocks[0].order_seed == blocks[1].order_seed
+    assert ("git-pygit2 on tmpfs", "git-pygit2 on ext4:size=256M") == blocks[0].variants
+    assert ((0, 10), (10, 20)) == blocks[0].rounds == blocks[1].rounds
     spans = [
-        [(b.rounds.t_start_s[i], b.rounds.t_start_s[j - 1]) for i, j in found["rounds"]]
+        [(b.rounds.t_start_s[i], b.rounds.t_start_s[j - 1]) for i, j in found.rounds]
         for b, found in zip((tmpfs, ext4), blocks, strict=True)
     ]
     assert max(s[0][1] for s in spans) < min(s[1][0] for s in spans)

@@ -310,3 +310,48 @@ def test_resume_refuses_results_that_vcsbench_run_did_not_write(tmp_path: Path) 
     result = vcsbench("run", "--resume", str(out))
     assert 2 == result.returncode
     assert "not written by 'vcsbench run' (by pytest)" in result.stderr
+
+
+def test_the_harness_record_reads_back_typed_and_keeps_keys_it_does_not_know(
+    tmp_path: Path,
+) -> None:
+    """A benchmark's harness record is read into its typed model and written back the same,
+    an interleaved member's blocks checked as numbers; a key of another version is kept."""
+    from vcsbench.results import read
+
+    document = tiny()
+    harness = first(document)["harness"]
+    harness["interleaved"] = {
+        "variants": ["a", "b"], "blocks": 2, "rounds": [[0, 6], [6, 12]], "position": [0, 1],
+        "median_ms": [0.5, None], "order_seed": 7, "cpu": 1, "process": "p", "method": "m",
+    }  # fmt: skip
+    harness["from_a_later_version"] = {"kept": True}
+    bench = read(write(tmp_path / "h.json", document)).benchmarks[0]
+    assert bench.harness.interleaved is not None
+    assert (0.5, None) == bench.harness.interleaved.median_ms
+    assert ((0, 6), (6, 12)) == bench.harness.interleaved.rounds
+    assert bench.harness.ops_wall_s == harness["ops_wall_s"]
+    again = bench.to_json()["harness"]
+    assert harness["interleaved"] == again["interleaved"]
+    assert {"kept": True} == again["from_a_later_version"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (
+            "interleaved",
+            {"median_ms": "fast"},
+            "harness.interleaved.median_ms is str, expected list",
+        ),
+        ("interleaved", {"median_ms": [True]}, "harness.interleaved.median_ms[] is a boolean"),
+        ("server", ["apache"], "harness.server is list, expected dict"),
+        ("ops_wall_s", -1, "harness.ops_wall_s is -1, expected 0 or more"),
+    ],
+)
+def test_a_harness_record_of_the_wrong_shape_is_one_line(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    document = tiny()
+    first(document)["harness"][field] = value
+    one_line(write(tmp_path / "bad.json", document), message)

@@ -235,8 +235,8 @@ def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: P
     for name in ("footprint_content", "footprint_inodes", "scratch_allocated"):
         assert recycled.per_repo(name) == plain.per_repo(name), name
     assert (recycled.repos, recycled.errors, recycled.verified) == (7, 0, 7)
-    assert recycled.harness["workers"]["workers"] == 3
-    assert plain.harness["workers"]["workers"] == 0
+    assert recycled.harness.workers["workers"] == 3
+    assert plain.harness.workers["workers"] == 0
     assert all(w > 0 for w in recycled.rounds.wall_ns)
     # The floor is measured on the last round, which a worker ran.
     assert recycled.floor_ratio is not None

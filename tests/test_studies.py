@@ -359,9 +359,10 @@ def test_markus2013s_svn_git_ratios_are_by_block_with_their_intervals(tmp_path: 
     by = {(b.backend.name, b.op): b for b in benches}
     for op, label in OP_LABELS.items():
         svn, git = by[("svn-fs", op)], by[("git-pygit2", op)]
-        blocks = [b.harness["interleaved"] for b in (svn, git)]
-        assert blocks[0]["order_seed"] == blocks[1]["order_seed"]
-        found = paired(blocks[1]["median_ms"], blocks[0]["median_ms"])
+        blocks = [b.harness.interleaved for b in (svn, git)]
+        assert blocks[0] is not None and blocks[1] is not None
+        assert blocks[0].order_seed == blocks[1].order_seed
+        found = paired(blocks[1].median_ms, blocks[0].median_ms)
         assert found is not None
         (row,) = [
             cells

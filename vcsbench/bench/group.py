@@ -39,6 +39,7 @@ from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal
+from vcsbench.results.harness import Harness
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
@@ -205,7 +206,7 @@ class GroupRun:
             for member in self.group:
                 if member.fs.text not in sandboxes:
                     sandboxes[member.fs.text] = stack.enter_context(session.sandbox(member.fs))
-            runs: dict[str, tuple[BenchmarkRun, Backend, dict[str, object]]] = {}
+            runs: dict[str, tuple[BenchmarkRun, Backend, Harness]] = {}
             for index, member in enumerate(self.group):
                 runs[member.text] = self._prepare(
                     stack, index, member, sandboxes[member.fs.text], cpu, display
@@ -239,25 +240,24 @@ class GroupRun:
             # held: one that arrives now waits until the benchmarks are kept.
             with process.signals_held():
                 for member in self.group:
-                    run, vcs, harness = runs[member.text]
+                    run, vcs, beside = runs[member.text]
                     result = run.finish(described(member.variant, vcs))
-                    result.harness.update(harness)
+                    harness = result.harness
+                    harness.server, harness.environment = beside.server, beside.environment
+                    harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
+                    harness.perturbation = beside.perturbation
                     if not self.alone:
-                        result.harness["interleaved"] = {
-                            **describe_blocks(member.text, texts, blocks, done, run),
-                            "order_seed": seed,
-                            "cpu": cpu,
-                            "process": "each member's rounds in a worker process of its own "
-                            "(its environment's interpreter, or this one), all pinned to that "
-                            "CPU"
-                            + (
-                                "; each filesystem a sandbox of its own, all up at once"
-                                if len(sandboxes) > 1
-                                else ""
-                            ),
-                        }
-                    result.harness["teardown_s"] = None
-                    result.harness["teardown_note"] = self._teardown_note(interrupted)
+                        where = (
+                            "each member's rounds in a worker process of its own (its "
+                            "environment's interpreter, or this one), all pinned to that CPU"
+                        )
+                        if len(sandboxes) > 1:
+                            where += "; each filesystem a sandbox of its own, all up at once"
+                        harness.interleaved = describe_blocks(
+                            member.text, texts, blocks, done, run, seed, cpu, where
+                        )
+                    harness.teardown_s = None
+                    harness.teardown_note = self._teardown_note(interrupted)
                     results[member.text] = result
                 session.keep_early(results[mine.text], self.disabled)
             if self.alone and self.rules.cprofile and runs[mine.text][0].environment is None:
@@ -285,7 +285,7 @@ class GroupRun:
         sandbox: Sandbox,
         cpu: int,
         display: ProgressDisplay,
-    ) -> tuple[BenchmarkRun, Backend, dict[str, object]]:
+    ) -> tuple[BenchmarkRun, Backend, Harness]:
         """A member's backend, its run, its server where it has one, and what its result
         records beside the rounds (the server, the environment, the harness check, the
         pytest-benchmark rules)."""
@@ -314,20 +314,15 @@ class GroupRun:
             environment=environment,
             worker=worker,
         )
-        harness: dict[str, object] = {}
+        harness = Harness()
         server = self._serve(stack, member.variant, vcs, run, sandbox)
-        if server is not None:
-            harness["server"] = server
+        harness.server = server
         built = environment_of(member.variant)
         if built is not None:
-            harness["environment"] = built.describe()
-        described_rules = self.rules.describe(self.plan.rounds)
-        if described_rules:
-            harness["pytest_benchmark_rules"] = described_rules
+            harness.environment = built.describe()
+        harness.pytest_benchmark_rules = self.rules.describe(self.plan.rounds) or None
         if self.alone:
-            check = self._perturbation(member, vcs, run, sandbox, slug, server)
-            if check is not None:
-                harness["perturbation"] = check
+            harness.perturbation = self._perturbation(member, vcs, run, sandbox, slug, server)
         return run, vcs, harness
 
     def _serve(

@@ -15,6 +15,7 @@ from vcsbench.bench import floor
 from vcsbench.bench.trouble import describe
 from vcsbench.bench.workers import WorkerEnd
 from vcsbench.measure.footprint import Footprint, footprint
+from vcsbench.results.harness import Harness
 
 NOTE = (
     "harness = prepare, probes, syncfs and verification around the timed operations; none "
@@ -72,7 +73,7 @@ def record(
     ends: list[WorkerEnd],
     processes: int,
     environment: Path | None,
-) -> dict[str, Any]:
+) -> Harness:
     """The harness record of a benchmark: its cost per round beside the timed
     operations, and where its rounds ran."""
     if ends:
@@ -84,19 +85,19 @@ def record(
         ) + "; rss_peak and rss_growth are the largest of the workers'"
     else:
         where = "every round in the benchmark's own process"
-    return {
-        "probe_overhead_us_per_round": overhead_ns / 1000 if started else None,
-        "benchmark_wall_s": wall_s,
-        "ops_wall_s": ops_wall_ns / 1e9,
-        "footprint_s": footprint_s,
-        "harness_s_per_round": (wall_s - ops_wall_ns / 1e9) / rounds if rounds else None,
-        "sampler": "a separate process (python -m vcsbench.measure.sampler)",
-        **({"age": age_info} if age_info else {}),
-        **({"replay": replay} if replay else {}),
-        "workers": {
+    return Harness(
+        probe_overhead_us_per_round=overhead_ns / 1000 if started else None,
+        benchmark_wall_s=wall_s,
+        ops_wall_s=ops_wall_ns / 1e9,
+        footprint_s=footprint_s,
+        harness_s_per_round=(wall_s - ops_wall_ns / 1e9) / rounds if rounds else None,
+        sampler="a separate process (python -m vcsbench.measure.sampler)",
+        age=dict(age_info) if age_info else None,
+        replay=dict(replay) if replay else None,
+        workers={
             "rounds_per_worker": recycle if ends else None,
             "workers": processes or len(ends),
             "note": where,
         },
-        "note": NOTE,
-    }
+        note=NOTE,
+    )

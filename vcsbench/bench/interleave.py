@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vcsbench.results.harness import Interleaved
 from vcsbench.results.paired import METHOD
 
 if TYPE_CHECKING:
@@ -48,8 +49,15 @@ def targets(rounds: int, blocks: int) -> list[int]:
 
 
 def describe_blocks(
-    text: str, texts: list[str], blocks: int, done: list[Block], run: BenchmarkRun
-) -> dict[str, object]:
+    text: str,
+    texts: list[str],
+    blocks: int,
+    done: list[Block],
+    run: BenchmarkRun,
+    seed: int,
+    cpu: int,
+    process: str,
+) -> Interleaved:
     """What a variant's result records of its group: the variants, each block's rounds,
     its place in the block's order and its median time there (ms; None: no round of the
     block succeeded)."""
@@ -61,11 +69,14 @@ def describe_blocks(
     for block in mine:
         walls = [run.log.wall_ns[i] / 1e6 for i in range(block.first, block.end) if run.log.ok[i]]
         medians.append(statistics.median(walls) if walls else None)
-    return {
-        "variants": texts,
-        "blocks": blocks,
-        "rounds": [[b.first, b.end] for b in mine],
-        "position": [order[b.number].index(text) for b in mine],
-        "median_ms": medians,
-        "method": METHOD,
-    }
+    return Interleaved(
+        variants=tuple(texts),
+        blocks=blocks,
+        rounds=tuple((b.first, b.end) for b in mine),
+        position=tuple(order[b.number].index(text) for b in mine),
+        median_ms=tuple(medians),
+        order_seed=seed,
+        cpu=cpu,
+        process=process,
+        method=METHOD,
+    )

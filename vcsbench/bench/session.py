@@ -182,8 +182,8 @@ class VcsSession:
         result = outcome.results.pop(mine.text)
         if outcome.interrupted is None and outcome.teardown_s is not None:
             for each in (result, *outcome.results.values()):
-                each.harness["teardown_s"] = outcome.teardown_s
-                each.harness.pop("teardown_note", None)
+                each.harness.teardown_s = outcome.teardown_s
+                each.harness.teardown_note = ""
             if not disabled:
                 self._amend(benchmark, result)
         self._groups[key] = outcome.results
@@ -268,14 +268,14 @@ class VcsSession:
         """Write a kept benchmark again with what was learnt after it was kept (how long
         its sandbox took to come down)."""
         if benchmark.stats is not None and "vcsbench" in benchmark.extra_info:
-            benchmark.extra_info["vcsbench"]["harness"] = result.harness
+            benchmark.extra_info["vcsbench"]["harness"] = result.harness.to_json()
             write_results(self.config, amend=benchmark.stats)
         else:  # every round failed: it is in the run's facts, written again
             write_results(self.config)
 
     def _keep(self, benchmark: Any, result: Benchmark) -> None:
         """Put the benchmark in the results and write the result file at once."""
-        self.ops_wall_s += float(result.harness.get("ops_wall_s") or 0.0)
+        self.ops_wall_s += result.harness.ops_wall_s or 0.0
         benchmark.extra_info["vcsbench"] = result.to_json()
         ok_walls = result.samples_s
         if ok_walls:

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.report.interleaved import block_regressions
 
     benches = [bench for run in bench_runs for bench in run.benchmarks]
-    if not any(bench.harness.get("interleaved") for bench in benches):
+    if not any(bench.harness.interleaved for bench in benches):
         raise VcsbenchError(
             "report --fail-on gates interleaved variants, and these results have none; run "
             "the variants together (vcsbench run --interleave), or compare runs with "

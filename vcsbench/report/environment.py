@@ -45,7 +45,7 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
                 + durability,
             )
             add("cache", f"{bench.cache}; verify {bench.verify}")
-            add("harness", harness_text(bench.harness.get("perturbation")) or "")
+            add("harness", harness_text(bench.harness.perturbation) or "")
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")

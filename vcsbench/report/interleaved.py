@@ -3,19 +3,15 @@ block, with how the blocks agreed."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
+from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, METHOD, paired
 
 
-def _blocks(bench: Benchmark) -> dict[str, Any] | None:
-    found = bench.harness.get("interleaved")
-    if isinstance(found, dict) and isinstance(found.get("median_ms"), list):
-        return found
-    return None
+def _blocks(bench: Benchmark) -> Interleaved | None:
+    return bench.harness.interleaved
 
 
 def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchmark]]:
@@ -27,7 +23,7 @@ def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchma
     for bench in benches:
         blocks = _blocks(bench)
         if blocks is not None:
-            found.setdefault((bench.source, blocks.get("order_seed")), []).append(bench)
+            found.setdefault((bench.source, blocks.order_seed), []).append(bench)
     groups: dict[tuple[str, str, str], list[Benchmark]] = {}
     for rows in found.values():
         first = rows[0]
@@ -71,7 +67,7 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
             mine = _blocks(bench)
             if bench is base or mine is None:
                 continue
-            pair = paired(base_blocks["median_ms"], mine["median_ms"])
+            pair = paired(base_blocks.median_ms, mine.median_ms)
             if pair is not None and pair.significant and pair.ratio > 1 + limit:
                 found.append(
                     f"{op} {payload} {fs}: {_name(bench, rows)} time {pair.ratio:.3f}x "
@@ -95,11 +91,11 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
         for bench in rows:
             mine = _blocks(bench)
             assert mine is not None
-            medians = mine["median_ms"]
+            medians = mine.median_ms
             if bench is base:
                 cell, verdict = "baseline", ""
             else:
-                found = paired(base_blocks["median_ms"], medians)
+                found = paired(base_blocks.median_ms, medians)
                 if found is None:
                     cell, verdict = "—", "fewer than 2 blocks with figures"
                 else:
@@ -114,7 +110,7 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
                     " ".join(fmt_ms(m) if m is not None else "—" for m in medians),
                 ]
             )
-        blocks = len(base_blocks["median_ms"])
+        blocks = len(base_blocks.median_ms)
         out += [
             paragraph(
                 f"{op} · payload {payload} · fs {fs}: {len(rows)} variants in {blocks} "

@@ -14,9 +14,9 @@ they ran.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from vcsbench.results.comparison import busy
+from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
 from vcsbench.results.spread import SpreadCell
@@ -62,11 +62,8 @@ class Ratio:
         return "slower" if self.value > 1 else "faster"
 
 
-def _blocks(bench: Benchmark) -> dict[str, Any] | None:
-    found = bench.harness.get("interleaved")
-    if isinstance(found, dict) and isinstance(found.get("median_ms"), list):
-        return found
-    return None
+def _blocks(bench: Benchmark) -> Interleaved | None:
+    return bench.harness.interleaved
 
 
 def same_group(a: Benchmark, b: Benchmark) -> bool:
@@ -76,8 +73,8 @@ def same_group(a: Benchmark, b: Benchmark) -> bool:
         ba is not None
         and bb is not None
         and a.source == b.source
-        and ba.get("order_seed") == bb.get("order_seed")
-        and ba.get("variants") == bb.get("variants")
+        and ba.order_seed == bb.order_seed
+        and ba.variants == bb.variants
     )
 
 
@@ -93,7 +90,7 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
     if same_group(bench, base):
         mine, theirs = _blocks(bench), _blocks(base)
         assert mine is not None and theirs is not None
-        found = paired(theirs["median_ms"], mine["median_ms"])
+        found = paired(theirs.median_ms, mine.median_ms)
         if found is not None:
             return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
     loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")

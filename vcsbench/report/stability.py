@@ -59,7 +59,7 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
         )
     moved: dict[str, tuple[Benchmark, dict[str, Any]]] = {}
     for bench in benches:  # a check made once per backend is in each of its benchmarks
-        found = bench.harness.get("perturbation")
+        found = bench.harness.perturbation
         if (
             isinstance(found, dict)
             and isinstance(found.get("ratio"), int | float)

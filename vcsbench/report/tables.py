@@ -64,7 +64,7 @@ def present_text(bench: Benchmark) -> str:
     shape beside its count (students × assignments, commits each)."""
     if not bench.age:
         return "0"
-    about = bench.harness.get("age", {}) if isinstance(bench.harness, dict) else {}
+    about = bench.harness.age or {}
     population = about.get("population") if isinstance(about, dict) else None
     if not isinstance(population, dict):
         return f"{bench.age:,}"

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
+from vcsbench.results.harness import Harness
 from vcsbench.results.metrics import METRICS, metric
 from vcsbench.results.migrate import READABLE_SCHEMAS, SCHEMA_VERSION, migrate_benchmark
 from vcsbench.results.schema import (
@@ -176,7 +177,7 @@ class Benchmark:
     diagnosis: str = ""
     """What the failures have in common, where vcsbench knows (a full sandbox)."""
     floor: dict[str, Any] = field(default_factory=dict)
-    harness: dict[str, Any] = field(default_factory=dict)
+    harness: Harness = field(default_factory=Harness)
     sampler: dict[str, Any] = field(default_factory=dict)
     rounds_asked: int = 0
     """Rounds the benchmark was to run; more than ``repos`` when it was interrupted."""
@@ -297,7 +298,7 @@ class Benchmark:
             "diagnosis": self.diagnosis,
             "metrics": {k: v.to_json() for k, v in self.metrics.items()},
             "floor": self.floor,
-            "harness": self.harness,
+            "harness": self.harness.to_json(),
             "rounds": self.rounds.to_json(),
             "sampler": self.sampler,
             **({"writers": self.writers.to_json()} if self.writers is not None else {}),
@@ -353,7 +354,7 @@ class Benchmark:
             },
             diagnosis=optional(d, "diagnosis", str, where, ""),
             floor=floor,
-            harness=optional(d, "harness", dict, where, {}),
+            harness=Harness.from_json(d.get("harness"), f"{where}.harness"),
             sampler=optional(d, "sampler", dict, where, {}),
             writers=None
             if d.get("writers") is None

@@ -12,6 +12,7 @@ are not used as such.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vcsbench.results.stats import order_interval
@@ -45,7 +46,7 @@ class Paired:
         return "slower" if self.ratio > 1 else "faster"
 
 
-def paired(base: list[float | None], other: list[float | None]) -> Paired | None:
+def paired(base: Sequence[float | None], other: Sequence[float | None]) -> Paired | None:
     """The block-by-block comparison of ``other`` with ``base`` (their block medians, in
     block order); None with fewer than 2 blocks both have."""
     ratios = [o / b for b, o in zip(base, other, strict=False) if b and o is not None]

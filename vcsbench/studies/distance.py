@@ -34,7 +34,7 @@ OPS = {"clone": "clone (svn: checkout)", "update": "update", "publish": "commit 
 
 def measured_rtt_ms(bench: Benchmark) -> float | None:
     """The round trip a client saw through the proxy before the benchmark (its median)."""
-    found = ((bench.harness.get("server") or {}).get("distance") or {}).get("calibration")
+    found = ((bench.harness.server or {}).get("distance") or {}).get("calibration")
     value = (found or {}).get("measured_rtt_ms")
     return float(value) if isinstance(value, int | float) else None
 
