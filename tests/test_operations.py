@@ -20,9 +20,9 @@ from vcsbench.workload.operation import HISTORY_FILE, RoundPaths
 from vcsbench.workload.operations import (
     DEFAULT_OPS,
     OPS,
+    OperationSpec,
     make_operation,
     operation_label,
-    supports,
 )
 from vcsbench.workload.patches import apply_hunks, parse_unified, patch_problems
 from vcsbench.workload.payloads import load_payload
@@ -104,7 +104,9 @@ SABOTAGE: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
-PAIRS = [(b, op) for op in NEW_OPS for b in REGISTRY if supports(REGISTRY[b], op)]
+PAIRS = [
+    (b, op) for op in NEW_OPS for b in REGISTRY if OperationSpec.parse(op).supported_by(REGISTRY[b])
+]
 
 
 @pytest.mark.parametrize(("backend_name", "op_spec"), PAIRS)
@@ -381,8 +383,8 @@ def test_operation_options_are_checked_and_defaults_left_out_of_the_name() -> No
 
 
 def test_default_ops_and_all() -> None:
-    assert Selection.parse(fs="dir:/tmp").ops == list(DEFAULT_OPS)
-    assert Selection.parse(ops="all", fs="dir:/tmp").ops == list(OPS)
+    assert [op.text for op in Selection.parse(fs="dir:/tmp").ops] == list(DEFAULT_OPS)
+    assert [op.text for op in Selection.parse(ops="all", fs="dir:/tmp").ops] == list(OPS)
     assert set(OPS) >= {"clone", "update", "status", "log", "diff", "gc"}
 
 

@@ -45,7 +45,7 @@ from vcsbench.backends.tools import run_tool
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_spec
 from vcsbench.workload.operation import Operation, RoundPaths
-from vcsbench.workload.operations import make_operation
+from vcsbench.workload.operations import OperationSpec
 from vcsbench.workload.payloads import Payload, load_payload
 
 if TYPE_CHECKING:
@@ -179,16 +179,18 @@ class VcsBench:
         )
         return self.result
 
-    def operation(self, op: str, payload: str) -> Benchmark | None:
-        """One of the built-in operations (``create``, ``commit``, ...), as the suite runs it."""
+    def operation(self, op: OperationSpec | str, payload: str) -> Benchmark | None:
+        """One of the built-in operations (``create``, ``commit[history=10]``, ...), as the
+        suite runs it (named, it is parsed here, once)."""
+        spec = op if isinstance(op, OperationSpec) else OperationSpec.parse(op)
         self.result = self.session.run_operation(
             self.benchmark,
             self.backend,
             self.fs,
-            op,
+            spec.text,
             payload,
-            lambda vcs: make_operation(op, vcs, load_payload(payload)),
-            built_in=(op, payload),
+            lambda vcs: spec.make(vcs, load_payload(payload)),
+            built_in=(spec, payload),
         )
         return self.result
 

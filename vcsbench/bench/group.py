@@ -43,6 +43,7 @@ from vcsbench.results.harness import Harness
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
+from vcsbench.workload.operations import OperationSpec
 from vcsbench.workload.seeds import REPLAY_PROGRESS
 
 
@@ -106,7 +107,7 @@ class GroupRun:
         op: str,
         payload: str,
         make: Callable[[Backend], Operation] | None,
-        built_in: tuple[str, str] | None,
+        built_in: tuple[OperationSpec, str] | None,
         plan: RoundPlan,
         rules: RoundRules,
         named: tuple[str, str],
@@ -130,10 +131,10 @@ class GroupRun:
     def operation(self, member: Member, vcs: Backend) -> Operation:
         if member == self.mine and self.make is not None:
             return self.make(vcs)
-        from vcsbench.workload.operations import make_operation
         from vcsbench.workload.payloads import load_payload
 
-        return make_operation(self.op, vcs, load_payload(self.payload))
+        assert self.built_in is not None  # a group of several is of built-in operations
+        return self.built_in[0].make(vcs, load_payload(self.payload))
 
     def member_plan(self, member: Member) -> RoundPlan:
         """The plan with the member's own repositories present first and its delay."""
@@ -166,7 +167,7 @@ class GroupRun:
         spec = WorkerSpec(
             variant=member.variant.plain.text,
             options=dict(vcs.options),
-            op=op,
+            op=op.text,
             payload=payload,
             temp_root=str(sandbox.root),
             cpu=None if self.alone else cpu,

@@ -20,7 +20,7 @@ from vcsbench.backends import REGISTRY, Variant, split_variant
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
-from vcsbench.workload.operations import DEFAULT_OPS, OPS, operation_label
+from vcsbench.workload.operations import DEFAULT_OPS, OPS, OperationSpec
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
     load_payload,
@@ -250,17 +250,19 @@ def split_list(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def parse_operations(text: str) -> list[str]:
-    """Operation labels, options checked (``log[history=10]``); ``all``: every operation."""
+def parse_operations(text: str) -> list[OperationSpec]:
+    """The operations named (``log[history=10]``), each parsed once, its options checked;
+    ``all``: every operation."""
     names = split_list(text)
     if names == ["all"]:
-        return list(OPS)
+        names = list(OPS)
     if not names:
         raise VcsbenchError(f"no operation given; known: {', '.join(OPS)}")
-    labels = [operation_label(name) for name in names]
+    specs = [OperationSpec.parse(name) for name in names]
+    labels = [spec.text for spec in specs]
     if len(set(labels)) != len(labels):
         raise VcsbenchError(f"operations {text!r} name one operation twice")
-    return labels
+    return specs
 
 
 def parse_payloads(text: str) -> list[str]:

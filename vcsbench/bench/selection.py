@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
-from vcsbench.backends.tools import parse_options, split_variant
+from vcsbench.backends.tools import parse_options
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -32,13 +32,7 @@ from vcsbench.bench.population import Population, is_population, parse_populatio
 from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
-from vcsbench.workload.operations import (
-    DEFAULT_OPS,
-    LAYOUTS,
-    operation_class,
-    operation_needs,
-    supports,
-)
+from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OperationSpec
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
 )
@@ -50,7 +44,7 @@ class Selection:
 
     backends: list[Variant]
     """Backends and variants, each parsed once: ``svn-fs``, ``svn-fs[fs-type=fsx]``."""
-    ops: list[str]
+    ops: list[OperationSpec]
     payloads: list[str]
     fs: list[FsSpec]
     repos: int
@@ -317,7 +311,7 @@ class Selection:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""
         return [case_id(*case) for case in self.cases() if case[0].availability.ok]
 
-    def cases(self) -> list[tuple[Variant, str, str, FsSpec]]:
+    def cases(self) -> list[tuple[Variant, OperationSpec, str, FsSpec]]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""
         return [
             (backend, op, payload, spec)
@@ -325,8 +319,8 @@ class Selection:
             for payload in self.payloads
             for op in self.ops
             for backend in self.backends
-            if supports(backend.cls, op)
-            and reaches(backend, operation_needs(op))
+            if op.supported_by(backend.cls)
+            and reaches(backend, op.needs)
             and replays(backend, op, payload)
         ]
 
@@ -337,7 +331,7 @@ class Selection:
 
         lines = []
         for op in self.ops:
-            needs = operation_needs(op)
+            needs = op.needs
             for backend in self.backends:
                 lacks = needs - backend.cls.capabilities
                 if lacks:
@@ -345,9 +339,7 @@ class Selection:
                         f"{backend.text} × {op}: skipped, {backend.name} has no "
                         f"{', '.join(sorted(lacks))}"
                     )
-                elif split_variant(op)[1].get("back") and any(
-                    not is_history(p) for p in self.payloads
-                ):
+                elif op.back and any(not is_history(p) for p in self.payloads):
                     plain = [p for p in self.payloads if not is_history(p)]
                     lines.append(
                         f"{backend.text} × {op}: skipped for {', '.join(plain)}, back= reaches "
@@ -367,14 +359,14 @@ class Selection:
         return lines
 
 
-def check_back(ops: list[str], payloads: list[str]) -> None:
+def check_back(ops: list[OperationSpec], payloads: list[str]) -> None:
     """``back=K`` counts revisions of a replayed history: one line if no payload is one,
     or if K reaches before a history's first revision."""
     from vcsbench.workload.history import HistoryPayload
     from vcsbench.workload.payloads import load_payload
 
     for op in ops:
-        back = split_variant(op)[1].get("back")
+        back = op.back
         if not back:
             continue
         histories = [p for p in map(load_payload, payloads) if isinstance(p, HistoryPayload)]
@@ -385,21 +377,21 @@ def check_back(ops: list[str], payloads: list[str]) -> None:
             )
         for payload in histories:  # loaded (and cached) when the payloads were read
             name = payload.name
-            if int(back) >= payload.revisions:
+            if back >= payload.revisions:
                 raise VcsbenchError(
                     f"operation {op}: payload {name} replays {payload.revisions} "
                     "revisions, so back= must be below that"
                 )
 
 
-def replays(backend: Variant, op: str, payload: str) -> bool:
+def replays(backend: Variant, op: OperationSpec, payload: str) -> bool:
     """A history payload's operations on a repository built from it need a backend that
     replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
     from vcsbench.workload.source import is_history
 
     if not is_history(payload):
-        return not split_variant(op)[1].get("back")
-    if not operation_class(op).builds_seed:
+        return not op.back
+    if not op.builds_seed:
         return True
     return "replay" in backend.cls.capabilities
 
@@ -425,6 +417,6 @@ def _interleave(value: str) -> int | None:
     raise VcsbenchError(f"interleave {value!r} is not auto, off or a number of blocks (2 or more)")
 
 
-def case_id(backend: Variant, op: str, payload: str, fs: FsSpec) -> str:
+def case_id(backend: Variant, op: OperationSpec | str, payload: str, fs: FsSpec) -> str:
     """How a case of the suite is named: its test's id in pytest and its result's name."""
     return f"{backend.text}-{op}-{payload}-{fs.text}"

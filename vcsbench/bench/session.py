@@ -33,7 +33,7 @@ from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.sandbox.spec import parse_fs_spec
 from vcsbench.workload.operation import Operation
-from vcsbench.workload.operations import operation_class
+from vcsbench.workload.operations import OperationSpec
 from vcsbench.workload.seeds import SHARED_SEEDS
 
 COUNT = pytest.StashKey[int]()
@@ -75,7 +75,7 @@ class VcsSession:
             return
         self._seeds_kept = True
         os.environ.pop(SHARED_SEEDS, None)
-        if not any(operation_class(op).builds_seed for op in self.selection.ops):
+        if not any(op.builds_seed for op in self.selection.ops):
             return
         box = Sandbox(parse_fs_spec(f"dir:{tempfile.gettempdir()}"))
         box.counted = False  # not a sandbox the closing line counts: no benchmark ran in it
@@ -104,7 +104,7 @@ class VcsSession:
         payload: str,
         make: Callable[[Backend], Operation],
         repos: int | None = None,
-        built_in: tuple[str, str] | None = None,
+        built_in: tuple[OperationSpec, str] | None = None,
     ) -> Benchmark | None:
         """Run, record and keep one benchmark of ``make(backend)``'s operation; the
         result (None with --benchmark-disable). ``built_in``: the built-in operation and
@@ -240,7 +240,12 @@ class VcsSession:
         pytest.exit(str(exc), returncode=2)
 
     def _interleaved_group(
-        self, backend: Variant, fs: FsSpec, op: str, payload: str, built_in: object
+        self,
+        backend: Variant,
+        fs: FsSpec,
+        op: str,
+        payload: str,
+        built_in: tuple[OperationSpec, str] | None,
     ) -> list[Member]:
         """The benchmarks run with this one in alternating blocks, or none: the variants
         of one filesystem (--interleave), and the filesystems of one run (several given,
@@ -252,7 +257,7 @@ class VcsSession:
         cases = [
             Member(b, f)
             for b, o, p, f in selection.cases()
-            if o == op and p == payload and b.availability.ok
+            if o.text == op and p == payload and b.availability.ok
         ]
         variants = selection.interleaves([m.variant for m in cases if m.fs.text == fs.text])
         filesystems = selection.interleaves_filesystems()

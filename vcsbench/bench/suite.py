@@ -12,13 +12,14 @@ from vcsbench.backends import Variant
 from vcsbench.bench.fixture import VcsBench
 from vcsbench.bench.session import VcsSession
 from vcsbench.sandbox import FsSpec
+from vcsbench.workload.operations import OperationSpec
 
 
 def test_vcs(
     benchmark: Any,
     vcs_session: VcsSession,
     backend: Variant,
-    op: str,
+    op: OperationSpec,
     payload: str,
     fs: FsSpec,
     request: Any,

@@ -338,13 +338,13 @@ class HgRemoteClient(Client):
 
 
 class LocalClient(Client):
-    """A backend in a process of this client's own (``python -m vcsbench.load.worker``)."""
+    """A backend in a process of this client's own (``python -m vcsbench.load.client_process``)."""
 
     def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
         super().__init__(config, scratch)
         backend = self.path.backend
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vcsbench.load.worker", backend, str(scratch)],
+            [sys.executable, "-m", "vcsbench.load.client_process", backend, str(scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             preexec_fn=_local_client_child,

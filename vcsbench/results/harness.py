@@ -55,17 +55,18 @@ class Interleaved:
     method: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "variants": list(self.variants),
             "blocks": self.blocks,
             "rounds": [list(r) for r in self.rounds],
             "position": list(self.position),
             "median_ms": list(self.median_ms),
-            "order_seed": self.order_seed,
-            "cpu": self.cpu,
-            "process": self.process,
-            "method": self.method,
         }
+        for key in ("order_seed", "cpu", "process", "method"):
+            value = getattr(self, key)
+            if value not in (None, ""):
+                out[key] = value
+        return out
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Interleaved:
@@ -128,8 +129,18 @@ class Harness:
     interleaved: Interleaved | None = None
     other: dict[str, Any] = field(default_factory=dict)
     """Keys of another version, kept as read."""
+    read_keys: frozenset[str] | None = None
+    """The keys the record had where it was read from a file (None: made here): written
+    back, it has those and the ones set since, so a file reads and writes back the same."""
 
     def to_json(self) -> dict[str, Any]:
+        made = self._made()
+        if self.read_keys is not None:
+            made = {k: v for k, v in made.items() if k in self.read_keys or v not in (None, "", {})}
+        return {**self.other, **made}
+
+    def _made(self) -> dict[str, Any]:
+        """The record as this version writes it."""
         out: dict[str, Any] = {
             "probe_overhead_us_per_round": self.probe_overhead_us_per_round,
             "benchmark_wall_s": self.benchmark_wall_s,
@@ -151,7 +162,7 @@ class Harness:
             out["teardown_note"] = self.teardown_note
         if self.interleaved is not None:
             out["interleaved"] = self.interleaved.to_json()
-        return {**self.other, **out}
+        return out
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Harness:
@@ -183,4 +194,5 @@ class Harness:
             if interleaved is None
             else Interleaved.from_json(interleaved, f"{where}.interleaved"),
             other={k: v for k, v in d.items() if k not in KNOWN},
+            read_keys=frozenset(d),
         )

@@ -18,6 +18,8 @@ the change it made -- never against the backend's own answer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import ClassVar
 
 from vcsbench.backends import Backend
@@ -118,18 +120,59 @@ DEFAULT_OPS = ("create", "create+commit", "commit", "checkout")
 """What ``--ops`` runs unless told: the 2013 study's operations and a checkout."""
 
 
-def operation_class(spec: str) -> type[Operation]:
-    """The class of ``log`` or ``log[history=10]``, its options checked; one line if bad."""
-    name, options = split_variant(spec)
-    try:
-        cls = OPERATIONS[name]
-    except KeyError:
-        raise VcsbenchError(
-            f"unknown operation {name!r}; known: {', '.join(OPERATIONS)} (or all); "
-            "options as NAME[key=value], e.g. log[history=1000]"
-        ) from None
-    cls.check_options(options)
-    return cls
+@dataclass(frozen=True)
+class OperationSpec:
+    """An operation as named (``log``, ``commit[history=100]``), parsed once where it is
+    named -- its class found, its options checked -- and carried as this object: what
+    it needs of a backend, whether it builds a seed or reaches back into a history, and
+    the operation itself, made for a backend and a payload."""
+
+    cls: type[Operation]
+    options: Mapping[str, str]
+
+    @classmethod
+    def parse(cls, text: str) -> OperationSpec:
+        """The operation ``text`` names, its options checked; one line if bad."""
+        name, given = split_variant(text)
+        try:
+            found = OPERATIONS[name]
+        except KeyError:
+            raise VcsbenchError(
+                f"unknown operation {name!r}; known: {', '.join(OPERATIONS)} (or all); "
+                "options as NAME[key=value], e.g. log[history=1000]"
+            ) from None
+        found.check_options(given)
+        return cls(found, dict(given))
+
+    @property
+    def text(self) -> str:
+        """The name results use: options at their default left out."""
+        options = self.cls.check_options(self.options)
+        return variant_label(self.cls.name, options, self.cls.option_defaults)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """What it needs of a backend (``diff[back=10]`` more than ``diff``)."""
+        return self.cls.needs_with(self.options)
+
+    @property
+    def builds_seed(self) -> bool:
+        return self.cls.builds_seed
+
+    @property
+    def back(self) -> int | None:
+        """``back=K``: how many revisions of a replayed history it reaches back."""
+        value = self.options.get("back")
+        return int(value) if value else None
+
+    def supported_by(self, backend: type[Backend]) -> bool:
+        return self.needs <= backend.capabilities
+
+    def make(self, backend: Backend, payload: Payload) -> Operation:
+        return self.cls(backend, payload, dict(self.options))
 
 
 def markdown_table() -> str:
@@ -150,19 +193,8 @@ def markdown_table() -> str:
 
 def operation_label(spec: str) -> str:
     """The name results use for ``spec``: options at their default are left out."""
-    cls = operation_class(spec)
-    options = cls.check_options(split_variant(spec)[1])
-    return variant_label(cls.name, options, cls.option_defaults)
-
-
-def operation_needs(spec: str) -> frozenset[str]:
-    """What ``diff`` or ``diff[back=10]`` needs of a backend."""
-    return operation_class(spec).needs_with(split_variant(spec)[1])
-
-
-def supports(backend: type[Backend], op: str) -> bool:
-    return operation_needs(op) <= backend.capabilities
+    return OperationSpec.parse(spec).text
 
 
 def make_operation(spec: str, backend: Backend, payload: Payload) -> Operation:
-    return operation_class(spec)(backend, payload, split_variant(spec)[1])
+    return OperationSpec.parse(spec).make(backend, payload)

@@ -1,6 +1,6 @@
 """One local client's process: a vcsbench backend that creates and commits on request.
 
-``python -m vcsbench.load.worker BACKEND SCRATCH``; ``{"ready": true}`` once its backend
+``python -m vcsbench.load.client_process BACKEND SCRATCH``; ``{"ready": true}`` once its backend
 is loaded and warm (one repository made and committed to beside SCRATCH), then one JSON
 line each way:
 ``{"repo", "create", "files" (latin-1 text), "message"}`` (a session) or ``{"repo",
