@@ -120,9 +120,9 @@ def test_a_harness_with_a_known_added_delay_is_reported_by_that_much(
             lambda: Sleeps(FakeBackend()), sandbox.info, sandbox.root / "p", "late", 4, 20
         )
         assert not (sandbox.root / "p").exists()  # its directories are gone
-    for bare, harness in found.blocks:
-        added = harness - bare
-        assert ADDED_S * 1000 * 0.9 < added < ADDED_S * 1000 * 1.4, found.blocks
+    # By the blocks' median: one block's sleeps may overshoot by a few tenths of a ms.
+    added = statistics.median(harness - bare for bare, harness in found.blocks)
+    assert ADDED_S * 1000 * 0.9 < added < ADDED_S * 1000 * 1.4, found.blocks
     # The ratio is the delay over the bare round, which a sleep makes 2.0-2.9 ms on a
     # busy machine: bounded by the same delay bounds over the bare rounds as measured.
     low, high = (
