@@ -15,6 +15,15 @@ the two loops' medians beside it (the machine's drift over the minute between th
 that ratio, which is why there are several runs). As root (it mounts)::
 
     .venv/bin/python tools/bareloop.py compare --fs tmpfs --ops create+commit --runs 3
+
+``counted``: what counting durability costs the timed call. The loop in one process and
+filesystem, in pairs of blocks (which goes first drawn at random): one block with
+vcsbench's fsync-family counter (:class:`vcsbench.measure.syscalls.SyncCounter`, perf
+events on the syscall tracepoints, inherited by children) open, one with it closed; the
+ratio per pair is the counted block's median over the other's, reported as the median
+ratio with a sign test's interval. The counted rounds also give the calls each made::
+
+    .venv/bin/python tools/bareloop.py counted --fs ext4 --ops commit --blocks 12
 """
 
 from __future__ import annotations
@@ -232,6 +241,61 @@ def loop(
     return statistics.median(took[warmup:]) / 1e6
 
 
+def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
+    """One line: the fsync-family calls per round, and the counted blocks' median over
+    the uncounted blocks' (per pair of blocks), with its interval."""
+    import random
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from vcsbench.measure.syscalls import SyncCounter
+    from vcsbench.results.stats import order_interval
+
+    calls = git_calls() if backend == "git-pygit2" else svn_calls()
+    timed = calls[op]
+    ratios: list[float] = []
+    per_round: set[int] = set()
+    with filesystem(fs) as mnt:
+        (mnt / "repos").mkdir()
+        serial = 0
+        for _pair in range(blocks):
+            medians = {}
+            for on in random.sample([True, False], 2):
+                counter = SyncCounter()
+                if on and counter.read() is None:
+                    raise SystemExit(f"no counter: {counter.reason}")
+                took = []
+                paths = []
+                for _ in range(rounds):
+                    path = str(mnt / "repos" / f"r{serial:07d}")
+                    serial += 1
+                    paths.append(path)
+                    if op == "commit":
+                        calls["create+commit"](path)
+                        syncfs(mnt)
+                    first = counter.read() if on else None
+                    start = time.perf_counter_ns()
+                    timed(path)
+                    took.append(time.perf_counter_ns() - start)
+                    if on:
+                        per_round.add((counter.read() or 0) - (first or 0))
+                counter.close()
+                want = {"create": None, "create+commit": FIRST, "commit": {**FIRST, **CHANGE}}
+                for path in paths:
+                    if want[op] is None and not os.path.isdir(path):
+                        raise SystemExit(f"{path} was not made")
+                    if want[op] is not None:
+                        calls["check"](path, want[op])
+                medians[on] = statistics.median(took)
+            ratios.append(medians[True] / medians[False])
+    low, high, confidence = order_interval(ratios)
+    calls_text = "-".join(str(v) for v in sorted({min(per_round), max(per_round)}))
+    return (
+        f"{backend} {op} {fs}: {calls_text} fsync-family calls a round; counted / uncounted "
+        f"{statistics.median(ratios):.3f} ({low:.3f}-{high:.3f}, {confidence:.0%}; "
+        f"{blocks} pairs of {rounds} rounds)"
+    )
+
+
 def vcsbench_medians(
     fs: str, ops: list[str], rounds: int, extra: list[str]
 ) -> dict[tuple[str, str], float]:
@@ -306,22 +370,32 @@ def main() -> None:
     both.add_argument(
         "--pytest-args", default="", help="more arguments for pytest, split at spaces"
     )
+    count = sub.add_parser("counted", help="blocks with the fsync-family counter open or not")
+    count.add_argument("--blocks", type=int, default=12, help="pairs of blocks")
     for each in (one, both):
         each.add_argument("--syncfs-first", action="store_true", help=SYNC_HELP)
         each.add_argument("--copied-start", action="store_true", help=COPY_HELP)
         each.add_argument(
             "--warmup", type=int, default=0, help="rounds first, left out of the median"
         )
+    for each in (one, both, count):
         each.add_argument(
             "--ops", default="create+commit", help=f"comma-separated, of {', '.join(OPS)}"
         )
         each.add_argument("--fs", choices=("tmpfs", "ext4"), default="tmpfs")
-        each.add_argument("--rounds", type=int, default=400)
+        each.add_argument(
+            "--rounds", type=int, default=400, help="rounds (counted: rounds a block)"
+        )
     args = parser.parse_args()
     ops = args.ops.split(",")
     bad = [op for op in ops if op not in OPS]
     if bad:
         parser.error(f"--ops {bad[0]!r}: not one of {', '.join(OPS)}")
+    if args.command == "counted":
+        for backend in BACKENDS:
+            for op in ops:
+                print(counted(backend, op, args.fs, args.blocks, args.rounds), flush=True)
+        return
     if args.command == "loop":
         for op in ops:
             median = loop(

@@ -27,10 +27,26 @@ def round_values(delta: Delta) -> dict[str, float | None]:
         "io_write_device": device.write_bytes if device else None,
         "io_read_requests_device": device.read_requests if device else None,
         "io_write_requests_device": device.write_requests if device else None,
+        "io_flush_requests_device": delta.flushes,
+        "sync_calls": delta.syncs,
         "fs_used_delta": delta.fs.used_bytes,
         "fs_inodes_delta": delta.fs.used_inodes,
     }
     return values
+
+
+UNCOUNTED = {
+    "sync_calls": "not counted: fsync-family calls are counted on a filesystem with a block "
+    "device of its own (ext4, xfs, btrfs), as root, by the kernel's syscall tracepoints",
+    "io_flush_requests_device": "not counted: this kernel's block device statistics have "
+    "no flush field",
+}
+"""Figures a round may not have been able to count, and why."""
+
+
+def _counted(log: RoundLog, name: str) -> bool:
+    """Whether some successful round counted ``name`` (an uncounted round keeps NaN)."""
+    return any(ok and value == value for ok, value in zip(log.ok, log.values[name], strict=True))
 
 
 def filesystem_info(info: SandboxInfo) -> FilesystemInfo:
@@ -90,6 +106,8 @@ def benchmark_metrics(
             total, reason = None, no_storage
         elif name.endswith("_device") and info.device_stat_path is None:
             total, reason = None, no_device
+        elif name in UNCOUNTED and not _counted(log, name):
+            total, reason = None, UNCOUNTED[name]
         put(name, total, reason)
     for name, attribute in FOOTPRINT_METRICS.items():
         if isinstance(result, str):

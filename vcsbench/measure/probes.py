@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.measure.syscalls import SyncCounter
 
 SECTOR_BYTES = 512
 
@@ -59,8 +60,15 @@ class DeviceCounters:
     write_requests: int
     in_flight: int
     busy_ms: int
+    flush_requests: int | None = None
+    """Cache flushes the device completed (field 16; None on a kernel without it)."""
 
     def __sub__(self, other: DeviceCounters) -> DeviceCounters:
+        flushes = (
+            None
+            if self.flush_requests is None or other.flush_requests is None
+            else self.flush_requests - other.flush_requests
+        )
         return DeviceCounters(
             self.read_bytes - other.read_bytes,
             self.write_bytes - other.write_bytes,
@@ -68,6 +76,7 @@ class DeviceCounters:
             self.write_requests - other.write_requests,
             self.in_flight,
             self.busy_ms - other.busy_ms,
+            flushes,
         )
 
 
@@ -128,6 +137,7 @@ def read_device(stat_path: str) -> DeviceCounters:
         write_requests=fields[4],
         in_flight=fields[8],
         busy_ms=fields[9],
+        flush_requests=fields[15] if len(fields) > 15 else None,
     )
 
 
@@ -192,6 +202,10 @@ class Snapshot:
     process: ProcessCounters
     device: DeviceCounters | None
     fs: FsUsage
+    syncs: int | None = None
+    """The fsync-family calls counted so far (None: not counted here)."""
+    flushes: int | None = None
+    """The device's flushes before the probe's own syncfs (None: no device, or no field)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +216,11 @@ class Delta:
     process: ProcessCounters
     device: DeviceCounters | None
     fs: FsUsage
+    syncs: int | None = None
+    """fsync-family calls the region made (its waited children's included)."""
+    flushes: int | None = None
+    """Device cache flushes completed in the region, the probe's syncfs after it not
+    counted: the flushes the region's own calls asked for."""
 
 
 class Probe:
@@ -217,6 +236,7 @@ class Probe:
         self.device_stat_path = device_stat_path
         self.sync = sync
         self._fd: tuple[int, int] | None = None
+        self.syncs = SyncCounter(enabled=device_stat_path is not None)
 
     def _root_fd(self) -> int:
         """The root, opened once per process for syncfs (and closed with the probe)."""
@@ -231,20 +251,27 @@ class Probe:
         if self._fd is not None and self._fd[0] == os.getpid():
             os.close(self._fd[1])
         self._fd = None
+        self.syncs.close()
 
     def before(self) -> Snapshot:
         if self.sync:
             syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
         fs = read_fs_usage(self.root)
-        return Snapshot(read_process(), device, fs)
+        syncs = self.syncs.read()  # before the process counters: its reads are not the region's
+        flushes = device.flush_requests if device is not None else None
+        return Snapshot(read_process(), device, fs, syncs, flushes)
 
     def after(self) -> Snapshot:
         process = read_process()
+        syncs = self.syncs.read()  # after the process counters, before the probe's syncfs
+        flushes = None
+        if self.device_stat_path:
+            flushes = read_device(self.device_stat_path).flush_requests
         if self.sync:
             syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
-        return Snapshot(process, device, read_fs_usage(self.root))
+        return Snapshot(process, device, read_fs_usage(self.root), syncs, flushes)
 
     @staticmethod
     def delta(before: Snapshot, after: Snapshot, wall_ns: int) -> Delta:
@@ -253,7 +280,15 @@ class Probe:
             if after.device is not None and before.device is not None
             else None
         )
-        return Delta(wall_ns, after.process - before.process, device, after.fs - before.fs)
+        syncs = None if after.syncs is None or before.syncs is None else after.syncs - before.syncs
+        flushes = (
+            None
+            if after.flushes is None or before.flushes is None
+            else after.flushes - before.flushes
+        )
+        return Delta(
+            wall_ns, after.process - before.process, device, after.fs - before.fs, syncs, flushes
+        )
 
     def overhead_ns(self, pairs: int = 50) -> int:
         """Median cost of one before/after pair with an empty region, in ns."""

@@ -14,9 +14,10 @@ from vcsbench.results.comparison import (
     OTHERS_CPU,
     ROUNDS_ALPHA,
     STEADY,
+    Change,
     Pair,
 )
-from vcsbench.results.metrics import METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.verdict import ALPHA, Between
 
@@ -156,9 +157,20 @@ def render(
     )
     lines.append("")
     metric_rows: list[list[Any]] = []
+    shown_metrics = [
+        *COMPARED_METRICS,
+        *(
+            name
+            for name in DURABILITY_METRICS
+            if any(
+                isinstance(c, Change) and (c.base is not None or c.other is not None)
+                for c in (p.changes[name] for p in pairs)
+            )
+        ),
+    ]
     for pair in pairs:
         row = [pair.label]
-        for name in COMPARED_METRICS:
+        for name in shown_metrics:
             change = pair.changes[name]
             if isinstance(change, Between):
                 ends = (_geomean(change.base), _geomean(change.other))
@@ -171,7 +183,7 @@ def render(
         metric_rows.append(row)
     lines.append(
         render_rows(
-            ["per repository", *(METRICS[name].label for name in COMPARED_METRICS)],
+            ["per repository", *(METRICS[name].label for name in shown_metrics)],
             metric_rows,
             fmt,
         )

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
 from vcsbench.results.environment import Throttle
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.writers import Writers
+
+if TYPE_CHECKING:
+    from vcsbench.results.model import Benchmark
 
 TABULATE_FORMAT = {
     "md": "pipe",
@@ -48,6 +52,13 @@ def fmt_metric(name: str, value: float | None) -> str:
     """A value in a registry metric's unit, shown in its display unit."""
     d = METRICS[name]
     return fmt_num(value, d.scale, d.digits)
+
+
+def counted(rows: Iterable[Benchmark], names: Iterable[str]) -> list[str]:
+    """Of ``names``, the metrics some of ``rows`` has a figure for: the columns a table
+    shows only where they were measured."""
+    rows = list(rows)
+    return [n for n in names if any(b.per_repo(n) is not None for b in rows)]
 
 
 def fmt_bytes(value: int) -> str:

@@ -3,16 +3,22 @@ person looks at first, and the run's warnings."""
 
 from __future__ import annotations
 
-from vcsbench.report.format import fmt_metric, fmt_ms, fmt_ratio
+from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_ratio
 from vcsbench.report.format import table as text_table
 from vcsbench.report.tables import spread_text
+from vcsbench.results.metrics import DURABILITY_METRICS
 from vcsbench.results.model import Run
+
+SHORT = {"sync_calls": "fsync calls/repo", "io_flush_requests_device": "flushes/repo"}
+"""The durability columns' headers, short: the report's tables name them in full."""
 
 
 def summary(files: list[Run]) -> str:
     """A compact plain-text table of every benchmark, for the end of a run."""
     lines = []
-    for bench in sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key):
+    benches = sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key)
+    durability = counted(benches, DURABILITY_METRICS)  # columns only where counted
+    for bench in benches:
         median = bench.median_ms
         lines.append(
             [
@@ -26,6 +32,7 @@ def summary(files: list[Run]) -> str:
                 f"{1000 / median:,.0f}" if median else "—",
                 fmt_metric("io_write_device", bench.per_repo("io_write_device")),
                 fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
+                *(fmt_metric(m, bench.per_repo(m)) for m in durability),
                 fmt_ratio(bench.floor_ratio),
                 bench.errors,
             ]
@@ -42,6 +49,7 @@ def summary(files: list[Run]) -> str:
             "ops/s",
             "device KiB/repo",
             "allocated KiB/repo",
+            *(SHORT[m] for m in durability),
             "x floor",
             "errors",
         ],

@@ -26,6 +26,7 @@ from vcsbench.report.document import (
 )
 from vcsbench.report.environment import environment
 from vcsbench.report.format import (
+    counted,
     fmt_metric,
     fmt_ms,
     fmt_ratio,
@@ -38,7 +39,7 @@ from vcsbench.report.interleaved import interleaved
 from vcsbench.report.ratios import time_ratio
 from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.io import result_stem
-from vcsbench.results.metrics import METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 
 WIDE_SPREAD = 0.10
@@ -191,6 +192,7 @@ def table_rows(
         *TABLE_METRICS,
         *([CHANGE_METRIC] if _changes_held(rows) else []),
         *([SCRATCH_METRIC] if _uses_scratch(rows) else []),
+        *counted(rows, DURABILITY_METRICS),
     ]
     header = ["backend", *(["run"] if runs else []), *(["machine"] if machines else [])]
     aged = any(b.age for b in rows)

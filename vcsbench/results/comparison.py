@@ -24,7 +24,7 @@ import statistics
 from dataclasses import dataclass
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.metrics import METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.stats import mann_whitney_p
@@ -48,7 +48,9 @@ COMPARED_METRICS = (
 )
 DRIFTING = ("time", "cpu")
 """Figures compared with the runs as the unit; the others on the rounds."""
-GATE_NAMES = ("time", *COMPARED_METRICS)
+GATE_NAMES = ("time", *COMPARED_METRICS, *DURABILITY_METRICS)
+"""What a gate can hold; durability counts are compared on the rounds as bytes are (and
+shown where some run counted them)."""
 
 
 @dataclass(frozen=True)
@@ -244,7 +246,7 @@ def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[
             )
             for name in DRIFTING
         }
-        for name in COMPARED_METRICS:
+        for name in (*COMPARED_METRICS, *DURABILITY_METRICS):
             if name not in DRIFTING:
                 changes[name] = _metric_change(name, base[0], other[0])
         pairs.append(Pair(label, base, other, changes, cell))

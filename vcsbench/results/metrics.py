@@ -125,6 +125,26 @@ METRICS: dict[str, MetricDef] = _defs(
         round_key="io_write_requests_device",
     ),
     MetricDef(
+        "io_flush_requests_device",
+        "requests",
+        "device flushes",
+        1.0,
+        "cache flushes the sandbox's block device completed during the operation "
+        "(/sys/block/*/stat, field 16): what its fsync calls reached; the harness's syncfs "
+        "after the operation not counted",
+        round_key="io_flush_requests_device",
+    ),
+    MetricDef(
+        "sync_calls",
+        "calls",
+        "fsync-family calls",
+        1.0,
+        "fsync, fdatasync, sync_file_range, syncfs, msync and sync calls the operation made, "
+        "its waited children's included (the kernel's syscall tracepoints, counted through "
+        "perf events; needs root)",
+        round_key="sync_calls",
+    ),
+    MetricDef(
         "footprint_content",
         "B",
         "content KiB",
@@ -231,6 +251,9 @@ METRICS: dict[str, MetricDef] = _defs(
         signed=True,
     ),
 )
+DURABILITY_METRICS = ("sync_calls", "io_flush_requests_device")
+"""What a round's durability is made of; tables show them where some backend of the table
+had them counted (root; a device for flushes)."""
 
 
 def metric(name: str) -> MetricDef:

@@ -17,11 +17,13 @@ from pathlib import Path
 
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.run import run_load
-from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.report.format import counted as measured
+from vcsbench.report.format import fmt_metric, fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.formats import write
 from vcsbench.report.load import load_document
 from vcsbench.report.ratios import time_ratio as timed_ratio
 from vcsbench.results.io import beside, writable_target, write_file
+from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.sandbox.spec import parse_fs_spec
 
@@ -143,11 +145,13 @@ def variant_table(
     """A row per variant: time, CPU, device writes, footprint and inodes per repository,
     each variant's time, device bytes and footprint as a ratio to its baseline (by label)."""
     headers = ["variant", *(["durability"] if durability else []), "N", "median ms", "time ratio"]
+    counted = measured(group, DURABILITY_METRICS)
     if published is not None:
         headers += list(published_headers)
     headers += [
         "CPU ms",
         "device write requests",
+        *(METRICS[m].label for m in counted),
         "device KiB written",
         "device bytes ratio",
         "allocated KiB",
@@ -171,6 +175,7 @@ def variant_table(
         row += [
             fmt_num(cpu_ms(bench), digits=2),
             fmt_num(requests, digits=1),
+            *(fmt_metric(m, bench.per_repo(m)) for m in counted),
             fmt_num(bench.per_repo("io_write_device"), KIB),
             metric_ratio(bench, base, "io_write_device"),
             fmt_num(bench.per_repo("footprint_allocated"), KIB),

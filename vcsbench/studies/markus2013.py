@@ -5,8 +5,9 @@ Ruby bindings, git via grit). Its figures are quoted below as published.
 
 from __future__ import annotations
 
-from vcsbench.report.format import fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.ratios import EXPLAINED, time_ratio
+from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.studies.base import (
     KIB,
@@ -68,6 +69,26 @@ def _per_repo_kib(bench: Benchmark, name: str) -> str:
     return fmt_num(value, KIB) if value is not None else "n/a"
 
 
+def durability_counted(group: list[Benchmark]) -> str:
+    """What each row's durability measured as, in a sentence: fsync-family calls and device
+    flushes per repository, for the commit rows ("" where nothing was counted)."""
+    op = next((o for o in ("commit", "create+commit") if any(b.op == o for b in group)), None)
+    rows = [b for b in group if b.op == op and b.per_repo("sync_calls") is not None]
+    if not rows:
+        return ""
+    parts = []
+    for bench in rows:
+        text = f"{bench.label} {fmt_metric('sync_calls', bench.per_repo('sync_calls'))}"
+        flushes = bench.per_repo("io_flush_requests_device")
+        if flushes is not None:
+            text += f" ({fmt_metric('io_flush_requests_device', flushes)} device flushes)"
+        parts.append(text)
+    return (
+        f"Durability counted, per repository in `{OP_LABELS.get(op or '', op)}`: "
+        f"fsync-family calls {'; '.join(parts)}. "
+    )
+
+
 def markus2013_tables(files: list[Run]) -> dict[str, str]:
     """Markdown per filesystem: this run beside the blog's figures, per repository, with
     each row's durability and IO, then svn/git ratios like with like."""
@@ -80,6 +101,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
         index = {(b.label, b.op): b for b in group}
         order = {op: i for i, op in enumerate(OP_LABELS)}
         rows = []
+        shown = counted(group, DURABILITY_METRICS)
         for bench in sorted(group, key=lambda b: (order.get(b.op, 9), b.backend.vcs, b.label)):
             published = _published(bench.op, bench.backend.vcs)
             n = bench.repos_ok
@@ -99,6 +121,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     fmt_num(cpu_ms(bench), digits=2),
                     _per_repo_kib(bench, "io_write_logical"),
                     _per_repo_kib(bench, "io_write_device"),
+                    *(fmt_metric(m, bench.per_repo(m)) for m in shown),
                     _per_repo_kib(bench, "footprint_allocated"),
                     f"{bench.errors}",
                 ]
@@ -117,6 +140,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                 "CPU ms/repo",
                 "logical KiB written/repo",
                 "device KiB written/repo",
+                *(f"{METRICS[m].label}/repo" for m in shown),
                 "allocated KiB/repo",
                 "errors",
             ],
@@ -193,6 +217,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
         notes = (
             "Durability differs between rows: Subversion flushes every commit to disk; "
             f"libgit2 does not unless asked (`git-pygit2[fsync=true]`): {like_with_like}. "
+            f"{durability_counted(group)}"
             "Per-repository figures compare across N; "
             f"totals are set beside the 2013 ones only at its N ({MARKUS2013_REPOS:,}). "
             f"2013: {MARKUS2013_SOURCE}. Time ratios: {EXPLAINED}"

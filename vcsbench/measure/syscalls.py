@@ -1,0 +1,199 @@
+"""The durability calls a round made, counted by the kernel: the fsync family.
+
+Each of ``fsync``, ``fdatasync``, ``sync_file_range``, ``syncfs``, ``msync`` and ``sync``
+has a tracepoint on entry (``syscalls:sys_enter_NAME``); a perf event counting it, opened
+for this process with ``inherit`` (children started after it count too, folded in when
+they exit: a backend's subprocesses, waited for inside the round), is read before and
+after the round. What the counter needs: root (or ``perf_event_paranoid`` below 2) and the
+tracepoints' ids, read from tracefs -- the one mounted at ``/sys/kernel/tracing`` if
+there is one, else a tracefs a child mounts in a mount namespace of its own (it goes
+with the child: nothing is left mounted, whatever happens). Where either is missing,
+nothing is counted and the reason is said: the figure is missing, never a zero.
+
+Counting costs every system call of the counted process a little while it is open (the
+kernel takes the traced path for all of them): nothing measurable beside a block device's
+writes (``tools/bareloop.py counted --fs ext4``: counted / uncounted 0.985-1.009, every
+interval holding 1), but about 2 % of an svn commit on tmpfs. So a probe counts only where
+its sandbox has a block device of its own: where durability is a cost at all.
+
+A counter belongs to the process that opened it (a forked worker opens its own, as the
+probe's ``/proc/self/io`` descriptor).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FAMILY = ("fsync", "fdatasync", "sync_file_range", "syncfs", "msync", "sync")
+"""The calls that make data durable: what a commit's durability is made of."""
+TRACEFS = Path("/sys/kernel/tracing")
+_PERF_TYPE_TRACEPOINT = 2
+_INHERIT = 1 << 1
+_PERF_FLAG_FD_CLOEXEC = 1 << 3
+_SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
+_ATTR_SIZE = 112  # PERF_ATTR_SIZE_VER5
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _Attr(ctypes.Structure):
+    """``struct perf_event_attr`` as far as version 5 (what a counting event needs)."""
+
+    _fields_ = [
+        ("type", ctypes.c_uint32),
+        ("size", ctypes.c_uint32),
+        ("config", ctypes.c_uint64),
+        ("sample_period", ctypes.c_uint64),
+        ("sample_type", ctypes.c_uint64),
+        ("read_format", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("wakeup_events", ctypes.c_uint32),
+        ("bp_type", ctypes.c_uint32),
+        ("config1", ctypes.c_uint64),
+        ("config2", ctypes.c_uint64),
+        ("branch_sample_type", ctypes.c_uint64),
+        ("sample_regs_user", ctypes.c_uint64),
+        ("sample_stack_user", ctypes.c_uint32),
+        ("clockid", ctypes.c_int32),
+        ("sample_regs_intr", ctypes.c_uint64),
+        ("aux_watermark", ctypes.c_uint32),
+        ("sample_max_stack", ctypes.c_uint16),
+        ("reserved", ctypes.c_uint16),
+    ]
+
+
+NO_DEVICE = "counted only on a filesystem with a block device of its own"
+_IDS: dict[str, int] = {}
+_WHY = [""]
+
+
+def _read_ids(root: Path) -> dict[str, int]:
+    found = {}
+    for name in FAMILY:
+        path = root / "events" / "syscalls" / f"sys_enter_{name}" / "id"
+        if path.is_file():
+            found[name] = int(path.read_text())
+    return found
+
+
+def tracepoint_ids() -> tuple[dict[str, int], str]:
+    """The family's tracepoint ids, and why there are none where there are none. Read
+    once a process."""
+    if _IDS or _WHY[0]:
+        return _IDS, _WHY[0]
+    if os.uname().machine not in _SYS_PERF_EVENT_OPEN:
+        _WHY[0] = f"counting system calls is not wired for {os.uname().machine}"
+        return _IDS, _WHY[0]
+    if (TRACEFS / "events").is_dir():
+        _IDS.update(_read_ids(TRACEFS))
+    elif os.geteuid() == 0:
+        _IDS.update(_own_tracefs_ids())
+    if not _IDS:
+        _WHY[0] = (
+            "counting fsync-family calls needs the kernel's syscall tracepoints (tracefs) and root"
+        )
+    return _IDS, _WHY[0]
+
+
+_READ_IN_OWN_NAMESPACE = """
+import json, subprocess, sys
+from pathlib import Path
+subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=True)
+root = Path("/sys/kernel/tracing/events/syscalls")
+ids = {n: int((root / f"sys_enter_{n}" / "id").read_text())
+       for n in sys.argv[1:] if (root / f"sys_enter_{n}" / "id").is_file()}
+print(json.dumps(ids))
+"""
+
+
+def _own_tracefs_ids() -> dict[str, int]:
+    """The ids from a tracefs mounted in a mount namespace of a child's own
+    (``unshare --mount``): it goes with the child, so nothing is left mounted whatever
+    happens to this process."""
+    done = subprocess.run(
+        [
+            "unshare", "--mount", "--propagation", "private",
+            sys.executable, "-c", _READ_IN_OWN_NAMESPACE, *FAMILY,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return {}
+    try:
+        found = json.loads(done.stdout)
+    except ValueError:
+        return {}
+    return {str(k): int(v) for k, v in found.items() if k in FAMILY and isinstance(v, int)}
+
+
+def _open(tracepoint: int) -> int:
+    attr = _Attr()
+    attr.type = _PERF_TYPE_TRACEPOINT
+    attr.size = _ATTR_SIZE
+    attr.config = tracepoint
+    attr.flags = _INHERIT
+    number = _SYS_PERF_EVENT_OPEN[os.uname().machine]
+    fd = int(
+        _libc.syscall(
+            ctypes.c_long(number),
+            ctypes.byref(attr),
+            ctypes.c_int(0),
+            ctypes.c_int(-1),
+            ctypes.c_int(-1),
+            ctypes.c_ulong(_PERF_FLAG_FD_CLOEXEC),
+        )
+    )
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
+
+
+class SyncCounter:
+    """The fsync-family calls of this process and its children, counted by the kernel."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self._fds: dict[str, int] = {}
+        self._pid = 0
+        self.enabled = enabled
+        self.reason = "" if enabled else NO_DEVICE
+        """Why nothing is counted ("" when it is)."""
+
+    def _ready(self) -> bool:
+        if not self.enabled:
+            return False
+        if self._pid == os.getpid():
+            return bool(self._fds)
+        self._fds, self._pid = {}, os.getpid()  # a forked process counts for itself
+        ids, why = tracepoint_ids()
+        if not ids:
+            self.reason = why
+            return False
+        try:
+            for name, tracepoint in ids.items():
+                self._fds[name] = _open(tracepoint)
+        except OSError as exc:
+            self.close()
+            self.reason = f"the kernel refused a perf event counting system calls ({exc.strerror})"
+            return False
+        return True
+
+    def read(self) -> int | None:
+        """The family's calls so far (None where they cannot be counted)."""
+        if not self._ready():
+            return None
+        return sum(int.from_bytes(os.read(fd, 8), "little") for fd in self._fds.values())
+
+    def close(self) -> None:
+        if self._pid == os.getpid():
+            for fd in self._fds.values():
+                os.close(fd)
+        self._fds = {}
