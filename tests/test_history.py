@@ -589,3 +589,46 @@ def test_a_kept_seed_is_the_payloads_own(tmp_path: Path) -> None:
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
     found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
     assert [(0, 2), (0, 2)] == [(b["errors"], b["verified"]) for b in found]
+
+
+def test_reports_name_a_history_by_what_it_is_not_by_its_path(source: Path, tmp_path: Path) -> None:
+    """The report, its HTML, compare and the run's summary name the history by its last path
+    part, and the environment says what it is: the commits, files, renames and deletions
+    git itself counts in the same range (the first replayed commit is its whole tree)."""
+    require_backend("git-pygit2")
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        "run", "--backends", "git-pygit2", "--ops", "commit", "--payloads",
+        f"history:{source},commits=6", "--repos", "2", "--fs", f"dir:{tmp_path}",
+        "--out", str(out), "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr + result.stdout
+    git = ["git", "-C", str(source)]
+    changed = subprocess.run(
+        [*git, "log", "--first-parent", "-M", "--format=", "--name-status", "HEAD~6..HEAD~1"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split("\n")  # fmt: skip
+    renames = sum(1 for line in changed if line.startswith("R"))
+    deletions = sum(1 for line in changed if line.startswith("D"))
+    files = len(subprocess.run(
+        [*git, "ls-tree", "-r", "--name-only", "HEAD~1"], capture_output=True, text=True,
+        check=True,
+    ).stdout.split())  # fmt: skip
+    assert renames >= 1
+    shown = f"history:{source.name},commits=6"
+    summary = result.stdout[result.stdout.index("\nbackend ") : result.stdout.index("results:")]
+    assert shown in summary and str(source) not in summary
+    report = vcsbench("report", str(out))
+    assert 0 == report.returncode, report.stderr
+    (line,) = [ln for ln in report.stdout.splitlines() if ln.startswith("- **payload**")]
+    assert f"- **payload**: {shown}: git history of {source.name}: 6 commits replayed" in line, line
+    assert f"{files} files at the last, {renames} renames, {deletions} deletions" in line, line
+    outside = [ln for ln in report.stdout.splitlines() if "**command**" not in ln]
+    assert not [ln for ln in outside if str(source) in ln]
+    assert f"commit · payload {shown} · fs" in report.stdout
+    compared = vcsbench("compare", str(out), str(out))
+    assert shown in compared.stdout and str(source) not in compared.stdout
+    html = vcsbench("report", str(out), "--format", "html", "--out", str(tmp_path / "h"))
+    assert 0 == html.returncode, html.stderr
+    page = (tmp_path / "h" / "report.html").read_text()
+    assert page.count(str(source)) == page.count("--payloads")  # the command line only

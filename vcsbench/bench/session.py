@@ -29,6 +29,7 @@ from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write
 from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal, VcsbenchError
+from vcsbench.results.environment import history_by_name
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.sandbox.spec import parse_fs_spec
@@ -118,7 +119,7 @@ class VcsSession:
             pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
         self._serial += 1
         adapter.mark_used(benchmark, "vcsbench")  # used, whatever follows
-        benchmark.group = f"{op} {payload} {fs.text}"
+        benchmark.group = history_by_name(f"{op} {payload} {fs.text}")  # no machine path
         # The case's objects (a Variant, an FsSpec) as the text they were named by, for
         # pytest-benchmark's JSON.
         benchmark.params = {

@@ -44,13 +44,16 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
                 + (f"; options {options}" if options else "")
                 + durability,
             )
+            history = bench.payload.history_text()
+            if history:
+                add("payload", f"{bench.payload.shown}: {history}")
             add("cache", f"{bench.cache}; verify {bench.verify}")
             add("harness", harness_text(bench.harness.perturbation) or "")
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
     order = [
-        "machine", "system", "filesystem", "storage", "backend", "cache", "harness", "command",
-        "results",
+        "machine", "system", "filesystem", "storage", "backend", "payload", "cache", "harness",
+        "command", "results",
     ]  # fmt: skip
     return sorted(lines, key=lambda line: order.index(line[0]))

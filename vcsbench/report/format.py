@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
-from vcsbench.results.environment import Throttle
+from vcsbench.results.environment import Throttle, history_by_name
 from vcsbench.results.metrics import METRICS
 from vcsbench.results.writers import Writers
 
@@ -175,6 +175,7 @@ def harness_text(found: object) -> str | None:
     else:
         return None
     return (
-        f"{str(found.get('label', ''))[:200]}: {ratio:.3f}x a bare loop of the same calls "
+        f"{history_by_name(str(found.get('label', ''))[:200])}: {ratio:.3f}x a bare loop of "
+        "the same calls "
         f"({100 * confidence:.0f}% interval {low:.3f}-{high:.3f}x, {how})"
     )

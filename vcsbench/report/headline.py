@@ -66,7 +66,8 @@ def headline(
     text_columns = len(header) - len(labels)
     time_rows, device_rows, allocated_rows = [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []
-    for (op, payload, fs), group in grouped.items():
+    for (op, _, fs), group in grouped.items():
+        payload = group[0].payload.shown
         if origin is None:
             split.append(([op, payload, fs], group))
             continue

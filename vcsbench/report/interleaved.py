@@ -57,7 +57,7 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
     baseline (the blocks as the unit: the interval of the block ratios above 1) by more
     than ``limit``."""
     found = []
-    for (op, payload, fs), rows in _groups(benches).items():
+    for (op, _, fs), rows in _groups(benches).items():
         # a gate's reference is the one named, else the group's first as the run listed
         # it: a fixed reference, never whichever happened to be fastest
         base = next((b for b in rows if baseline in (b.label, b.fs)), rows[0])
@@ -70,7 +70,8 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
             pair = paired(base_blocks.median_ms, mine.median_ms)
             if pair is not None and pair.significant and pair.ratio > 1 + limit:
                 found.append(
-                    f"{op} {payload} {fs}: {_name(bench, rows)} time {pair.ratio:.3f}x "
+                    f"{op} {rows[0].payload.shown} {fs}: {_name(bench, rows)} "
+                    f"time {pair.ratio:.3f}x "
                     f"[{pair.low:.3f}–{pair.high:.3f}] of {_name(base, rows)}, by block, exceeds "
                     f"+{limit * 100:g}%"
                 )
@@ -83,7 +84,7 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
     median of the block ratios with its interval, the verdict, and the variant's median
     in each block."""
     out: list[Block] = []
-    for (op, payload, fs), rows in _groups(benches).items():
+    for (op, _, fs), rows in _groups(benches).items():
         base = _base(rows, baseline)
         base_blocks = _blocks(base)
         assert base_blocks is not None
@@ -113,8 +114,8 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
         blocks = len(base_blocks.median_ms)
         out += [
             paragraph(
-                f"{op} · payload {payload} · fs {fs}: {len(rows)} variants in {blocks} "
-                f"interleaved blocks, against {_name(base, rows)}."
+                f"{op} · payload {rows[0].payload.shown} · fs {fs}: {len(rows)} variants in "
+                f"{blocks} interleaved blocks, against {_name(base, rows)}."
             ),
             table(
                 ["variant", "median ms", f"vs {_name(base, rows)}, by block", "verdict",

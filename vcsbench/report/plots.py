@@ -271,7 +271,9 @@ def summary(benches: list[Benchmark]) -> Figure:
                     device / 1024, y + offsets[bench.label], marker, color=colour, markersize=4
                 )
     time_ax.set_yticks(
-        range(len(keys)), [f"{op} · {payload} · {fs}" for op, payload, fs in keys], fontsize=7
+        range(len(keys)),
+        [f"{op} · {groups_[(op, p, fs)][0].payload.shown} · {fs}" for op, p, fs in keys],
+        fontsize=7,
     )
     time_ax.invert_yaxis()
     if times:
@@ -356,7 +358,7 @@ def write_plots(
     if "summary" in kinds:
         made.append((title, save(summary(benches), directory, "summary", suffixes)[0]))
     for (op, payload, fs), rows in groups(benches).items():
-        what = f"{op}, payload {payload}, fs {fs}"
+        what = f"{op}, payload {rows[0].payload.shown}, fs {fs}"
         for kind, draw in (
             ("latency", latency_boxplot),
             ("cdf", latency_cdf),
@@ -376,7 +378,7 @@ def write_plots(
     for bench in benches:
         by_op[(bench.op, bench.payload.name)].append(bench)
     for (op, payload), rows in by_op.items() if "footprint" in kinds else ():
-        title = f"footprint per repository after {op}, payload {payload}"
+        title = f"footprint per repository after {op}, payload {rows[0].payload.shown}"
         paths = save(footprint(rows, title), directory, slug("footprint", op, payload), suffixes)
         made.append((title, paths[0]))
     return made

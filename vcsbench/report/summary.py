@@ -24,7 +24,7 @@ def summary(files: list[Run]) -> str:
             [
                 bench.label,
                 bench.op,
-                bench.payload.name,
+                bench.payload.shown,
                 bench.fs,
                 bench.repos_text,
                 fmt_ms(median),

@@ -286,10 +286,10 @@ def document(
     if side_by_side:
         doc.add(Heading("Interleaved variants", 3), *side_by_side)
     doc.add(Heading("Details"), paragraph(LEGEND, tone="note"))
-    for (op, payload, fs), rows in grouped.items():
+    for (op, _, fs), rows in grouped.items():
         header, body = table_rows(rows, baseline, machines, runs, block)
         doc.add(
-            Heading(f"{op} · payload {payload} · fs {fs}", 3),
+            Heading(f"{op} · payload {rows[0].payload.shown} · fs {fs}", 3),
             table(header, body, 1, frozenset(TEXT_COLUMNS)),
         )
         doc.add(*error_paragraphs(rows))

@@ -3,7 +3,9 @@ payload, the filesystem, the machine. Part of the result model (``model.py``).""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from vcsbench.results.schema import (
@@ -109,6 +111,15 @@ class BackendInfo:
         )
 
 
+_HISTORY_PATH = re.compile(r"(?<=history:)/[^,\s\]]*")
+"""An absolute path in a history payload's name (up to its options)."""
+
+
+def history_by_name(text: str) -> str:
+    """``text`` with each history named by a path named by the path's last part."""
+    return _HISTORY_PATH.sub(lambda m: PurePosixPath(m.group(0)).name or "/", text)
+
+
 @dataclass(frozen=True)
 class PayloadInfo:
     name: str
@@ -119,6 +130,33 @@ class PayloadInfo:
     seed: int | None = None
     history: dict[str, str] | None = None
     """A real history's identity: its source, first, last and next commit, commits."""
+
+    @property
+    def shown(self) -> str:
+        """The name as a report shows it: a history named by a path is named by the
+        path's last part (``history:/srv/h/course,commits=1000`` shows as
+        ``history:course,commits=1000``); what it is, :meth:`history_text` says."""
+        return history_by_name(self.name)
+
+    def history_text(self) -> str:
+        """A real history by what it is: its VCS and source's name, the commits replayed,
+        the files at the last of them, renames and deletions ("" for other payloads)."""
+        h = self.history
+        if not h:
+            return ""
+
+        def n(key: str) -> str:
+            value = h.get(key, "")
+            return f"{int(value):,}" if value.isdigit() else "?"
+
+        source = PurePosixPath(h.get("source", "")).name or "?"
+        first, last = h.get("first", "")[:12], h.get("last", "")[:12]
+        span = f" ({first}..{last})" if first and last else ""
+        return (
+            f"{h.get('vcs', '?')} history of {source}: {n('commits')} commits replayed{span}, "
+            f"{n('tip_files')} files at the last, {n('renames')} renames, "
+            f"{n('deletions')} deletions"
+        )
 
     @classmethod
     def from_json(cls, data: object, where: str) -> PayloadInfo:

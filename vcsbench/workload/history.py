@@ -164,7 +164,9 @@ def load_history_payload(name: str) -> HistoryPayload:
     messages: list[str] = []
     for change in history.changes(contents=False):  # every path and link checked first
         renames += len(change.renames)
-        deletes += len(change.deletes) - len(change.renames)
+        # a deletion: a path gone, not renamed away nor written again (a type change)
+        moved = set(change.renames.values())
+        deletes += sum(1 for d in change.deletes if d not in moved and d not in change.writes)
         messages.append(change.message)
     files = {rel: node.data for rel, node in tip.items()}
     if not files:

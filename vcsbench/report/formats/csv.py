@@ -41,14 +41,14 @@ def benchmarks(grouped: dict[tuple[str, str, str], list[Benchmark]]) -> str:
     def number(value: float | None) -> str:
         return "" if value is None else repr(float(value))
 
-    for (op, payload, fs), rows in grouped.items():
+    for (op, _, fs), rows in grouped.items():
         for bench in rows:
             total = bench.total_ms
             mean = total / len(bench.samples_s) if total is not None else None
             writer.writerow(
                 [
                     op,
-                    payload,
+                    bench.payload.shown,
                     fs,
                     bench.backend.name,
                     bench.label,
