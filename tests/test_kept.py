@@ -233,6 +233,7 @@ def test_a_signal_after_the_last_round_keeps_the_finished_benchmark(tmp_path: Pa
     proc.send_signal(signum)
     output, _ = proc.communicate(timeout=120)
     assert 128 + signum == proc.returncode
+    assert out.exists(), output
     (bench,) = read(out).benchmarks
     assert not bench.partial and 500 == bench.repos == bench.repos_ok
     assert f"1 benchmark(s) kept in {out}" in output

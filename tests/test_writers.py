@@ -13,6 +13,8 @@ import pytest
 from helpers import hello_creates, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
+from vcsbench.report.format import writers_text
+from vcsbench.results.writers import Writers
 
 # Timing- or signal-bound: run in make test's serial pass, alone on the machine.
 pytestmark = pytest.mark.serial
@@ -96,6 +98,47 @@ def test_a_child_reaped_in_the_interval_hands_its_parent_only_what_it_wrote_in_i
         (w["name"], w["write_bytes"])
         for w in found["top"]  # type: ignore[union-attr]
     ]
+
+
+def test_a_loads_own_processes_are_apart_and_the_servers_are_ranked() -> None:
+    """The run (100) started its engine (101), which ran a client program (102) and a local
+    client (103, doing a local path's work: the server's); the run also started a server
+    (200) with a child (201). Each wrote a known amount: the run's own are listed apart,
+    the server's and the local client's ranked with the device's journal."""
+    mib = 1 << 20
+    before = {
+        (100, 1): Task("vcsbench", False, 0, 1),
+        (101, 1): Task("python3", False, 0, 100),
+        (103, 1): Task("python3", False, 0, 101),
+        (200, 1): Task("apache2", False, 0, 100),
+        (10, 1): Task("jbd2/loop3-8", True, 0, 2),
+    }
+    after = {
+        (100, 1): Task("vcsbench", False, 7 * mib, 1),
+        (101, 1): Task("python3", False, 5 * mib, 100),
+        (102, 1): Task("svn", False, 4 * mib, 101),
+        (103, 1): Task("python3", False, 3 * mib, 101),
+        (200, 1): Task("apache2", False, 2 * mib, 100),
+        (201, 1): Task("apache2", False, 6 * mib, 200),
+        (10, 1): Task("jbd2/loop3-8", True, 1 * mib, 2),
+    }
+    found = top_writers(before, after, 40 * mib, "loop3", "7:3", own_root=100, server={200, 103})
+    ranked = [(w["name"], w["pid"], w["write_bytes"]) for w in found["top"]]  # type: ignore[union-attr]
+    assert [
+        ("apache2", 201, 6 * mib),
+        ("python3", 103, 3 * mib),
+        ("apache2", 200, 2 * mib),
+        ("jbd2/loop3-8", 10, mib),
+    ] == ranked
+    apart = [(w["name"], w["pid"], w["write_bytes"]) for w in found["own"]]  # type: ignore[union-attr]
+    assert [("vcsbench", 100, 7 * mib), ("python3", 101, 5 * mib), ("svn", 102, 4 * mib)] == apart
+    assert 16 * mib == found["own_bytes"]
+    assert 28 * mib == found["charged_bytes"]  # both: the share to no task is the rest
+    assert 0.3 == pytest.approx(found["unattributed_share"])
+    text = writers_text(Writers.from_json(found, "writers"))
+    assert text.startswith("apache2 6.0 MiB, python3 3.0 MiB, apache2 2.0 MiB, 30% to no task")
+    assert text.endswith("(apart, vcsbench's own processes: vcsbench 7.0 MiB, python3 5.0 MiB, "
+                         "svn 4.0 MiB)")  # fmt: skip
 
 
 def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path) -> None:

@@ -86,12 +86,18 @@ def step_writers(
     snap: writers.Snapshot,
     before: dict[str, Any],
     after: dict[str, Any],
+    server_pids: list[int],
 ) -> dict[str, object] | None:
-    """Who wrote to the sandbox's device over a step (none where there is no device)."""
+    """Who wrote to the sandbox's device over a step (none where there is no device):
+    the run's own processes (this engine's parent, the run, and all below it but the
+    server and the local clients that do a local path's work) apart."""
     if before["device"] is None or after["device"] is None:
         return None
     written = after["device"][1] - before["device"][1]
-    return writers.since(snap, written, config.get("device_stat"))
+    server = members(server_pids, config.get("server_session"), config.get("server_cgroup"))
+    return writers.since(
+        snap, written, config.get("device_stat"), own_root=os.getppid(), server=set(server)
+    )
 
 
 def answer(
@@ -167,7 +173,7 @@ class LocalDriver:
         after = counters(config, self.server_pids)
         records, details = shared.take_records()
         step = answer(level, before, after, records, details)
-        step["writers"] = step_writers(config, snap, before, after)
+        step["writers"] = step_writers(config, snap, before, after, self.server_pids)
         if self.open_loop:
             step["arrivals"] = shared.arrivals
             step["generator_lag_s"] = shared.lags
@@ -273,7 +279,7 @@ class MasterDriver:
             records["worker"] += [node] * len(report["records"]["step"])
             details += report["details"][: max(0, sessions.MAX_DETAILS - len(details))]
         step = answer(level, before, after, records, details)
-        step["writers"] = step_writers(config, snap, before, after)
+        step["writers"] = step_writers(config, snap, before, after, self.client_pids)
         step.update(workers=sorted(reports), workers_lost=list(self.lost))
         if self.open_loop:
             step["arrivals"] = sum(r["arrivals"] for r in reports.values())

@@ -16,6 +16,14 @@ threads named for the device (``jbd2/loop0-8``, ``xfsaild/loop0``, ``flush-7:0``
 counted: other kernel threads -- the loop device's own worker (``kworker/…-loop0``) is
 charged with writing its image file, which is the device's IO seen again from below, and
 another disk's flusher with that disk's.
+
+**vcsbench's own processes apart.** A load run's own processes -- the run, its engine,
+Locust's workers, the clients and the VCS programs they start -- load the server; they
+are not its writers. Given the run's process (``own_root``) and the server's (``server``:
+its session or cgroup, and the local clients that do a local path's work), a task that
+descends from the run and not from the server is listed apart (``own``), never ranked
+among the writers. A benchmark's harness is not split so: the operation runs in it (or in
+the programs it starts and reaps, whose charges are then its own).
 """
 
 from __future__ import annotations
@@ -89,6 +97,18 @@ def device_thread(name: str, device: str, number: str) -> bool:
     )
 
 
+def _descends(pid: int, roots: set[int], parents: dict[int, int]) -> bool:
+    """Whether ``pid`` is one of ``roots`` or below one of them (by the snapshots'
+    parent links; a bounded walk: a pid reused into a loop ends it)."""
+    for _ in range(64):
+        if pid in roots:
+            return True
+        if pid not in parents or pid <= 1:
+            return False
+        pid = parents[pid]
+    return False
+
+
 def top_writers(
     before: Snapshot,
     after: Snapshot,
@@ -96,10 +116,13 @@ def top_writers(
     device: str = "",
     number: str = "",
     top: int = TOP,
+    own_root: int | None = None,
+    server: set[int] | None = None,
 ) -> dict[str, object]:
     """The ``top`` writers to the device (``loop0``, number ``7:0``) by what they were
     charged with between two snapshots, their total, and the share of the device's
-    writes charged to none of them (at least); other kernel threads' charges apart."""
+    writes charged to none of them (at least); other kernel threads' charges apart, and
+    the tasks below ``own_root`` but not below ``server`` (vcsbench's own) listed apart."""
     # A task reaped in the interval hands its whole charge to its parent: what it had
     # before the interval is no part of the parent's growth.
     pids = {key[0]: key for key in before}
@@ -121,12 +144,34 @@ def top_writers(
             grown.append((delta, key[0], task))
     grown.sort(key=lambda item: (-item[0], item[1]))
     charged = sum(delta for delta, _, _ in grown)
+    own: list[tuple[int, int, Task]] = []
+    if own_root is not None:
+        parents = {key[0]: task.parent for key, task in (*before.items(), *after.items())}
+        servers = server or set()
+        mine = [
+            g
+            for g in grown
+            if _descends(g[1], {own_root}, parents) and not _descends(g[1], servers, parents)
+        ]
+        own = mine
+        grown = [g for g in grown if g not in mine]
     unattributed = max(0.0, 1 - charged / device_write_bytes) if device_write_bytes else None
     return {
         "top": [
             {"name": task.name, "pid": pid, "kernel_thread": task.kernel, "write_bytes": delta}
             for delta, pid, task in grown[:top]
         ],
+        **(
+            {
+                "own": [
+                    {"name": task.name, "pid": pid, "write_bytes": delta}
+                    for delta, pid, task in own[:top]
+                ],
+                "own_bytes": sum(delta for delta, _, _ in own),
+            }
+            if own_root is not None
+            else {}
+        ),
         "tasks": len(grown),
         "charged_bytes": charged,
         "other_kernel_bytes": elsewhere,
@@ -134,8 +179,16 @@ def top_writers(
     }
 
 
-def since(before: Snapshot, device_write_bytes: int, stat_path: str | None) -> dict[str, object]:
+def since(
+    before: Snapshot,
+    device_write_bytes: int,
+    stat_path: str | None,
+    own_root: int | None = None,
+    server: set[int] | None = None,
+) -> dict[str, object]:
     """:func:`top_writers` from ``before`` to now, for the device whose stat file is
     ``stat_path``, which wrote ``device_write_bytes`` meanwhile."""
     name, number = device_of(stat_path)
-    return top_writers(before, snapshot(), device_write_bytes, name, number)
+    return top_writers(
+        before, snapshot(), device_write_bytes, name, number, own_root=own_root, server=server
+    )

@@ -128,9 +128,13 @@ def writers_text(found: Writers, limit: int = 3) -> str:
         for w in found.top[:limit]
     ]
     share = found.unattributed_share
-    return ", ".join(shown or ["no task"]) + (
+    text = ", ".join(shown or ["no task"]) + (
         f", {share:.0%} to no task" if share is not None else ""
     )
+    if found.own:  # a load's own processes: they load the server, they are not its writers
+        mine = ", ".join(f"{w.name} {fmt_bytes(w.write_bytes)}" for w in found.own[:limit])
+        text += f" (apart, vcsbench's own processes: {mine})"
+    return text
 
 
 def storage_text(throttle: Throttle) -> str:

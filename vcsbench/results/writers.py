@@ -28,27 +28,37 @@ class Writers:
     charged_bytes: int
     other_kernel_bytes: int
     unattributed_share: float | None
+    own: tuple[Writer, ...] | None = None
+    """vcsbench's own processes (a load's run, engine, workers, clients), apart from the
+    writers; None where they were not told apart (a benchmark's harness, older files)."""
+    own_bytes: int = 0
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Writers:
         d = expect(data, dict, where)
-        items = expect(d.get("top") or [], list, f"{where}.top")[:MAX_WRITERS]
-        top = []
-        for i, item in enumerate(items):
-            at = f"{where}.top[{i}]"
-            item = expect(item, dict, at)
-            top.append(
-                Writer(
-                    name=expect(item.get("name"), str, f"{at}.name")[:64],
-                    kernel_thread=expect(item.get("kernel_thread", False), bool, at),
-                    write_bytes=count(item, "write_bytes", at),
+
+        def listed(key: str) -> tuple[Writer, ...]:
+            items = expect(d.get(key) or [], list, f"{where}.{key}")[:MAX_WRITERS]
+            found = []
+            for i, item in enumerate(items):
+                at = f"{where}.{key}[{i}]"
+                item = expect(item, dict, at)
+                found.append(
+                    Writer(
+                        name=expect(item.get("name"), str, f"{at}.name")[:64],
+                        kernel_thread=expect(item.get("kernel_thread", False), bool, at),
+                        write_bytes=count(item, "write_bytes", at),
+                    )
                 )
-            )
+            return tuple(found)
+
         return cls(
-            top=tuple(top),
+            top=listed("top"),
             charged_bytes=count(d, "charged_bytes", where, 0),
             other_kernel_bytes=count(d, "other_kernel_bytes", where, 0),
             unattributed_share=optional_number(d, "unattributed_share", where),
+            own=listed("own") if "own" in d else None,
+            own_bytes=count(d, "own_bytes", where, 0),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -57,4 +67,9 @@ class Writers:
             "charged_bytes": self.charged_bytes,
             "other_kernel_bytes": self.other_kernel_bytes,
             "unattributed_share": self.unattributed_share,
+            **(
+                {"own": [asdict(w) for w in self.own], "own_bytes": self.own_bytes}
+                if self.own is not None
+                else {}
+            ),
         }
