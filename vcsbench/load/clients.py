@@ -57,9 +57,11 @@ REFUSALS = (
     "out-of-date",
     "new remote head",
     "repository changed while pushing",
+    "current tip is not the first parent",
 )
 """What a VCS says when it refuses a commit because another landed first (git: not a
-fast-forward; svn: out of date; hg: a new remote head, or the repository changed while
+fast-forward, or to libgit2 committing into a shared repository the branch moved since
+its tip was read; svn: out of date; hg: a new remote head, or the repository changed while
 pushing), which a client answers by updating and trying again."""
 
 
