@@ -232,36 +232,60 @@ class GroupRun:
             except KeyboardInterrupt as exc:
                 # Keep what finished: the rounds done so far are partial benchmarks.
                 interrupted = exc
-                if not any(len(r.log) for r, _, _ in runs.values()):
-                    raise
-            finally:
-                for run, _, _ in runs.values():
-                    run.stop_workers()
+
             # Measured and kept before the sandboxes come down, with the stop signals
-            # held: one that arrives now waits until the benchmarks are kept.
-            with process.signals_held():
-                for member in self.group:
-                    run, vcs, beside = runs[member.text]
-                    result = run.finish(described(member.variant, vcs))
-                    harness = result.harness
-                    harness.server, harness.environment = beside.server, beside.environment
-                    harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
-                    harness.perturbation = beside.perturbation
-                    if not self.alone:
-                        where = (
-                            "each member's rounds in a worker process of its own (its "
-                            "environment's interpreter, or this one), all pinned to that CPU"
-                        )
-                        if len(sandboxes) > 1:
-                            where += "; each filesystem a sandbox of its own, all up at once"
-                        harness.interleaved = describe_blocks(
-                            member.text, texts, blocks, done, run, seed, cpu, where
-                        )
-                    harness.teardown_s = None
-                    harness.teardown_note = self._teardown_note(interrupted)
-                    results[member.text] = result
-                session.keep_early(results[mine.text], self.disabled)
-            if self.alone and self.rules.cprofile and runs[mine.text][0].environment is None:
+            # held: one that arrives now waits until the benchmarks are kept. One that
+            # lands before the hold takes (it was seen to, after the last round) is
+            # caught, and the keeping goes on.
+            early: list[bool] = []
+
+            def keep() -> bool:
+                """Stop the workers, then measure and keep each member not kept yet (False:
+                nothing to keep, interrupted before any round)."""
+                with process.signals_held():
+                    for run, _, _ in runs.values():
+                        run.stop_workers()
+                    if interrupted is not None and not any(len(r.log) for r, _, _ in runs.values()):
+                        return False
+                    for member in self.group:
+                        if member.text in results:
+                            continue
+                        run, vcs, beside = runs[member.text]
+                        result = run.finish(described(member.variant, vcs))
+                        harness = result.harness
+                        harness.server, harness.environment = beside.server, beside.environment
+                        harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
+                        harness.perturbation = beside.perturbation
+                        if not self.alone:
+                            where = (
+                                "each member's rounds in a worker process of its own (its "
+                                "environment's interpreter, or this one), all pinned to that CPU"
+                            )
+                            if len(sandboxes) > 1:
+                                where += "; each filesystem a sandbox of its own, all up at once"
+                            harness.interleaved = describe_blocks(
+                                member.text, texts, blocks, done, run, seed, cpu, where
+                            )
+                        harness.teardown_s = None
+                        harness.teardown_note = self._teardown_note(interrupted)
+                        results[member.text] = result
+                    if not early:  # once: a signal held till now lands as the hold ends
+                        early.append(True)
+                        session.keep_early(results[mine.text], self.disabled)
+                    return True
+
+            kept = False
+            while not kept:
+                try:
+                    kept = keep()
+                except KeyboardInterrupt as exc:
+                    interrupted = interrupted or exc
+                    continue
+                if not kept:
+                    assert interrupted is not None
+                    raise interrupted
+            profiled = self.alone and self.rules.cprofile and interrupted is None
+            if profiled and runs[mine.text][0].environment is None:
                 # pytest-benchmark's --benchmark-cprofile: one more round, profiled (its
                 # time is no sample), shown and saved by pytest-benchmark.
                 profile = cProfile.Profile()
