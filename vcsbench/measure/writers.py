@@ -148,13 +148,11 @@ def top_writers(
     if own_root is not None:
         parents = {key[0]: task.parent for key, task in (*before.items(), *after.items())}
         servers = server or set()
-        mine = [
-            g
-            for g in grown
-            if _descends(g[1], {own_root}, parents) and not _descends(g[1], servers, parents)
-        ]
-        own = mine
-        grown = [g for g in grown if g not in mine]
+        ranked: list[tuple[int, int, Task]] = []
+        for g in grown:  # one pass: each task is the run's own or ranked
+            mine = _descends(g[1], {own_root}, parents) and not _descends(g[1], servers, parents)
+            (own if mine else ranked).append(g)
+        grown = ranked
     unattributed = max(0.0, 1 - charged / device_write_bytes) if device_write_bytes else None
     return {
         "top": [

@@ -24,7 +24,7 @@ EXPORT_FORMATS = ("bmf",)
 
 def bmf_name(bench: Benchmark) -> str:
     partial = " (partial)" if bench.partial else ""
-    return f"{bench.label} {bench.op} {bench.payload.shown} {bench.fs}{partial}"
+    return f"{bench.case}{partial}"
 
 
 def bmf_measures(bench: Benchmark) -> dict[str, dict[str, float]]:

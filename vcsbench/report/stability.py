@@ -38,9 +38,9 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
     for bench in benches:
         median, iqr = bench.median_ms, bench.iqr_ms
         if median and iqr is not None and iqr > WIDE_IQR * median:
-            noisy.append(f"{bench.label} {bench.op} {bench.payload.shown} {bench.fs}")
+            noisy.append(bench.case)
         elif _outlier_share(bench) > OUTLIER_SHARE:
-            noisy.append(f"{bench.label} {bench.op} {bench.payload.shown} {bench.fs} (outliers)")
+            noisy.append(f"{bench.case} (outliers)")
     if noisy:
         shown = ", ".join(noisy[:3]) + (f" and {len(noisy) - 3} more" if len(noisy) > 3 else "")
         lines.append(
@@ -67,10 +67,9 @@ def warnings(benches: list[Benchmark], cpu_count: int = 0) -> list[str]:
         ):
             moved.setdefault(str(found.get("label", bench.label)), (bench, found))
     if moved:
-        shown = ", ".join(
-            f"{b.label} {b.op} {b.payload.shown} {b.fs} ({p['ratio']:.2f}x)"
-            for b, p in list(moved.values())[:3]
-        ) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+        shown = ", ".join(f"{b.case} ({p['ratio']:.2f}x)" for b, p in list(moved.values())[:3]) + (
+            f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+        )
         lines.append(
             f"the harness moved the timing beyond {PERTURBATION_GOAL:g}x a bare loop of the "
             f"same calls: {shown}; differences smaller than that between rows are not the "

@@ -218,7 +218,7 @@ def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[
         paired.update(id(b) for b in (bench, *found))
         base = [bench, *found[: len(bases) - 1]]
         other = found[len(bases) - 1 :]
-        label = f"{bench.label} {bench.op} {bench.payload.shown} {bench.fs}"
+        label = bench.case
         if other[0].fs != bench.fs:  # matched across filesystems
             label += f" → {other[0].fs}"
         elif other[0].label != bench.label:  # across variants of the backend
@@ -260,7 +260,7 @@ def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[
         for run in runs:
             for bench in run.benchmarks:
                 if id(bench) not in paired:
-                    name = f"{bench.label} {bench.op} {bench.payload.shown} {bench.fs}"
+                    name = bench.case
                     left.append(f"only in {where} ({run.name}): {name}")
     return pairs, left
 

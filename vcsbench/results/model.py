@@ -203,6 +203,11 @@ class Benchmark:
         return self.backend.label
 
     @property
+    def case(self) -> str:
+        """The benchmark as a person reads it: variant, operation, payload as shown, fs."""
+        return f"{self.label} {self.op} {self.payload.shown} {self.fs}"
+
+    @property
     def fs(self) -> str:
         return self.filesystem.spec
 
