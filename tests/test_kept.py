@@ -239,6 +239,24 @@ def test_a_signal_after_the_last_round_keeps_the_finished_benchmark(tmp_path: Pa
     assert f"1 benchmark(s) kept in {out}" in output
 
 
+def test_a_signal_during_the_maintenance_keeps_the_benchmark_without_the_kept_figure(
+    tmp_path: Path,
+) -> None:
+    """The repositories go through git gc after the last round (--kept): a stop there
+    costs that figure, never the rounds."""
+    out = tmp_path / "r.json"
+    proc = start_run(tmp_path, out, "--backends", "git-cli", "--repos", "200", "--kept", "all")
+    wait_for(proc, "200/200 rounds")  # then 200 runs of git gc: over a second
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=120)
+    assert 128 + signal.SIGTERM == proc.returncode
+    (bench,) = read(out).benchmarks
+    assert 200 == bench.repos == bench.repos_ok
+    kept = bench.metric("footprint_kept_allocated")
+    assert None is kept.per_repo and "stopped first" in kept.reason, output
+    assert bench.per_repo("footprint_allocated")  # as written: scanned before the stop
+
+
 def sandbox_of(isolated_state: Path) -> str:
     """The mount point the one running sandbox recorded in its state file."""
     for _ in range(200):

@@ -276,6 +276,14 @@ class GitBackend(Backend):
     def revision_id(self, path: Path, revision: int) -> str:
         return first_parent_id(path, revision)
 
+    def kept_by(self) -> str:
+        return "git gc (git's own maintenance: every object packed, refs packed)"
+
+    def keep(self, path: Path) -> None:
+        # The PATH's git whatever wrote the repository: a server's maintenance is git's.
+        # safe.directory: a remote variant's server owns what it wrote.
+        run_tool(["git", "-c", "safe.directory=*", "-C", str(path), "gc", "--quiet"], env=git_env())
+
     def storage_problems(self, path: Path) -> list[str]:
         objects = git_dir_of(path) / "objects"
         problems = []

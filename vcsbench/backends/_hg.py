@@ -127,6 +127,9 @@ class HgBackend(Backend):
     def durability(self) -> str:
         return "no fsync (Mercurial never calls fsync)"
 
+    def kept_by(self) -> str:
+        return "as written: Mercurial has no maintenance that rewrites its revlogs"
+
     def head_file(self, path: Path) -> Path:
         return path / ".hg" / "store" / "00changelog.i"
 

@@ -216,6 +216,12 @@ class SvnBackend(Backend):
     def durability(self) -> str:
         return f"fsync (Subversion's {self.options['fs-type']} flushes every commit to disk)"
 
+    def kept_by(self) -> str:
+        return "svnadmin pack (every full shard of revisions in one pack file)"
+
+    def keep(self, path: Path) -> None:
+        run_tool(["svnadmin", "pack", "-q", str(path)])
+
     def create(self, path: Path) -> None:
         run_tool(svnadmin_create_argv(path, self.options, self.svnadmin))
         configure(path, self.options)

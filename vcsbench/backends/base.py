@@ -194,6 +194,16 @@ class Backend(abc.ABC):
         """What this variant does to make a commit survive a crash (fsync or not), one line."""
         return "not stated"
 
+    def kept_by(self) -> str:
+        """How a server keeps this VCS's repositories (its own maintenance), one line;
+        what :meth:`keep` runs."""
+        return "as written: no maintenance"
+
+    def keep(self, path: Path) -> None:
+        """Untimed, after the rounds: the repository at ``path`` as a server keeps it,
+        by its VCS's own maintenance tool whatever access path wrote it (the footprint
+        as kept). Nothing by default."""
+
     def describe(self) -> dict[str, object]:
         """What results record about this backend: name, variant, VCS, options, versions."""
         return {

@@ -4,6 +4,7 @@ metric of the benchmark from its rounds and its scans (:func:`benchmark_metrics`
 from __future__ import annotations
 
 from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, RoundLog
+from vcsbench.bench.maintained import AsKept
 from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import Delta
 from vcsbench.results.environment import FilesystemInfo, Throttle
@@ -76,6 +77,7 @@ def benchmark_metrics(
     scratch: Footprint | str,
     rss_peak: int,
     rss_growth: int,
+    kept: AsKept | str = "not kept",
 ) -> dict[str, Metric]:
     """Every registry metric of a benchmark, from its rounds' log, its footprint and
     scratch scans (or why each failed) and its memory; a figure that cannot be had
@@ -125,4 +127,34 @@ def benchmark_metrics(
             put(name, getattr(scratch, attribute))
     put("rss_peak", rss_peak, "a peak is not divided by repositories; see rss_growth")
     put("rss_growth", rss_growth)
+    out.update(kept_metrics(kept))
+    return out
+
+
+KEPT_METRICS = {
+    "footprint_kept_allocated": "allocated_bytes",
+    "footprint_kept_content": "content_bytes",
+    "footprint_kept_inodes": "inodes",
+}
+
+
+def kept_metrics(kept: AsKept | str) -> dict[str, Metric]:
+    """The footprint as kept, per repository of those kept; a total only where every
+    repository that succeeded was kept (a sample's total would be of the sample)."""
+    out = {}
+    for name, attribute in KEPT_METRICS.items():
+        unit = METRICS[name].unit
+        if isinstance(kept, str):
+            out[name] = Metric(unit, None, None, kept)
+            continue
+        value = getattr(kept.kept, attribute)
+        whole = kept.repositories == kept.of
+        out[name] = Metric(
+            unit,
+            value if whole else None,
+            value / kept.repositories,
+            ""
+            if whole
+            else f"kept {kept.repositories:,} of {kept.of:,} repositories: per repository of those",
+        )
     return out

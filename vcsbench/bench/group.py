@@ -233,6 +233,13 @@ class GroupRun:
                 # Keep what finished: the rounds done so far are partial benchmarks.
                 interrupted = exc
 
+            if interrupted is None:  # untimed, outside the hold: a stop may land here
+                try:
+                    for run, _, _ in runs.values():
+                        run.stop_workers()
+                        run.maintain()
+                except KeyboardInterrupt as exc:
+                    interrupted = exc
             # Measured and kept before the sandboxes come down, with the stop signals
             # held: one that arrives now waits until the benchmarks are kept. One that
             # lands before the hold takes (it was seen to, after the last round) is

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.bench import floor
+from vcsbench.bench.maintained import AsKept
 from vcsbench.bench.trouble import describe
 from vcsbench.bench.workers import WorkerEnd
 from vcsbench.measure.footprint import Footprint, footprint
@@ -73,6 +74,7 @@ def record(
     ends: list[WorkerEnd],
     processes: int,
     environment: Path | None,
+    kept: AsKept | str = "not kept",
 ) -> Harness:
     """The harness record of a benchmark: its cost per round beside the timed
     operations, and where its rounds ran."""
@@ -100,4 +102,5 @@ def record(
             "note": where,
         },
         note=NOTE,
+        kept=kept.record() if isinstance(kept, AsKept) else None,
     )

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vcsbench.bench import floor
 from vcsbench.bench.figures import round_values
@@ -24,12 +25,13 @@ from vcsbench.bench.log import (
     RoundLog,
     RoundRecord,
 )
+from vcsbench.bench.maintained import AsKept
 from vcsbench.bench.placement import Placement
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.trouble import SandboxFailed, describe, sandbox_trouble
 from vcsbench.errors import Refusal
 from vcsbench.measure import writers
-from vcsbench.measure.footprint import footprint
+from vcsbench.measure.footprint import Footprint, footprint
 from vcsbench.measure.probes import (
     Probe,
     Snapshot,
@@ -37,9 +39,14 @@ from vcsbench.measure.probes import (
 )
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.process import signals_held
+from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.servers.apache import give_tree
 from vcsbench.workload.operation import Operation, RoundPaths
+
+RoundsEnd = tuple[float, list[dict[str, Any]], Writers | None, int, int]
+"""Read as the last round ends: wall seconds, the sampler's samples, who wrote, peak RSS,
+RSS growth."""
 
 Progress = Callable[..., None]
 """Called after each round with (rounds done, rounds in all, seconds since start), and
@@ -114,6 +121,16 @@ class RoundLoop:
         self._placement: Placement | None = None
         self.described: dict[str, object] | None = None
         """The backend as the environment's worker described it (its library's versions)."""
+        self.kept: AsKept | str = (
+            "not kept (--kept none)"
+            if self.plan.kept.off
+            else "not kept: the run was stopped first"
+        )
+        """The footprint as a server keeps the repositories, once :meth:`maintain` ran."""
+        self._scanned: tuple[Footprint | str, Footprint | str, float] | None = None
+        """The footprint as written, scanned before that maintenance."""
+        self._closed: RoundsEnd | None = None
+        """What was read as the last round ended (:meth:`BenchmarkRun._close_rounds`)."""
         self.stopped = False
         """The sandbox failed every round of a batch: no more rounds are to be run."""
         self._writers_before: tuple[writers.Snapshot, int] | None = None

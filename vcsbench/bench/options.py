@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import REGISTRY, Variant, split_variant
+from vcsbench.bench.policy import DEFAULT_KEPT
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
@@ -116,6 +117,13 @@ OPTIONS: tuple[OptionDef, ...] = (
     ),
     OptionDef(
         "verify", "all", "verify every repository (all, default) or K evenly spaced (sample:K)"
+    ),
+    OptionDef(
+        "kept",
+        DEFAULT_KEPT,
+        "after the last round, the footprint as a server keeps the repositories: each "
+        "through its VCS's own maintenance (git gc, svnadmin pack), untimed, verified "
+        "again and scanned: all, none, or K evenly spaced (sample:K; default sample:100)",
     ),
     OptionDef("image-dir", None, "where loop images go (default: a temporary directory)", "DIR"),
     OptionDef(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.policy import CACHE_STATES, KeptPolicy, VerifyPolicy
 from vcsbench.bench.population import Population
 from vcsbench.errors import VcsbenchError
 
@@ -46,6 +46,9 @@ class RoundPlan:
     """Python's collector held off inside the timed region (and run before it)."""
     delay_ns: int = 0
     """A known wait added inside every timed call, after the operation (``delay=``)."""
+    kept: KeptPolicy = field(default_factory=lambda: KeptPolicy(off=True))
+    """Which repositories are maintained after the last round, in the run's own process
+    (never a worker's: not carried across the boundary)."""
 
     def __post_init__(self) -> None:
         if self.cache not in CACHE_STATES:

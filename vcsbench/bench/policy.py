@@ -1,4 +1,5 @@
-"""How a benchmark treats its rounds: which are verified, and the page cache before each."""
+"""How a benchmark treats its rounds: which are verified, the page cache before each, and
+which repositories are kept (maintained) after the last one."""
 
 from __future__ import annotations
 
@@ -35,4 +36,40 @@ class VerifyPolicy:
         return round(nearest * (total - 1) / (k - 1)) == index
 
     def __str__(self) -> str:
+        return "all" if self.sample is None else f"sample:{self.sample}"
+
+
+DEFAULT_KEPT = "sample:100"
+
+
+@dataclass(frozen=True)
+class KeptPolicy:
+    """Which rounds' repositories go through their VCS's maintenance after the last round,
+    for the footprint as kept: all, ``sample`` evenly spaced ones (default at most 100:
+    maintenance costs what a repack costs), or none."""
+
+    sample: int | None = 100
+    off: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> KeptPolicy:
+        if text == "all":
+            return cls(None)
+        if text == "none":
+            return cls(None, off=True)
+        kind, _, count = text.partition(":")
+        if kind == "sample" and count.isdigit() and int(count) > 0:
+            return cls(int(count))
+        raise VcsbenchError(f"kept {text!r} is not 'all', 'none' or 'sample:K' with K > 0")
+
+    def chosen(self, candidates: list[int]) -> list[int]:
+        """Which of ``candidates`` (the rounds that succeeded, in order) are kept."""
+        if self.off:
+            return []
+        pick = VerifyPolicy(self.sample)
+        return [c for i, c in enumerate(candidates) if pick.verifies(i, len(candidates))]
+
+    def __str__(self) -> str:
+        if self.off:
+            return "none"
         return "all" if self.sample is None else f"sample:{self.sample}"

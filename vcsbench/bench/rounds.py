@@ -25,12 +25,14 @@ from pathlib import Path
 
 from vcsbench.bench import harness
 from vcsbench.bench.figures import benchmark_metrics, filesystem_info
-from vcsbench.bench.loop import RoundLoop
+from vcsbench.bench.loop import RoundLoop, RoundsEnd
+from vcsbench.bench.maintained import as_kept
 from vcsbench.bench.placement import Placement
 from vcsbench.bench.trouble import SandboxFailed, describe
 from vcsbench.bench.workers import WorkerEnd
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure import writers
+from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import (
     current_rss_bytes,
     peak_rss_bytes,
@@ -223,22 +225,11 @@ class BenchmarkRun(RoundLoop):
 
     def finish(self, describe_backend: dict[str, object]) -> Benchmark:
         """Stop sampling; measure footprint, scratch and floor; return the benchmark."""
-        wall_s = time.perf_counter() - self._t0 if self._started else 0.0
-        samples = self._sampler.stop() if self._started else []
-        found = self._writers()
-        self.probe.close()
-        rss_peak, rss_growth = peak_rss_bytes(), current_rss_bytes() - self._rss_start
+        wall_s, samples, found, rss_peak, rss_growth = self._close_rounds()
         ends = self.worker_ends
-        if ends:  # the measured processes were the workers
-            rss_peak = max(w.peak_rss for w in ends)
-            rss_growth = max(w.rss_growth for w in ends)
         log = self.log
-        by_round = self.plan.age or self.operation.footprint_by_round
-        result, scratch, footprint_s = harness.scans(
-            [p for i in range(len(log)) for p in self._measured(i)] if by_round else None,
-            (self.workdir / c for c in self.operation.containers),
-            self.workdir / "scratch",
-        )
+        result, scratch, footprint_s = self._scanned or self._scan()
+        kept = self.kept
         ok_walls = log.ok_wall_s()
         median_ms = statistics.median(ok_walls) * 1000 if ok_walls else None
         if self.described is not None:  # the worker's library, under the caller's name
@@ -255,7 +246,9 @@ class BenchmarkRun(RoundLoop):
             layout=self.plan.layout,
             errors=log.error_count,
             verified=log.verified,
-            metrics=benchmark_metrics(log, self.sandbox, result, scratch, rss_peak, rss_growth),
+            metrics=benchmark_metrics(
+                log, self.sandbox, result, scratch, rss_peak, rss_growth, kept
+            ),
             rounds=log.to_rounds(),
             cache=self.plan.cache,
             cache_note="cold is meaningless on tmpfs: its page cache is the storage"
@@ -279,6 +272,7 @@ class BenchmarkRun(RoundLoop):
                 ends=ends,
                 processes=self._placement.processes if self._placement is not None else 0,
                 environment=self.environment,
+                kept=kept,
             ),
             sampler={
                 "interval_s": self._sampler.interval_s,
@@ -286,6 +280,46 @@ class BenchmarkRun(RoundLoop):
                 "samples": samples,
             },
             writers=found,
+        )
+
+    def _close_rounds(self) -> RoundsEnd:
+        """Once, as the last round ends (before any maintenance, which is no part of the
+        benchmark): its wall time, the sampler's samples, who wrote, the memory."""
+        if self._closed is None:
+            wall_s = time.perf_counter() - self._t0 if self._started else 0.0
+            samples = self._sampler.stop() if self._started else []
+            found = self._writers()
+            self.probe.close()
+            rss_peak, rss_growth = peak_rss_bytes(), current_rss_bytes() - self._rss_start
+            ends = self.worker_ends
+            if ends:  # the measured processes were the workers
+                rss_peak = max(w.peak_rss for w in ends)
+                rss_growth = max(w.rss_growth for w in ends)
+            self._closed = (wall_s, samples, found, rss_peak, rss_growth)
+        return self._closed
+
+    def _scan(self) -> tuple[Footprint | str, Footprint | str, float]:
+        """The footprint as the rounds wrote it, and the scratch's."""
+        by_round = self.plan.age or self.operation.footprint_by_round
+        return harness.scans(
+            [p for i in range(len(self.log)) for p in self._measured(i)] if by_round else None,
+            (self.workdir / c for c in self.operation.containers),
+            self.workdir / "scratch",
+        )
+
+    def maintain(self) -> None:
+        """After the last round, before :meth:`finish`, untimed: the chosen repositories
+        through their VCS's own maintenance (``--kept``), for the footprint as kept. A
+        stop signal may land here: the figure is then missing, and the rounds kept."""
+        policy = self.plan.kept
+        if policy.off:
+            return
+        self._close_rounds()
+        self._scanned = self._scan()  # as written: before any maintenance
+        succeeded = [i for i, ok in enumerate(self.log.ok) if ok]
+        chosen = policy.chosen(succeeded)
+        self.kept = as_kept(
+            self.operation, [self.paths(i) for i in chosen], len(succeeded), self.progress
         )
 
     def _replay_info(self) -> dict[str, float] | None:

@@ -27,7 +27,7 @@ from vcsbench.bench.options import (
     parse_variants,
     split_list,
 )
-from vcsbench.bench.policy import CACHE_STATES, VerifyPolicy
+from vcsbench.bench.policy import CACHE_STATES, DEFAULT_KEPT, KeptPolicy, VerifyPolicy
 from vcsbench.bench.population import Population, is_population, parse_population
 from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
@@ -51,6 +51,7 @@ class Selection:
     cache: str = "warm"
     image_dir: Path | None = None
     verify: VerifyPolicy = field(default_factory=VerifyPolicy)
+    kept: KeptPolicy = field(default_factory=KeptPolicy)
     fs_scope: str = "benchmark"
     backend_options: dict[str, dict[str, str]] = field(default_factory=dict)
     progress: str = "auto"
@@ -82,6 +83,7 @@ class Selection:
         cache: str = "warm",
         image_dir: str | Path | None = None,
         verify: str = "all",
+        kept: str = DEFAULT_KEPT,
         fs_scope: str = "benchmark",
         backend_option: list[str] | None = None,
         progress: str = "auto",
@@ -100,6 +102,7 @@ class Selection:
             "cache": cache,
             "image_dir": image_dir,
             "verify": verify,
+            "kept": kept,
             "fs_scope": fs_scope,
             "backend_option": backend_option or [],
             "progress": progress,
@@ -159,6 +162,7 @@ class Selection:
             cache=cache,
             image_dir=image,
             verify=VerifyPolicy.parse(verify),
+            kept=KeptPolicy.parse(kept),
             fs_scope=fs_scope,
             progress=progress,
             age=population.repos if population else int(age),

@@ -24,6 +24,7 @@ from vcsbench.backends import Backend, Variant
 from vcsbench.bench import adapter
 from vcsbench.bench.group import GroupRun, Member, Outcome
 from vcsbench.bench.plan import RoundPlan
+from vcsbench.bench.policy import KeptPolicy
 from vcsbench.bench.progress import duration
 from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write_results
 from vcsbench.bench.rules import rules_of
@@ -141,6 +142,7 @@ class VcsSession:
                 rounds,
                 cache=selection.cache,
                 verify=selection.verify,
+                kept=KeptPolicy(off=True) if disabled else selection.kept,
                 layout=selection.layout,
                 recycle=selection.recycle,
                 warmup=0 if disabled else rules.warmup(rounds),

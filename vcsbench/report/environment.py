@@ -7,7 +7,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from vcsbench.report.format import harness_text, storage_text
-from vcsbench.results.model import Run
+from vcsbench.results.model import Benchmark, Run
+
+
+def kept_text(bench: Benchmark) -> str:
+    """How a benchmark's footprint as kept was had: by which maintenance, of how many of
+    its repositories, at what cost (a result file is data: odd values read as "?")."""
+    kept = bench.harness.kept
+    if not kept:
+        figure = bench.metrics.get("footprint_kept_allocated")  # None: an older result
+        return f"{bench.case}: as written only ({figure.reason})" if figure else ""
+
+    def count(key: str) -> str:
+        value = kept.get(key)
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+    seconds = kept.get("maintenance_s_per_repo")
+    cost = f", {seconds:.2f} s each" if isinstance(seconds, (int, float)) and seconds else ""
+    by = str(kept.get("by", "?"))[:120]
+    after = by if by.startswith("as written") else f"as written, and as kept after {by}"
+    return f"{bench.case}: {after} ({count('repositories')} of {count('of')} repositories{cost})"
 
 
 def environment(files: list[Run]) -> list[tuple[str, str]]:
@@ -47,13 +66,15 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
             history = bench.payload.history_text()
             if history:
                 add("payload", f"{bench.payload.shown}: {history}")
+            add("footprint", kept_text(bench))
             add("cache", f"{bench.cache}; verify {bench.verify}")
             add("harness", harness_text(bench.harness.perturbation) or "")
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
     order = [
-        "machine", "system", "filesystem", "storage", "backend", "payload", "cache", "harness",
+        "machine", "system", "filesystem", "storage", "backend", "payload", "footprint", "cache",
+        "harness",
         "command", "results",
     ]  # fmt: skip
     return sorted(lines, key=lambda line: order.index(line[0]))

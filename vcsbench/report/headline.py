@@ -49,6 +49,9 @@ def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) 
     ]
 
 
+KEPT = "footprint_kept_allocated"
+
+
 def headline(
     grouped: dict[tuple[str, str, str], list[Benchmark]],
     origin: Callable[[Benchmark], str] | None = None,
@@ -64,7 +67,7 @@ def headline(
         return []
     header = ["operation", "payload", "fs", *(["from"] if origin else []), *labels]
     text_columns = len(header) - len(labels)
-    time_rows, device_rows, allocated_rows = [], [], []
+    time_rows, device_rows, allocated_rows, kept_rows = [], [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []
     for (op, _, fs), group in grouped.items():
         payload = group[0].payload.shown
@@ -92,6 +95,15 @@ def headline(
         )
         device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
+        kept_rows.append(lead + _metric_cells(KEPT, by_label, labels))
+    kept: list[Block] = [
+        paragraph(
+            "Allocated KiB per repository as a server keeps it: after each VCS's own "
+            "maintenance (git gc, svnadmin pack; Mercurial's revlogs as written)."
+        ),
+        table(header, kept_rows, text_columns),
+    ]
+    some_kept = any(b.per_repo(KEPT) is not None for rows in grouped.values() for b in rows)
     return [
         paragraph(
             "Time per operation: median, and its ratio to the reference (the baseline where "
@@ -100,6 +112,7 @@ def headline(
         table(header, time_rows, text_columns),
         paragraph("Device KiB written per repository (journal, metadata and writeback included)."),
         table(header, device_rows, text_columns),
-        paragraph("Allocated KiB per repository."),
+        paragraph("Allocated KiB per repository, as the rounds wrote it."),
         table(header, allocated_rows, text_columns),
+        *(kept if some_kept else []),
     ]

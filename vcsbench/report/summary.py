@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_ratio
 from vcsbench.report.format import table as text_table
-from vcsbench.report.tables import spread_text
+from vcsbench.report.tables import KEPT_METRICS, spread_text
 from vcsbench.results.metrics import DURABILITY_METRICS
 from vcsbench.results.model import Run
 
@@ -18,6 +18,7 @@ def summary(files: list[Run]) -> str:
     lines = []
     benches = sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key)
     durability = counted(benches, DURABILITY_METRICS)  # columns only where counted
+    kept = counted(benches, KEPT_METRICS)
     for bench in benches:
         median = bench.median_ms
         lines.append(
@@ -32,7 +33,7 @@ def summary(files: list[Run]) -> str:
                 f"{1000 / median:,.0f}" if median else "—",
                 fmt_metric("io_write_device", bench.per_repo("io_write_device")),
                 fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
-                *(fmt_metric(m, bench.per_repo(m)) for m in durability),
+                *(fmt_metric(m, bench.per_repo(m)) for m in kept + durability),
                 fmt_ratio(bench.floor_ratio),
                 bench.errors,
             ]
@@ -49,6 +50,7 @@ def summary(files: list[Run]) -> str:
             "ops/s",
             "device KiB/repo",
             "allocated KiB/repo",
+            *(["kept KiB/repo"] if kept else []),
             *(SHORT[m] for m in durability),
             "x floor",
             "errors",

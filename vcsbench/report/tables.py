@@ -51,6 +51,8 @@ TABLE_METRICS = (
     "footprint_allocated",
     "footprint_inodes",
 )
+KEPT_METRICS = ("footprint_kept_allocated",)
+"""After the footprint as written, where some row was kept (``--kept``)."""
 SCRATCH_METRIC = "scratch_allocated"
 """Shown, in a column of its own, only where some backend of the table used scratch."""
 CHANGE_METRIC = "footprint_change"
@@ -189,7 +191,9 @@ def table_rows(
     fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
     base = next((b for b in rows if b.label == baseline), None)
     metrics = [
-        *TABLE_METRICS,
+        *TABLE_METRICS[:5],
+        *counted(rows, KEPT_METRICS),
+        *TABLE_METRICS[5:],
         *([CHANGE_METRIC] if _changes_held(rows) else []),
         *([SCRATCH_METRIC] if _uses_scratch(rows) else []),
         *counted(rows, DURABILITY_METRICS),

@@ -35,6 +35,7 @@ KNOWN = (
     "teardown_s",
     "teardown_note",
     "interleaved",
+    "kept",
 )
 MAX_BLOCKS = 100_000
 
@@ -127,6 +128,8 @@ class Harness:
     teardown_s: float | None = None
     teardown_note: str = ""
     interleaved: Interleaved | None = None
+    kept: dict[str, Any] | None = None
+    """How the footprint as kept was had: by what, of how many repositories."""
     other: dict[str, Any] = field(default_factory=dict)
     """Keys of another version, kept as read."""
     read_keys: frozenset[str] | None = None
@@ -151,7 +154,7 @@ class Harness:
             "workers": self.workers,
             "note": self.note,
         }
-        for key in ("age", "replay", "perturbation", "server", "environment"):
+        for key in ("age", "replay", "perturbation", "server", "environment", "kept"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -193,6 +196,7 @@ class Harness:
             interleaved=None
             if interleaved is None
             else Interleaved.from_json(interleaved, f"{where}.interleaved"),
+            kept=mapping("kept"),
             other={k: v for k, v in d.items() if k not in KNOWN},
             read_keys=frozenset(d),
         )

@@ -187,6 +187,33 @@ METRICS: dict[str, MetricDef] = _defs(
         digits=0,
     ),
     MetricDef(
+        "footprint_kept_allocated",
+        "B",
+        "kept KiB",
+        KIB,
+        "blocks allocated to the repository after its VCS's own maintenance (git gc, "
+        "svnadmin pack; Mercurial: as written), as a server keeps it; per repository of "
+        "those kept (--kept)",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_kept_content",
+        "B",
+        "kept content KiB",
+        KIB,
+        "bytes of regular files and symlinks after the VCS's own maintenance",
+        totalled="final",
+    ),
+    MetricDef(
+        "footprint_kept_inodes",
+        "inodes",
+        "kept inodes",
+        1.0,
+        "files, directories and links after the VCS's own maintenance",
+        totalled="final",
+        digits=0,
+    ),
+    MetricDef(
         "footprint_change",
         "B",
         "allocated change KiB",

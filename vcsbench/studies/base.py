@@ -135,6 +135,9 @@ def fs_note(fs: str) -> str:
     return ""
 
 
+KEPT = "footprint_kept_allocated"
+
+
 def variant_table(
     group: list[Benchmark],
     baseline: Mapping[str, Benchmark | None],
@@ -146,6 +149,8 @@ def variant_table(
     each variant's time, device bytes and footprint as a ratio to its baseline (by label)."""
     headers = ["variant", *(["durability"] if durability else []), "N", "median ms", "time ratio"]
     counted = measured(group, DURABILITY_METRICS)
+    kept = measured(group, (KEPT,))  # like with like: the ratio on the footprint as kept
+    footprint = KEPT if kept else "footprint_allocated"
     if published is not None:
         headers += list(published_headers)
     headers += [
@@ -155,7 +160,7 @@ def variant_table(
         "device KiB written",
         "device bytes ratio",
         "allocated KiB",
-        "allocated ratio",
+        *(["kept KiB", "kept ratio"] if kept else ["allocated ratio"]),
         "inodes",
         "errors",
     ]
@@ -179,7 +184,8 @@ def variant_table(
             fmt_num(bench.per_repo("io_write_device"), KIB),
             metric_ratio(bench, base, "io_write_device"),
             fmt_num(bench.per_repo("footprint_allocated"), KIB),
-            metric_ratio(bench, base, "footprint_allocated"),
+            *([fmt_num(bench.per_repo(KEPT), KIB)] if kept else []),
+            metric_ratio(bench, base, footprint),
             fmt_num(bench.per_repo("footprint_inodes"), digits=1),
             f"{bench.errors}",
         ]
@@ -204,6 +210,14 @@ def metric_ratio(bench: Benchmark, base: Benchmark | None, name: str) -> str:
     return fmt_ratio(ratio(bench.per_repo(name), base.per_repo(name)))
 
 
+def footprint_metric(*benches: Benchmark | None) -> str:
+    """The footprint to compare ``benches`` on: as kept where each of them has it (like
+    with like, as a server holds them), else as written."""
+    if all(b is not None and b.per_repo(KEPT) is not None for b in benches):
+        return KEPT
+    return "footprint_allocated"
+
+
 def first(group: list[Benchmark], test: Callable[[Benchmark], bool]) -> Benchmark | None:
     return next((b for b in group if test(b)), None)
 
@@ -211,7 +225,9 @@ def first(group: list[Benchmark], test: Callable[[Benchmark], bool]) -> Benchmar
 PER_REPO_NOTE = (
     "Figures per repository (per round): median of the verified rounds; CPU, device write "
     "requests and KiB written are means; allocated KiB and inodes are what the repositories "
-    "hold at the end, divided by N. Time ratios carry an interval by block where the "
+    "hold at the end, divided by N; kept KiB (where shown) what they hold after each VCS's "
+    "own maintenance (git gc, svnadmin pack; Mercurial as written), and the footprint ratio "
+    "is of it. Time ratios carry an interval by block where the "
     "variants ran interleaved, else from the machine's run-to-run spread where the results "
     "record it, else none (†)."
 )
