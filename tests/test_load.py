@@ -119,6 +119,7 @@ def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list
                 "before": {
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
+                    "flushes": 100,
                     "server_cpu_s": None,
                     "server_cpu_by_pid": {"10": 1.0},
                     "server_write_by_pid": {"10": 1000},
@@ -127,6 +128,7 @@ def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list
                 "after": {  # 10 s, 5 s, ...: the same sessions in less time, step by step
                     "t": 100.0 * index + 10 / (index + 1),
                     "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
+                    "flushes": 100 + 2 * len(lat),
                     "server_cpu_s": None,
                     "server_cpu_by_pid": {"10": 3.0},
                     "server_write_by_pid": {"10": 1000 + 10240 * len(lat)},
@@ -162,6 +164,8 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     assert second["latency_ms"]["max"] == pytest.approx(100.0)
     assert first["device"]["write_bytes_per_session"] == 40960
     assert first["device"]["write_requests_per_session"] == 3
+    assert first["device"]["flush_requests"] == 20  # 100 before, 120 after
+    assert first["device"]["flush_requests_per_session"] == 2
     # The server's processes wrote a quarter of what the device did: the rest is theirs
     # to no process (journal, metadata).
     assert first["device"]["server_process_write_bytes"] == 102400
@@ -738,25 +742,107 @@ def test_a_load_result_is_a_run_the_reports_read(tmp_path: Path) -> None:
     assert "0.50x" in compare.stdout  # p95 at 2 clients: 143.25 against 286.5 ms
 
 
-def test_a_line_per_pair_of_access_paths_gives_the_ratios_an_rfc_quotes(tmp_path: Path) -> None:
-    """Two paths of one run, svn and git, the same latencies; git's device wrote four
-    times svn's per session (160 against 40 KiB) and completed 2 ok/s at capacity."""
-    path = _load_file(tmp_path / "two.json", [TENTHS, [1.5 * x for x in TENTHS]])
+def _two_paths(tmp_path: Path) -> Path:
+    """Two paths of one run, svn and git, the same latencies (capacity at 1 of steps 1, 2);
+    per session svn's device made 3 write requests, 2 flushes and 40 KiB, git's 1 request,
+    no flush and four times the bytes (160 KiB)."""
+    path = _load_file(tmp_path / "two.json", [TENTHS, [3 * x for x in TENTHS]])
     document = json.loads(path.read_text())
     svn = document["vcsbench_load"]["loads"][0]
     git = json.loads(json.dumps(svn)) | {"path": "git-daemon", "vcs": "git"}
     for step in git["steps"]:
         step["device"]["write_bytes"] *= 4
+        step["device"]["write_requests"] //= 3
+        step["device"]["flush_requests"] = 0
     document["vcsbench_load"]["loads"].append(git)
     path.write_text(json.dumps(document))
-    report = vcsbench("report", str(path))
+    return path
+
+
+def test_the_disk_answer_leads_with_the_device_per_session_and_capacity_as_a_bracket(
+    tmp_path: Path,
+) -> None:
+    report = vcsbench("report", str(_two_paths(tmp_path)))
     assert report.returncode == 0, report.stderr
-    assert "## Between access paths" in report.stdout
+    text = report.stdout
+    assert text.index("## The disk answer") < text.index("## svnserve")
+    row = next(line for line in text.splitlines() if line.startswith("| svnserve "))
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert cells[2:7] == ["20", "3.0", "2.0", "40.0", "between 1 and 2 clients"]
     assert (
-        "svnserve / git-daemon: device writes per session 0.25x (40.0 / 160.0 KiB); ok/s "
-        "at capacity 1.00x † (2.0 at 2 clients / 2.0 at 2 clients)."
-    ) in report.stdout
-    assert "†: the paths' steps ran one after the other" in report.stdout
+        "svnserve / git-daemon: per session, device write requests 3.00x (3.0 / 1.0); flushes "
+        "— (2.0 / 0.0); KiB written 0.25x (40.0 / 160.0); capacity between 1 and 2 clients / "
+        "between 1 and 2 clients."
+    ) in text
+    assert "ok/s at capacity" not in text  # one step's speed is no capacity
+
+
+def test_a_capacity_plan_multiplies_the_deadline_rate_by_each_figure_per_session(
+    tmp_path: Path,
+) -> None:
+    """10,000 submissions in 60 min: 2.78 sessions/s; svn's 3 write requests, 2 flushes
+    and 40 KiB a session ask for 8.3 IOPS, 5.6 flushes/s and 0.11 MB/s."""
+    report = vcsbench("report", str(_two_paths(tmp_path)), "--plan", "students=10000,window=60m")
+    assert report.returncode == 0, report.stderr
+    row = next(line for line in report.stdout.splitlines() if line.startswith("| svnserve "))
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    rate = 10000 / 3600
+    assert cells[7:11] == [
+        f"{3 * rate:,.1f}", f"{2 * rate:,.1f}", f"{40960 * rate / 1e6:,.1f}", "no storage profile",
+    ]  # fmt: skip
+    assert "10,000 submissions in 60 min are 2.78 sessions/s" in report.stdout
+    # capacity measured: 10 ok sessions in 10 s at 1 client, below the 2.78 wanted
+    assert "svnserve: **beyond** what was measured (1.0 ok/s at 1 client)" in report.stdout
+
+
+@pytest.mark.serial
+def test_a_steps_device_flushes_are_the_sessions_not_the_harnesss_syncfs(
+    root: None, tmp_path: Path
+) -> None:
+    """svn-fs fdatasyncs every commit, git-pygit2 never; each step ends with the
+    harness's syncfs, which flushes too. Steps of 2 s, inside ext4's 5 s journal commit
+    interval counted from the syncfs that starts them: git's steps flush nothing."""
+    require_backend("svn-fs")
+    require_backend("git-pygit2")
+    document = _load(
+        tmp_path, "--paths", "local:svn-fs,local:git-pygit2", "--students", "6",
+        "--steps", "1,2", "--step-seconds", "2", fs="ext4:size=256M",
+    )  # fmt: skip
+    svn, git = document["loads"]
+    assert all(row["device"]["flush_requests"] == 0 for row in git["steps"]), git["steps"]
+    # a session creates a repository or commits (7 fdatasync a commit, each a flush here)
+    assert all(row["device"]["flush_requests_per_session"] >= 7 for row in svn["steps"])
+
+
+def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path: Path) -> None:
+    from vcsbench.report.load import capacity_bracket
+    from vcsbench.results import read
+
+    held = read(_load_file(tmp_path / "held.json", [TENTHS, TENTHS])).load
+    assert held is not None  # the same latencies in half the time: step 2 within the rule
+    assert "not reached: 2 clients (the last step) held" == capacity_bracket(held, held.paths[0])
+    path = _load_file(tmp_path / "none.json", [TENTHS, TENTHS])
+    document = json.loads(path.read_text())
+    document["vcsbench_load"]["loads"][0]["capacity"] = {"level": None, "reason": "errors"}
+    path.write_text(json.dumps(document))
+    none = read(path).load
+    assert none is not None
+    assert "below 1 client (the first step)" == capacity_bracket(none, none.paths[0])
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        ("students=10000", "needs both"),
+        ("students=0,window=60m", "students='0' is not a whole number from 1"),
+        ("students=10,window=60", "window='60' is not a whole number of s, m or h"),
+        ("students=10,window=60m,x=1", "'x=1' is not one of students=N,window=T"),
+    ],
+)
+def test_a_bad_plan_is_one_line(plan: str, message: str, tmp_path: Path) -> None:
+    result = vcsbench("report", str(_two_paths(tmp_path)), "--plan", plan)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) <= 2
 
 
 def test_load_compare_gives_a_verdict_only_beyond_noise(tmp_path: Path) -> None:

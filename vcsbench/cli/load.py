@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         run = run_load(plan, out, ["vcsbench", *sys.argv[1:]], run_id)
     except KeyboardInterrupt:
         return interrupted(out, this_run(out, run_id))
-    text = write([load_document(run)], "md")
+    text = write([load_document(run, plan.deadline)], "md")
     table = beside(out, ".md")
     write_file(table, text, "the table")
     from vcsbench.report.terminal import for_terminal

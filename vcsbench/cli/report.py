@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.formats import FORMATS
+from vcsbench.results.deadline import Deadline
 
 if TYPE_CHECKING:
     from vcsbench.results.model import Run
@@ -47,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LIST",
         help="which plots: summary, latency, cdf, timeline, footprint, growth (default: all; "
         "growth where a benchmark has two blocks of rounds)",
+    )
+    parser.add_argument(
+        "--plan",
+        metavar="students=N,window=T",
+        help="for load results: a capacity plan, what N submissions in the window ask of "
+        "the disk on each access path from the figures measured per session (e.g. "
+        "students=10000,window=60m)",
     )
     parser.add_argument(
         "--baseline",
@@ -86,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.results import read_many
 
     limit = _time_gate(args.fail_on) if args.fail_on else None
+    args.plan = Deadline.parse(args.plan) if args.plan else None
     runs = read_many(args.results)
     bench_runs = [run for run in runs if run.load is None]
     if limit is None:
@@ -127,7 +136,7 @@ def _report(args: argparse.Namespace, runs: list[Run]) -> int:
     documents: list[Document] = []
     plotted = 0
     for run in load_runs:
-        doc = load_document(run)
+        doc = load_document(run, args.plan)
         if plot_dir is not None:
             from vcsbench.report.loadplots import write_load_plots
 

@@ -60,6 +60,12 @@ WORKER_TIMEOUT_S = 60.0
 ENGINE = {"locust": locust.__version__, "gevent": gevent.__version__}
 
 
+def device_flushes(config: dict[str, Any]) -> int | None:
+    """The sandbox device's completed flush requests so far (None: none counted)."""
+    stat = config.get("device_stat")
+    return read_device(stat).flush_requests if stat else None
+
+
 def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
     """What a step's figures are differences of, read at its start and at its end."""
     group = config.get("server_cgroup")
@@ -72,6 +78,7 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
         "device": None
         if device is None
         else [device.read_bytes, device.write_bytes, device.read_requests, device.write_requests],
+        "flushes": None if device is None else device.flush_requests,
         # A cgroup counts every process that was ever in it; otherwise each process's own
         # counters, so that a step counts what each grew by.
         "server_cpu_s": cgroup_cpu_s(Path(group)) if group else None,
@@ -168,9 +175,11 @@ class LocalDriver:
         shared.open = False
         wait_until(lambda: not shared.in_flight, DRAIN_S)
         # What the step left dirty is written back inside its window, so the device's
-        # bytes per session are the step's own (as the benchmarks' probes do).
+        # bytes per session are the step's own (as the benchmarks' probes do); its
+        # flushes are read before that syncfs, which flushes too.
+        flushed = device_flushes(config)
         syncfs(Path(config["repos"]))
-        after = counters(config, self.server_pids)
+        after = counters(config, self.server_pids) | {"flushes": flushed}
         records, details = shared.take_records()
         step = answer(level, before, after, records, details)
         step["writers"] = step_writers(config, snap, before, after, self.server_pids)
@@ -265,8 +274,9 @@ class MasterDriver:
         gevent.sleep(float(config["step_seconds"]))
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)
+        flushed = device_flushes(config)  # before the harness's syncfs, which flushes
         syncfs(Path(config["repos"]))
-        after = counters(config, self.client_pids)
+        after = counters(config, self.client_pids) | {"flushes": flushed}
         reports = self.drained.pop(index, {})
         after["client_cpu_s"] = before["client_cpu_s"] + sum(
             r["client_cpu_s"] for r in reports.values()

@@ -85,6 +85,14 @@ def step_figures(
             "write_bytes_per_session": delta[1] / per,
             "write_requests_per_session": delta[3] / per,
         }
+        if before.get("flushes") is not None and after.get("flushes") is not None:
+            # read after the step's first syncfs and before its last: the harness's own
+            # flushes are not the step's
+            flushes = after["flushes"] - before["flushes"]
+            row["device"] |= {
+                "flush_requests": flushes,
+                "flush_requests_per_session": flushes / per,
+            }
         if before.get("throttle_ios") and after.get("throttle_ios"):
             # under a storage profile: the IOs its limits counted, before merging
             (read0, write0), (read1, write1) = before["throttle_ios"], after["throttle_ios"]

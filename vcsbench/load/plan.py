@@ -15,6 +15,7 @@ from typing import Any
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import SCENARIOS, Scenario
+from vcsbench.results.deadline import Deadline
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
 from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
 from vcsbench.servers.server import HOST, check_host, check_port
@@ -159,6 +160,15 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "errors: exit 1 when any session failed or an access path could not be run "
         "(default: exit 0 whatever the sessions did; the figures say)",
     ),
+    LoadOption(
+        "plan",
+        "",
+        "a capacity plan in the summary: what N submissions in a window ask of the disk "
+        "on each path (write IOPS, flushes/s, MB/s) from the figures measured per session, "
+        "e.g. students=10000,window=60m",
+        str,
+        "students=N,window=T",
+    ),
 )
 FAIL_ON = ("", "errors")
 
@@ -213,6 +223,8 @@ class LoadPlan:
     listen: str = HOST
     fail_on: str = ""
     distances: tuple[Distance | None, ...] = (None,)
+    deadline: Deadline | None = None
+    """``--plan``: the submissions and window the summary's capacity plan is for."""
     """The distances every server path is run at (None: direct, no proxy)."""
 
     @property
@@ -301,6 +313,7 @@ class LoadPlan:
             listen=str(values["listen"]),
             fail_on=str(values["fail_on"]),
             distances=distances,
+            deadline=Deadline.parse(str(values["plan"])) if values["plan"] else None,
         )
 
 

@@ -61,6 +61,10 @@ class StepDevice:
     throttle_write_ios: int | None = None
     """Under a storage profile: the IOs its limits counted (submitted, before the block
     layer merged adjacent ones into the device's requests)."""
+    flush_requests: int | None = None
+    """The device's completed cache flushes over the step, the harness's syncfs excluded
+    (None: not counted, an older result or a kernel without the field)."""
+    flush_requests_per_session: float | None = None
 
     @classmethod
     def from_json(cls, data: object, where: str) -> StepDevice:
@@ -76,6 +80,8 @@ class StepDevice:
             unattributed_share=optional_number(d, "unattributed_share", where),
             throttle_read_ios=optional_count(d, "throttle_read_ios", where),
             throttle_write_ios=optional_count(d, "throttle_write_ios", where),
+            flush_requests=optional_count(d, "flush_requests", where),
+            flush_requests_per_session=optional_number(d, "flush_requests_per_session", where),
         )
 
 

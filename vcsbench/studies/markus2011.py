@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from vcsbench.load.figures import capacity_rule
 from vcsbench.report.format import cell, fmt_bytes, writers_text
-from vcsbench.report.load import device_kib_per_session, errors_text, level_text, pair_lines
+from vcsbench.report.load import capacity_bracket, errors_text, pair_lines, per_session
 from vcsbench.results import Run
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.writers import Writers
@@ -40,10 +40,12 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
     lines = [
         f"### Closed loop: 1 to {levels[-1] if levels else '?'} students submitting at once",
         "",
-        "| access path | capacity | p95 ms at " + " / ".join(levels) + " clients "
-        "| errors past capacity | device KiB per submission | of it, written by no server "
-        "process | iowait % at the top step | top writers at the top step |",
-        "|---|---:|---|---|---:|---:|---:|---|",
+        "| access path | device write requests per submission | device flushes per "
+        "submission | device KiB per submission | capacity | p95 ms at "
+        + " / ".join(levels)
+        + " clients | errors past capacity | of the KiB, written by no server process "
+        "| iowait % at the top step | top writers at the top step |",
+        "|---|---:|---:|---:|---|---|---|---:|---:|---|",
     ]
     for entry in loads:
         steps = entry.steps
@@ -59,14 +61,20 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
         counted = all(device.server_process_write_bytes is not None for device in devices)
         process = sum(device.server_process_write_bytes or 0 for device in devices)
         share = f"{max(0.0, 1 - process / written):.0%}" if written and counted else "—"
-        kib = device_kib_per_session(entry)
-        per = "—" if kib is None else f"{kib:,.1f}"
+        per = per_session(entry)
+        device_cells = " | ".join(
+            "—" if value is None else f"{value:,.1f}"
+            for value in (
+                (per.write_requests, per.flushes, per.write_bytes / 1024) if per else (None,) * 3
+            )
+        )
         top = steps[-1].system.get("iowait_pct_mean") if steps else None
-        cap_text = level_text(_load(closed), level)
+        cap_text = capacity_bracket(_load(closed), entry)
         found = steps[-1].writers if steps else None
         writers = "—" if found is None else cell(writers_text(found, limit=2))
         lines.append(
-            f"| {cell(entry.label)} | {cap_text} | {p95} | {errors_text(errors)} | {per} | {share} "
+            f"| {cell(entry.label)} | {device_cells} | {cap_text} | {p95} | {errors_text(errors)} "
+            f"| {share} "
             f"| {'—' if top is None else f'{top:.0f}'} | {writers} |"
         )
     lines += [
