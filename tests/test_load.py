@@ -120,6 +120,7 @@ def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list
                     "t": 100.0 * index,
                     "device": [0, 0, 0, 0],
                     "flushes": 100,
+                    "io_pressure": [7_000_000, 3_000_000],
                     "server_cpu_s": None,
                     "server_cpu_by_pid": {"10": 1.0},
                     "server_write_by_pid": {"10": 1000},
@@ -129,6 +130,7 @@ def _steps(latencies: list[list[float]], errors: list[list[str | None]]) -> list
                     "t": 100.0 * index + 10 / (index + 1),
                     "device": [0, 40960 * len(lat), 0, 3 * len(lat)],
                     "flushes": 100 + 2 * len(lat),
+                    "io_pressure": [9_500_000, 4_000_000],  # 2.5 s and 1 s stalled
                     "server_cpu_s": None,
                     "server_cpu_by_pid": {"10": 3.0},
                     "server_write_by_pid": {"10": 1000 + 10240 * len(lat)},
@@ -166,6 +168,10 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     assert first["device"]["write_requests_per_session"] == 3
     assert first["device"]["flush_requests"] == 20  # 100 before, 120 after
     assert first["device"]["flush_requests_per_session"] == 2
+    # IO pressure: 2.5 s of the 10 s some task stalled, 1 s every task
+    assert first["system"]["io_pressure_some_pct"] == pytest.approx(25.0)
+    assert first["system"]["io_pressure_full_pct"] == pytest.approx(10.0)
+    assert second["system"]["io_pressure_some_pct"] == pytest.approx(50.0)  # in 5 s
     # The server's processes wrote a quarter of what the device did: the rest is theirs
     # to no process (journal, metadata).
     assert first["device"]["server_process_write_bytes"] == 102400
@@ -175,6 +181,18 @@ def test_step_figures_are_computed_from_the_raw_latencies() -> None:
     assert first["system"]["iowait_pct_mean"] == pytest.approx(20.0)
     assert first["system"]["dirty_bytes_max"] == 8192
     assert cap["level"] == 1  # the second step had errors
+
+
+def test_io_pressure_is_read_as_the_kernel_writes_it(tmp_path: Path) -> None:
+    from vcsbench.measure.probes import read_io_pressure
+
+    psi = tmp_path / "io"
+    psi.write_text(
+        "some avg10=2.41 avg60=4.32 avg300=6.20 total=2014586950\n"
+        "full avg10=0.12 avg60=0.47 avg300=2.47 total=1417416024\n"
+    )
+    assert (2014586950, 1417416024) == read_io_pressure(str(psi))
+    assert None is read_io_pressure(str(tmp_path / "absent"))
 
 
 def test_a_server_process_that_ends_mid_step_is_named_not_subtracted() -> None:

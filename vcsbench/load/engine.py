@@ -43,7 +43,7 @@ from vcsbench.load import sessions
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
 from vcsbench.measure import writers
-from vcsbench.measure.probes import read_device, syncfs
+from vcsbench.measure.probes import read_device, read_io_pressure, syncfs
 from vcsbench.measure.processes import (
     cgroup_cpu_s,
     cpu_by_pid,
@@ -79,6 +79,7 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
         if device is None
         else [device.read_bytes, device.write_bytes, device.read_requests, device.write_requests],
         "flushes": None if device is None else device.flush_requests,
+        "io_pressure": read_io_pressure(),
         # A cgroup counts every process that was ever in it; otherwise each process's own
         # counters, so that a step counts what each grew by.
         "server_cpu_s": cgroup_cpu_s(Path(group)) if group else None,

@@ -115,6 +115,14 @@ def step_figures(
         row["writers"] = step["writers"]
     window = [s for s in samples if before["t"] <= s["t_s"] <= after["t"]]
     row["system"] = _system(window)
+    if before.get("io_pressure") and after.get("io_pressure") and duration > 0:
+        # the share of the step's wall time some task (full: every task) stalled on IO
+        (some0, full0), (some1, full1) = before["io_pressure"], after["io_pressure"]
+        some, full = some1 - some0, full1 - full0
+        row["system"] |= {
+            "io_pressure_some_pct": 100 * some / (duration * 1e6),
+            "io_pressure_full_pct": 100 * full / (duration * 1e6),
+        }
     return row
 
 

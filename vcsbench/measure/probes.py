@@ -128,6 +128,27 @@ def read_process() -> ProcessCounters:
     )
 
 
+PRESSURE_IO = "/proc/pressure/io"
+
+
+def read_io_pressure(path: str = PRESSURE_IO) -> tuple[int, int] | None:
+    """Microseconds some task, and every task, has stalled on IO since boot (the kernel's
+    pressure stall information); None where the kernel has none."""
+    try:
+        text = _pread(path).decode()
+    except OSError:
+        return None
+    totals = {}
+    for line in text.splitlines():
+        kind, *fields = line.split()
+        for field in fields:
+            if field.startswith("total="):
+                totals[kind] = int(field[6:])
+    if "some" not in totals or "full" not in totals:
+        return None
+    return totals["some"], totals["full"]
+
+
 def read_device(stat_path: str) -> DeviceCounters:
     fields = [int(f) for f in _pread(stat_path).split()]
     return DeviceCounters(

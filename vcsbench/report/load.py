@@ -89,6 +89,7 @@ def _step_cells(load: Load, row: LoadStep) -> list[str]:
         number(device.write_requests / row.duration_s) if device and row.duration_s else "—",
         number(row.server_cpu_s * 1000 / (row.ok or 1)),
         number(row.system.get("iowait_pct_mean")),
+        number(row.system.get("io_pressure_some_pct")),
     ]
 
 
@@ -113,6 +114,7 @@ def _step_header(load: Load) -> list[str]:
         "device writes/s",
         "server CPU ms/session",
         "iowait %",
+        "IO stall % (some)",
     ]
 
 
