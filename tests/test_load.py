@@ -431,6 +431,9 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
     ("args", "message"),
     [
         (["--scenario", "stampede"], "scenario 'stampede' is not known; use deadline"),
+        (["--age", "old"], "age 'old' is not a whole number >= 0 or a population"),
+        (["--age", "term:students=2"], "give assignments, commits"),
+        (["--plan", "students=10"], "--plan 'students=10' needs both"),
         (["--paths", "ftp"], "access path 'ftp' is not known; use svnserve, apache-svn"),
         (["--rtt", "10,fast"], "--rtt 'fast' is not a round-trip time; give milliseconds"),
         (["--rtt", "2.5"], "--rtt '2.5' is not a whole number of milliseconds"),
@@ -832,6 +835,32 @@ def test_a_steps_device_flushes_are_the_sessions_not_the_harnesss_syncfs(
     assert all(row["device"]["flush_requests_per_session"] >= 7 for row in svn["steps"])
 
 
+def test_a_load_meets_a_term_of_repositories_made_by_runs_population_code(
+    tmp_path: Path,
+) -> None:
+    """--age term:... fills the server's sandbox as vcsbench run --age does: the same
+    population (each repository's commits drawn by its seed), recorded and reported."""
+    from vcsbench.bench.population import parse_population
+
+    require_backend("git-pygit2")
+    spec = "term:students=4,assignments=2,commits=1-3"
+    document = _load(
+        tmp_path, "--paths", "local:git-pygit2", "--students", "3", "--steps", "1",
+        "--step-seconds", "1", "--age", spec,
+    )  # fmt: skip
+    assert 8 == document["age"] and spec == document["population"]
+    (entry,) = document["loads"]
+    present = entry["harness"]["present"]
+    assert 8 == present["repositories"] and "git-pygit2" == present["built_by"]
+    drawn = parse_population(spec).commits()
+    recorded = present["population"]
+    assert sum(drawn) == recorded["commits"]["total"]
+    assert {str(c): drawn.count(c) for c in set(drawn)} == recorded["repos_by_commits"]
+    assert all(not row["errors"] for row in entry["steps"])  # the deadline still verified
+    report = vcsbench("report", str(tmp_path / "load.json"))
+    assert "The server held 8 repositories before the load" in report.stdout
+
+
 def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path: Path) -> None:
     from vcsbench.report.load import capacity_bracket
     from vcsbench.results import read
@@ -846,6 +875,22 @@ def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path
     none = read(path).load
     assert none is not None
     assert "below 1 client (the first step)" == capacity_bracket(none, none.paths[0])
+
+
+def test_markus2011s_capacity_plan_is_the_deadline_rate_times_the_closed_loop_figures(
+    tmp_path: Path,
+) -> None:
+    from vcsbench.results import read
+    from vcsbench.studies.markus2011 import STUDY, capacity_plan
+
+    load = read(_two_paths(tmp_path)).load
+    assert load is not None and STUDY.plan == "students=10000,window=60m"
+    rows = {line.split("|")[1].strip(): line for line in capacity_plan(STUDY, load) if "| " in line}
+    rate = 10000 / 3600
+    svn = [c.strip() for c in rows["svnserve"].split("|")[2:-1]]
+    assert svn == [f"{3 * rate:,.1f}", f"{2 * rate:,.1f}", f"{40960 * rate / 1e6:,.2f}", "**no**"]
+    git = [c.strip() for c in rows["git-daemon"].split("|")[2:-1]]
+    assert git == [f"{1 * rate:,.1f}", "0.0", f"{4 * 40960 * rate / 1e6:,.2f}", "**no**"]
 
 
 @pytest.mark.parametrize(

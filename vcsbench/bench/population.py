@@ -117,6 +117,20 @@ def parse_population(text: str) -> Population:
     return Population(text, students, assignments, low, high, int(seed), fields["content"])
 
 
+def parse_age(text: str) -> tuple[int, Population | None]:
+    """``--age`` of ``run`` and ``load`` alike: N repositories as created, or a population
+    (their count, and what they are)."""
+    if is_population(text):
+        population = parse_population(text)
+        return population.repos, population
+    if not text.isdigit():
+        raise VcsbenchError(
+            f"age {text!r} is not a whole number >= 0 or a population "
+            "(term:students=S,assignments=A,commits=LO-HI)"
+        )
+    return int(text), None
+
+
 def rewrite(payload: Payload, commit: int, seed: int) -> Files:
     """Commit ``commit`` (2 and later) of a generated payload's population history: one to
     three of its files, each with a line of its own at the top and its lines in another

@@ -28,7 +28,7 @@ from vcsbench.bench.options import (
     split_list,
 )
 from vcsbench.bench.policy import CACHE_STATES, DEFAULT_KEPT, KeptPolicy, VerifyPolicy
-from vcsbench.bench.population import Population, is_population, parse_population
+from vcsbench.bench.population import Population, parse_age
 from vcsbench.bench.remote import reaches, remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
@@ -130,12 +130,7 @@ class Selection:
             raise VcsbenchError("cache cold drops the page cache, which needs root; use warm")
         if fs_scope not in FS_SCOPES:
             raise VcsbenchError(f"fs scope {fs_scope!r} is not one of {', '.join(FS_SCOPES)}")
-        population = parse_population(str(age)) if is_population(str(age)) else None
-        if population is None and not str(age).isdigit():
-            raise VcsbenchError(
-                f"age {age!r} is not a whole number >= 0 or a population "
-                "(term:students=S,assignments=A,commits=LO-HI)"
-            )
+        present, population = parse_age(str(age))
         if recycle == "auto":  # benchmarks of fewer rounds run in one process anyway
             recycle = AUTO_RECYCLE
         if not str(recycle).isdigit():
@@ -165,7 +160,7 @@ class Selection:
             kept=KeptPolicy.parse(kept),
             fs_scope=fs_scope,
             progress=progress,
-            age=population.repos if population else int(age),
+            age=present,
             population=population,
             layout=layout,
             recycle=int(recycle),

@@ -12,6 +12,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
+from vcsbench.bench.population import Population, parse_age
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import SCENARIOS, Scenario
@@ -104,6 +105,15 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "history", 100, "clone-storm: revisions of the cloned repository (default 100)", int
     ),
     LoadOption("payload", "submission", "what a student submits (default submission)"),
+    LoadOption(
+        "age",
+        "0",
+        "repositories the server holds before the load, made as vcsbench run --age makes "
+        "them: N alike, or a term's population with histories, "
+        "term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD] (default 0)",
+        str,
+        "N|term:...",
+    ),
     LoadOption(
         "precreate",
         False,
@@ -225,6 +235,10 @@ class LoadPlan:
     distances: tuple[Distance | None, ...] = (None,)
     deadline: Deadline | None = None
     """``--plan``: the submissions and window the summary's capacity plan is for."""
+    age: int = 0
+    """Repositories the server holds before the load (``--age``)."""
+    population: Population | None = None
+    """What they are (``--age term:...``); None: alike, as created."""
     """The distances every server path is run at (None: direct, no proxy)."""
 
     @property
@@ -289,6 +303,7 @@ class LoadPlan:
                 raise VcsbenchError("--port applies to one server path at a time; leave it out")
             check_port(port)
         distances = _distances(str(values["rtt"]), str(values["bandwidth"]), paths)
+        present, population = parse_age(str(values["age"]))
         if values["fail_on"] not in FAIL_ON:
             raise VcsbenchError(f"--fail-on {values['fail_on']!r} is not known; use errors")
         return cls(
@@ -314,6 +329,8 @@ class LoadPlan:
             fail_on=str(values["fail_on"]),
             distances=distances,
             deadline=Deadline.parse(str(values["plan"])) if values["plan"] else None,
+            age=present,
+            population=population,
         )
 
 

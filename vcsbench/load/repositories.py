@@ -11,12 +11,15 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from vcsbench.backends import REGISTRY, make_backend
 from vcsbench.backends._git import git_env, read_git_objects
 from vcsbench.backends._hg import hg_env
 from vcsbench.backends.files import Files, compare_files
 from vcsbench.backends.svn_verifier import SvnVerifier
+from vcsbench.bench.age import fill
+from vcsbench.bench.population import Population
 from vcsbench.load.paths import AccessPath
 from vcsbench.servers.apache import apache_ids, as_server_user, give_tree
 from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
@@ -107,6 +110,44 @@ def make_student_repositories(path: AccessPath, repos: Path, students: int) -> N
     for student in range(students):
         _create_server_side(path, repos / repo_name(student))
         made(student + 1)
+
+
+def fill_present(
+    path: AccessPath, workdir: Path, count: int, population: Population | None, sandbox: str
+) -> dict[str, Any]:
+    """The repositories the server holds before the load: ``count`` of them, alike or a
+    term's ``population`` with histories, made by the code ``vcsbench run --age`` fills a
+    sandbox with (at ``repos/r0000000`` ...; each student's deadline repository is its
+    own, as before). Built by the path's backend, or for a server path the first
+    available of its VCS's; a line on standard error every few seconds says how far."""
+    builder = path.backend or next(n for n in BUILDERS[path.vcs] if REGISTRY[n].available().ok)
+    start = last = time.perf_counter()
+
+    def progress(done: int, total: int, elapsed: float, unit: str = "") -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if done < total and now - last < PROGRESS_S:
+            return
+        last = now
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate else 0.0
+        print(
+            f"vcsbench load: {path.name}: {done:,}/{total:,} {unit or 'repositories'}, "
+            f"{rate:,.0f}/s, {left:.0f}s left",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    with make_backend(builder) as backend:
+        about = fill(
+            backend, workdir, count, "flat", progress, sandbox=sandbox, population=population
+        )
+    return {
+        "repositories": count,
+        "built_by": builder,
+        "fill_s": time.perf_counter() - start,
+        **about,
+    }
 
 
 def build_history(

@@ -31,6 +31,7 @@ from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.figures import LATENCY, capacity, step_figures
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
+from vcsbench.load.repositories import fill_present
 from vcsbench.measure.machine import machine_info
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.measure.writers import device_of
@@ -132,6 +133,8 @@ class LoadDocument:
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,
+            "age": plan.age,
+            "population": plan.population.text if plan.population else None,
             "history": plan.history if plan.scenario.name == "clone-storm" else None,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,
@@ -171,6 +174,11 @@ def run_path(
         repos.mkdir(parents=True)
         if path.served_as_apache and os.geteuid() == 0:
             _serve_as_apache(workdir, repos, path)
+        present = (
+            fill_present(path, workdir, plan.age, plan.population, plan.fs.text)
+            if plan.age
+            else None
+        )
         t0 = time.perf_counter()
         start = plan.scenario.prepare(
             path, repos, payload, plan.students, history=plan.history, precreate=plan.precreate
@@ -188,6 +196,7 @@ def run_path(
             "verify_failure_count": 0,
             "harness": {
                 "precreate_s": time.perf_counter() - t0,
+                **({"present": present} if present is not None else {}),
                 "verify_s": 0.0,
                 "engine_nice": engine_nice(),
                 "engine_nice_note": "the load engine's CPU priority (nice); its clients and "

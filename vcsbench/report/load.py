@@ -19,7 +19,7 @@ from vcsbench.report.document import (
     strong,
     table,
 )
-from vcsbench.report.format import storage_text, writers_text
+from vcsbench.report.format import fmt_bytes, storage_text, writers_text
 from vcsbench.results.deadline import Deadline, PerSession, need
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
@@ -258,6 +258,21 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
         ),
         Items((("results", run.path), ("command", run.command)), frozenset({"results", "command"})),
     )
+    if load.age:
+        what = (
+            (" (", code(load.population), ", with their histories)")
+            if load.population
+            else (" (as created, empty)",)
+        )
+        doc.add(
+            paragraph(
+                f"The server held {load.age:,} repositories before the load",
+                *what,
+                ", made as ",
+                code("vcsbench run --age"),
+                " makes them; each student's deadline repository is its own.",
+            )
+        )
     if load.interrupted:
         doc.add(paragraph(strong("Interrupted"), f": {load.interrupted}."))
     doc.add(*disk_answer(load, deadline))
@@ -306,6 +321,23 @@ def server_lines(entry: LoadPath) -> list[str]:
             + (f"; the key's one command: `{forced}`" if forced else "")
             + "."
         )
+    present = entry.harness.get("present")
+    if isinstance(present, dict):  # a result file is data: what is not a figure is "?"
+        population = present.get("population")
+        allocated = population.get("allocated_bytes") if isinstance(population, dict) else None
+        total = allocated.get("total") if isinstance(allocated, dict) else None
+        count, seconds = present.get("repositories"), present.get("fill_s")
+        lines.append(
+            f"Before the load: {count:,} repositories"
+            if isinstance(count, int)
+            else "Before the load: ? repositories"
+        )
+        lines[-1] += f" made by {str(present.get('built_by', '?'))[:40]}"
+        if isinstance(seconds, (int, float)):
+            lines[-1] += f" in {seconds:,.1f} s"
+        if isinstance(total, int):
+            lines[-1] += f", {fmt_bytes(total)} allocated"
+        lines[-1] += "."
     distance = entry.distance
     if distance is not None:
         text = f"Distance: {distance.label} asked"

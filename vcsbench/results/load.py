@@ -339,6 +339,10 @@ class Load:
     interrupted: str = ""
     session: str = ""
     """What a session was, in words (written by the scenario that ran)."""
+    age: int = 0
+    """Repositories the server held before the load (``--age``)."""
+    population: str = ""
+    """What they were (``--age term:...``); empty: alike, as created."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
@@ -359,6 +363,8 @@ class Load:
             step_ops=count(d, "step_ops", where, 0),
             interrupted=optional(d, "interrupted", str, where, ""),
             session=optional(d, "session", str, where, ""),
+            age=count(d, "age", where, 0),
+            population=optional(d, "population", str, where, "") or "",
         )
 
 

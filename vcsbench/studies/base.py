@@ -73,6 +73,10 @@ class LoadStudy:
     scenario: str = "deadline"
     history: int = 100
     """clone-storm: the revisions of the repository every client clones."""
+    age: str = "0"
+    """The repositories the server holds before the load (``--age`` of ``load``)."""
+    plan: str = ""
+    """The capacity plan its tables give (``--plan`` of ``load``)."""
 
     @property
     def shapes(self) -> tuple[str, ...]:
@@ -275,6 +279,8 @@ def _plan(
         capacity_factor=2.0,
         shape=shape,
         max_clients=study.max_clients,
+        age=study.age,
+        plan=study.plan,
     )
 
 
@@ -315,6 +321,9 @@ def run_load_study(
         f"Results: {results}; command: `{shlex.join(command)}`\n\n"
     )
     text = header + study.tables(study, closed, open_)
-    detail = write([load_document(run) for run in (closed, open_) if run is not None], "md")
+    deadline = plans[0].deadline
+    detail = write(
+        [load_document(run, deadline) for run in (closed, open_) if run is not None], "md"
+    )
     write_file(beside(out, ".md"), text + "\n" + detail, "the table")
     return text
