@@ -99,10 +99,12 @@ RUN_ARGV = [
     "--progress",
     "lines",
     *("--perturbation", "off"),
+    *("--kept", "none"),
 ]
 """``vcsbench run`` of creates of hello, its progress in plain lines (add the rest); the
-harness-against-bare-loop check (``tests/test_perturbation.py``) left out, as in
-:func:`hello_creates`: these tests look at other figures, and it costs a second a run."""
+harness-against-bare-loop check (``tests/test_perturbation.py``) and the maintenance for
+the footprint as kept (``tests/test_footprint_kept.py``) left out, as in
+:func:`hello_creates`: these tests look at other figures, and they cost seconds a run."""
 
 
 def wait_for(proc: subprocess.Popen[str], text: str) -> None:
@@ -116,11 +118,11 @@ def wait_for(proc: subprocess.Popen[str], text: str) -> None:
 
 def hello_creates(repos: str, backends: str = "git-pygit2", ops: str = "create") -> list[str]:
     """``run`` of ``ops`` of the hello payload in ``repos`` repositories of ``backends``
-    (the test adds --fs, --out and the rest), without the perturbation check (see
-    ``RUN_ARGV``)."""
+    (the test adds --fs, --out and the rest), without the perturbation check and the
+    maintenance (see ``RUN_ARGV``)."""
     return [
         "run", "--backends", backends, "--ops", ops, "--payloads", "hello", "--repos", repos,
-        "--perturbation", "off",
+        "--perturbation", "off", "--kept", "none",
     ]  # fmt: skip
 
 
