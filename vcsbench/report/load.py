@@ -384,7 +384,9 @@ def capacity_bracket(load: Load, entry: LoadPath) -> str:
 
 
 def _ratio(a: float | None, b: float | None) -> str:
-    return f"{a / b:,.2f}x" if a is not None and b else "—"
+    """``a`` over ``b``; none where ``b`` shows as 0.0 (a ratio to a figure that rounds
+    to nothing says nothing a reader can use)."""
+    return f"{a / b:,.2f}x" if a is not None and b is not None and round(b, 1) else "—"
 
 
 def pair_lines(load: Load) -> list[str]:
