@@ -862,7 +862,7 @@ def test_a_load_meets_a_term_of_repositories_made_by_runs_population_code(
 
 
 def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path: Path) -> None:
-    from vcsbench.report.load import capacity_bracket
+    from vcsbench.report.disk import capacity_bracket
     from vcsbench.results import read
 
     held = read(_load_file(tmp_path / "held.json", [TENTHS, TENTHS])).load

@@ -425,7 +425,7 @@ def test_a_per_round_series_shorter_than_the_rounds_is_one_line(tmp_path: Path) 
 
 @pytest.mark.parametrize("fmt", ["md", "github", "rst", "latex", "html"])
 def test_a_load_result_reports_its_step_figures_in_every_format(fmt: str) -> None:
-    from vcsbench.report.load import number
+    from vcsbench.report.format import number
 
     path = REPO / "results" / "reference" / "markus2011.json.gz"
     load = read(path).load

@@ -80,36 +80,44 @@ PROGRESS_S = 5.0
 """Seconds between the lines that say how far the precreation is."""
 
 
-def make_student_repositories(path: AccessPath, repos: Path, students: int) -> None:
-    """Every student's repository, made the way the path's server side makes them; a
-    line on standard error every few seconds says how far, at what rate, and how long
-    is left (10,000 repositories take a minute)."""
-    start = last = time.perf_counter()
+class ProgressLines:
+    """A line on standard error every few seconds while repositories are made before a
+    load: how far, at what rate, and how long is left."""
 
-    def made(done: int) -> None:
-        nonlocal last
+    def __init__(self, name: str, unit: str) -> None:
+        self.name, self.unit = name, unit
+        self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int, elapsed: float, unit: str = "") -> None:
         now = time.perf_counter()
-        if done < students and now - last < PROGRESS_S:
+        if done < total and now - self.last < PROGRESS_S:
             return
-        last = now
-        rate = done / (now - start) if now > start else 0.0
-        left = (students - done) / rate if rate else 0.0
+        self.last = now
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate else 0.0
         print(
-            f"vcsbench load: {path.name}: {done:,}/{students:,} student repositories made, "
+            f"vcsbench load: {self.name}: {done:,}/{total:,} {unit or self.unit}, "
             f"{rate:,.0f}/s, {left:.0f}s left",
             file=sys.stderr,
             flush=True,
         )
 
+
+def make_student_repositories(path: AccessPath, repos: Path, students: int) -> None:
+    """Every student's repository, made the way the path's server side makes them; a
+    line on standard error every few seconds says how far, at what rate, and how long
+    is left (10,000 repositories take a minute)."""
+    start = time.perf_counter()
+    say = ProgressLines(path.name, "student repositories made")
     if path.local:
         with make_backend(path.backend) as backend:
             for student in range(students):
                 backend.create(repos / repo_name(student))
-                made(student + 1)
+                say(student + 1, students, time.perf_counter() - start)
         return
     for student in range(students):
         _create_server_side(path, repos / repo_name(student))
-        made(student + 1)
+        say(student + 1, students, time.perf_counter() - start)
 
 
 def fill_present(
@@ -121,27 +129,10 @@ def fill_present(
     own, as before). Built by the path's backend, or for a server path the first
     available of its VCS's; a line on standard error every few seconds says how far."""
     builder = path.backend or next(n for n in BUILDERS[path.vcs] if REGISTRY[n].available().ok)
-    start = last = time.perf_counter()
-
-    def progress(done: int, total: int, elapsed: float, unit: str = "") -> None:
-        nonlocal last
-        now = time.perf_counter()
-        if done < total and now - last < PROGRESS_S:
-            return
-        last = now
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = (total - done) / rate if rate else 0.0
-        print(
-            f"vcsbench load: {path.name}: {done:,}/{total:,} {unit or 'repositories'}, "
-            f"{rate:,.0f}/s, {left:.0f}s left",
-            file=sys.stderr,
-            flush=True,
-        )
-
+    start = time.perf_counter()
+    say = ProgressLines(path.name, "repositories")
     with make_backend(builder) as backend:
-        about = fill(
-            backend, workdir, count, "flat", progress, sandbox=sandbox, population=population
-        )
+        about = fill(backend, workdir, count, "flat", say, sandbox=sandbox, population=population)
     return {
         "repositories": count,
         "built_by": builder,

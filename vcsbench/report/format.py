@@ -20,6 +20,7 @@ from vcsbench.results.metrics import METRICS
 from vcsbench.results.writers import Writers
 
 if TYPE_CHECKING:
+    from vcsbench.results.load import Load
     from vcsbench.results.model import Benchmark
 
 TABULATE_FORMAT = {
@@ -183,3 +184,20 @@ def harness_text(found: object) -> str | None:
         "the same calls "
         f"({100 * confidence:.0f}% interval {low:.3f}-{high:.3f}x, {how})"
     )
+
+
+def number(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f}"
+
+
+def errors_text(errors: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(errors.items())) or "0"
+
+
+def level_text(load: Load, value: float | None) -> str:
+    """A step's level as words: ``8 clients`` (closed loop), ``20 arrivals/s`` (open)."""
+    if value is None:
+        return "none"
+    if load.shape == "closed":
+        return f"{value:g} client" + ("" if value == 1 else "s")
+    return f"{value:g} arrivals/s"

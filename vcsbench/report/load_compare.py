@@ -6,8 +6,8 @@ differ named."""
 from __future__ import annotations
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.format import render_rows
-from vcsbench.report.load import level_text, load_of, number
+from vcsbench.report.format import level_text, number, render_rows
+from vcsbench.report.load import load_of
 from vcsbench.results.load import Load, LoadPath, LoadStep
 from vcsbench.results.model import Run
 from vcsbench.results.stats import mann_whitney_p

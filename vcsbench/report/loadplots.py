@@ -17,7 +17,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from vcsbench.report.load import level_text
+from vcsbench.report.format import level_text
 from vcsbench.report.plotkit import PLOT_FORMATS, plain_log_ticks, save
 from vcsbench.results.io import own_directory
 from vcsbench.results.load import Load, LoadPath

@@ -13,8 +13,7 @@ counterparts, each server started with the run's own certificate or keys.
 
 from __future__ import annotations
 
-from vcsbench.report.format import cell
-from vcsbench.report.load import level_text
+from vcsbench.report.format import cell, level_text
 from vcsbench.results import Run
 from vcsbench.results.load import Load
 from vcsbench.servers.apache import MAX_REQUEST_WORKERS

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vcsbench.load.figures import capacity_rule
-from vcsbench.report.format import cell, fmt_bytes, writers_text
-from vcsbench.report.load import capacity_bracket, errors_text, pair_lines, per_session
+from vcsbench.report.disk import capacity_bracket, pair_lines, per_session
+from vcsbench.report.format import cell, errors_text, fmt_bytes, writers_text
 from vcsbench.results import Run
 from vcsbench.results.deadline import Deadline, need
 from vcsbench.results.load import Load, LoadPath, LoadStep
