@@ -39,9 +39,6 @@ class VerifyPolicy:
         return "all" if self.sample is None else f"sample:{self.sample}"
 
 
-DEFAULT_KEPT = "sample:100"
-
-
 @dataclass(frozen=True)
 class KeptPolicy:
     """Which rounds' repositories go through their VCS's maintenance after the last round,
@@ -73,3 +70,6 @@ class KeptPolicy:
         if self.off:
             return "none"
         return "all" if self.sample is None else f"sample:{self.sample}"
+
+
+DEFAULT_KEPT = str(KeptPolicy())

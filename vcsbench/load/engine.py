@@ -40,90 +40,18 @@ from gevent.fileobject import FileObjectPosix  # type: ignore[import-untyped]
 from locust.env import Environment
 
 from vcsbench.load import sessions
+from vcsbench.load.counters import answer, step_end, step_start, step_writers
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
-from vcsbench.measure import writers
-from vcsbench.measure.probes import read_device, read_io_pressure, syncfs
 from vcsbench.measure.processes import (
-    cgroup_cpu_s,
-    cpu_by_pid,
-    members,
     own_cpu_s,
-    written_by_pid,
 )
 from vcsbench.sandbox.removal import remove_tree
-from vcsbench.sandbox.throttle import counted_ios
 
 DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
 WORKER_TIMEOUT_S = 60.0
 ENGINE = {"locust": locust.__version__, "gevent": gevent.__version__}
-
-
-def device_flushes(config: dict[str, Any]) -> int | None:
-    """The sandbox device's completed flush requests so far (None: none counted)."""
-    stat = config.get("device_stat")
-    return read_device(stat).flush_requests if stat else None
-
-
-def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
-    """What a step's figures are differences of, read at its start and at its end."""
-    group = config.get("server_cgroup")
-    pids = members(server_pids, config.get("server_session"), group)
-    device = read_device(config["device_stat"]) if config.get("device_stat") else None
-    throttled = config.get("throttle_device")
-    return {
-        "t": time.perf_counter(),
-        "throttle_ios": counted_ios(throttled) if throttled else None,
-        "device": None
-        if device is None
-        else [device.read_bytes, device.write_bytes, device.read_requests, device.write_requests],
-        "flushes": None if device is None else device.flush_requests,
-        "io_pressure": read_io_pressure(),
-        # A cgroup counts every process that was ever in it; otherwise each process's own
-        # counters, so that a step counts what each grew by.
-        "server_cpu_s": cgroup_cpu_s(Path(group)) if group else None,
-        "server_cpu_by_pid": None if group else cpu_by_pid(pids),
-        "server_write_by_pid": written_by_pid(pids),
-        "client_cpu_s": own_cpu_s(),
-    }
-
-
-def step_writers(
-    config: dict[str, Any],
-    snap: writers.Snapshot,
-    before: dict[str, Any],
-    after: dict[str, Any],
-    server_pids: list[int],
-) -> dict[str, object] | None:
-    """Who wrote to the sandbox's device over a step (none where there is no device):
-    the run's own processes (this engine's parent, the run, and all below it but the
-    server and the local clients that do a local path's work) apart."""
-    if before["device"] is None or after["device"] is None:
-        return None
-    written = after["device"][1] - before["device"][1]
-    server = members(server_pids, config.get("server_session"), config.get("server_cgroup"))
-    return writers.since(
-        snap, written, config.get("device_stat"), own_root=os.getppid(), server=set(server)
-    )
-
-
-def answer(
-    level: float,
-    before: dict[str, Any],
-    after: dict[str, Any],
-    records: dict[str, list[Any]],
-    details: list[str],
-) -> dict[str, Any]:
-    """A step's answer: its level, the counters around it, its sessions' records and the
-    first errors' details (a driver adds what it knows besides)."""
-    return {
-        "level": level,
-        "before": before,
-        "after": after,
-        "records": records,
-        "details": details,
-    }
 
 
 class Driver(Protocol):
@@ -161,9 +89,7 @@ class LocalDriver:
         self.runner.start(users, spawn_rate=min(users, 100))
         wait_until(lambda: self.runner.user_count >= users, WORKER_TIMEOUT_S)
         gevent.sleep(0.05)  # every user's on_start has run
-        syncfs(Path(config["repos"]))
-        snap = writers.snapshot()
-        before = counters(config, self.server_pids)
+        snap, before = step_start(config, self.server_pids)
         shared.started = shared.arrivals = 0
         shared.rate = float(level)
         shared.lags = []
@@ -175,12 +101,7 @@ class LocalDriver:
             gevent.sleep(0.01)
         shared.open = False
         wait_until(lambda: not shared.in_flight, DRAIN_S)
-        # What the step left dirty is written back inside its window, so the device's
-        # bytes per session are the step's own (as the benchmarks' probes do); its
-        # flushes are read before that syncfs, which flushes too.
-        flushed = device_flushes(config)
-        syncfs(Path(config["repos"]))
-        after = counters(config, self.server_pids) | {"flushes": flushed}
+        after = step_end(config, self.server_pids)
         records, details = shared.take_records()
         step = answer(level, before, after, records, details)
         step["writers"] = step_writers(config, snap, before, after, self.server_pids)
@@ -268,16 +189,12 @@ class MasterDriver:
         runner.start(users, spawn_rate=min(users, 100))
         wait_until(lambda: runner.user_count >= users, WORKER_TIMEOUT_S)
         gevent.sleep(0.3)  # the users' on_start has run on the workers
-        syncfs(Path(config["repos"]))
-        snap = writers.snapshot()
-        before = counters(config, self.client_pids)
+        snap, before = step_start(config, self.client_pids)
         runner.send_message("open", {"index": index})
         gevent.sleep(float(config["step_seconds"]))
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)
-        flushed = device_flushes(config)  # before the harness's syncfs, which flushes
-        syncfs(Path(config["repos"]))
-        after = counters(config, self.client_pids) | {"flushes": flushed}
+        after = step_end(config, self.client_pids)
         reports = self.drained.pop(index, {})
         after["client_cpu_s"] = before["client_cpu_s"] + sum(
             r["client_cpu_s"] for r in reports.values()

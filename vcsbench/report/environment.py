@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vcsbench.report.format import harness_text, storage_text
+from vcsbench.results.metrics import KEPT_FOOTPRINT
 from vcsbench.results.model import Benchmark, Run
 
 
@@ -15,7 +16,7 @@ def kept_text(bench: Benchmark) -> str:
     its repositories, at what cost (a result file is data: odd values read as "?")."""
     kept = bench.harness.kept
     if not kept:
-        figure = bench.metrics.get("footprint_kept_allocated")  # None: an older result
+        figure = bench.metrics.get(KEPT_FOOTPRINT)  # None: an older result
         return f"{bench.case}: as written only ({figure.reason})" if figure else ""
 
     def count(key: str) -> str:

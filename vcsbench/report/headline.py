@@ -14,6 +14,7 @@ from collections.abc import Callable
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_metric, fmt_ms
 from vcsbench.report.ratios import EXPLAINED, time_ratio
+from vcsbench.results.metrics import KEPT_FOOTPRINT
 from vcsbench.results.model import Benchmark
 
 Z95 = 1.959964
@@ -47,9 +48,6 @@ def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) 
         fmt_metric(name, by_label[label].per_repo(name)) if label in by_label else "—"
         for label in labels
     ]
-
-
-KEPT = "footprint_kept_allocated"
 
 
 def headline(
@@ -95,7 +93,7 @@ def headline(
         )
         device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
-        kept_rows.append(lead + _metric_cells(KEPT, by_label, labels))
+        kept_rows.append(lead + _metric_cells(KEPT_FOOTPRINT, by_label, labels))
     kept: list[Block] = [
         paragraph(
             "Allocated KiB per repository as a server keeps it: after each VCS's own "
@@ -103,7 +101,9 @@ def headline(
         ),
         table(header, kept_rows, text_columns),
     ]
-    some_kept = any(b.per_repo(KEPT) is not None for rows in grouped.values() for b in rows)
+    some_kept = any(
+        b.per_repo(KEPT_FOOTPRINT) is not None for rows in grouped.values() for b in rows
+    )
     return [
         paragraph(
             "Time per operation: median, and its ratio to the reference (the baseline where "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_ratio
 from vcsbench.report.format import table as text_table
-from vcsbench.report.tables import KEPT_METRICS, spread_text
-from vcsbench.results.metrics import DURABILITY_METRICS
+from vcsbench.report.tables import spread_text
+from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT
 from vcsbench.results.model import Run
 
 SHORT = {"sync_calls": "fsync calls/repo", "io_flush_requests_device": "flushes/repo"}
@@ -18,7 +18,7 @@ def summary(files: list[Run]) -> str:
     lines = []
     benches = sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key)
     durability = counted(benches, DURABILITY_METRICS)  # columns only where counted
-    kept = counted(benches, KEPT_METRICS)
+    kept = counted(benches, (KEPT_FOOTPRINT,))
     for bench in benches:
         median = bench.median_ms
         lines.append(

@@ -39,7 +39,7 @@ from vcsbench.report.interleaved import interleaved
 from vcsbench.report.ratios import time_ratio
 from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.io import result_stem
-from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
 
 WIDE_SPREAD = 0.10
@@ -51,8 +51,6 @@ TABLE_METRICS = (
     "footprint_allocated",
     "footprint_inodes",
 )
-KEPT_METRICS = ("footprint_kept_allocated",)
-"""After the footprint as written, where some row was kept (``--kept``)."""
 SCRATCH_METRIC = "scratch_allocated"
 """Shown, in a column of its own, only where some backend of the table used scratch."""
 CHANGE_METRIC = "footprint_change"
@@ -192,7 +190,7 @@ def table_rows(
     base = next((b for b in rows if b.label == baseline), None)
     metrics = [
         *TABLE_METRICS[:5],
-        *counted(rows, KEPT_METRICS),
+        *counted(rows, (KEPT_FOOTPRINT,)),
         *TABLE_METRICS[5:],
         *([CHANGE_METRIC] if _changes_held(rows) else []),
         *([SCRATCH_METRIC] if _uses_scratch(rows) else []),

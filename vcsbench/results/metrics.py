@@ -278,6 +278,8 @@ METRICS: dict[str, MetricDef] = _defs(
         signed=True,
     ),
 )
+KEPT_FOOTPRINT = "footprint_kept_allocated"
+"""The footprint as a server keeps it (``--kept``): what tables and studies compare on."""
 DURABILITY_METRICS = ("sync_calls", "io_flush_requests_device")
 """What a round's durability is made of; tables show them where some backend of the table
 had them counted (root; a device for flushes)."""

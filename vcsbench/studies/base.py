@@ -23,7 +23,7 @@ from vcsbench.report.formats import write
 from vcsbench.report.load import load_document
 from vcsbench.report.ratios import time_ratio as timed_ratio
 from vcsbench.results.io import beside, writable_target, write_file
-from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.sandbox.spec import parse_fs_spec
 
@@ -139,9 +139,6 @@ def fs_note(fs: str) -> str:
     return ""
 
 
-KEPT = "footprint_kept_allocated"
-
-
 def variant_table(
     group: list[Benchmark],
     baseline: Mapping[str, Benchmark | None],
@@ -153,8 +150,8 @@ def variant_table(
     each variant's time, device bytes and footprint as a ratio to its baseline (by label)."""
     headers = ["variant", *(["durability"] if durability else []), "N", "median ms", "time ratio"]
     counted = measured(group, DURABILITY_METRICS)
-    kept = measured(group, (KEPT,))  # like with like: the ratio on the footprint as kept
-    footprint = KEPT if kept else "footprint_allocated"
+    kept = measured(group, (KEPT_FOOTPRINT,))  # like with like: the ratio on the footprint as kept
+    footprint = KEPT_FOOTPRINT if kept else "footprint_allocated"
     if published is not None:
         headers += list(published_headers)
     headers += [
@@ -188,7 +185,7 @@ def variant_table(
             fmt_num(bench.per_repo("io_write_device"), KIB),
             metric_ratio(bench, base, "io_write_device"),
             fmt_num(bench.per_repo("footprint_allocated"), KIB),
-            *([fmt_num(bench.per_repo(KEPT), KIB)] if kept else []),
+            *([fmt_num(bench.per_repo(KEPT_FOOTPRINT), KIB)] if kept else []),
             metric_ratio(bench, base, footprint),
             fmt_num(bench.per_repo("footprint_inodes"), digits=1),
             f"{bench.errors}",
@@ -217,8 +214,8 @@ def metric_ratio(bench: Benchmark, base: Benchmark | None, name: str) -> str:
 def footprint_metric(*benches: Benchmark | None) -> str:
     """The footprint to compare ``benches`` on: as kept where each of them has it (like
     with like, as a server holds them), else as written."""
-    if all(b is not None and b.per_repo(KEPT) is not None for b in benches):
-        return KEPT
+    if all(b is not None and b.per_repo(KEPT_FOOTPRINT) is not None for b in benches):
+        return KEPT_FOOTPRINT
     return "footprint_allocated"
 
 

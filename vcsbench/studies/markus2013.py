@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.ratios import EXPLAINED, time_ratio
-from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
+from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.studies.base import (
-    KEPT,
     KIB,
     Published,
     Study,
@@ -104,7 +103,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
         order = {op: i for i, op in enumerate(OP_LABELS)}
         rows = []
         shown = counted(group, DURABILITY_METRICS)
-        kept = counted(group, (KEPT,))
+        kept = counted(group, (KEPT_FOOTPRINT,))
         for bench in sorted(group, key=lambda b: (order.get(b.op, 9), b.backend.vcs, b.label)):
             published = _published(bench.op, bench.backend.vcs)
             n = bench.repos_ok
@@ -126,7 +125,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     _per_repo_kib(bench, "io_write_device"),
                     *(fmt_metric(m, bench.per_repo(m)) for m in shown),
                     _per_repo_kib(bench, "footprint_allocated"),
-                    *([_per_repo_kib(bench, KEPT)] if kept else []),
+                    *([_per_repo_kib(bench, KEPT_FOOTPRINT)] if kept else []),
                     f"{bench.errors}",
                 ]
             )

@@ -1,0 +1,103 @@
+"""What a load step is measured by: the counters read at its edges (the device, the
+server's CPU and writes, the clients' CPU, IO pressure), who wrote over it, and the
+answer the engine sends for it. No Locust here: the engine imports it first."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from vcsbench.measure import writers
+from vcsbench.measure.probes import read_device, read_io_pressure, syncfs
+from vcsbench.measure.processes import (
+    cgroup_cpu_s,
+    cpu_by_pid,
+    members,
+    own_cpu_s,
+    written_by_pid,
+)
+from vcsbench.sandbox.throttle import counted_ios
+
+
+def _device_flushes(config: dict[str, Any]) -> int | None:
+    """The sandbox device's completed flush requests so far (None: none counted)."""
+    stat = config.get("device_stat")
+    return read_device(stat).flush_requests if stat else None
+
+
+def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
+    """What a step's figures are differences of, read at its start and at its end."""
+    group = config.get("server_cgroup")
+    pids = members(server_pids, config.get("server_session"), group)
+    device = read_device(config["device_stat"]) if config.get("device_stat") else None
+    throttled = config.get("throttle_device")
+    return {
+        "t": time.perf_counter(),
+        "throttle_ios": counted_ios(throttled) if throttled else None,
+        "device": None
+        if device is None
+        else [device.read_bytes, device.write_bytes, device.read_requests, device.write_requests],
+        "flushes": None if device is None else device.flush_requests,
+        "io_pressure": read_io_pressure(),
+        # A cgroup counts every process that was ever in it; otherwise each process's own
+        # counters, so that a step counts what each grew by.
+        "server_cpu_s": cgroup_cpu_s(Path(group)) if group else None,
+        "server_cpu_by_pid": None if group else cpu_by_pid(pids),
+        "server_write_by_pid": written_by_pid(pids),
+        "client_cpu_s": own_cpu_s(),
+    }
+
+
+def step_writers(
+    config: dict[str, Any],
+    snap: writers.Snapshot,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    server_pids: list[int],
+) -> dict[str, object] | None:
+    """Who wrote to the sandbox's device over a step (none where there is no device):
+    the run's own processes (this engine's parent, the run, and all below it but the
+    server and the local clients that do a local path's work) apart."""
+    if before["device"] is None or after["device"] is None:
+        return None
+    written = after["device"][1] - before["device"][1]
+    server = members(server_pids, config.get("server_session"), config.get("server_cgroup"))
+    return writers.since(
+        snap, written, config.get("device_stat"), own_root=os.getppid(), server=set(server)
+    )
+
+
+def answer(
+    level: float,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    records: dict[str, list[Any]],
+    details: list[str],
+) -> dict[str, Any]:
+    """A step's answer: its level, the counters around it, its sessions' records and the
+    first errors' details (a driver adds what it knows besides)."""
+    return {
+        "level": level,
+        "before": before,
+        "after": after,
+        "records": records,
+        "details": details,
+    }
+
+
+def step_start(config: dict[str, Any], pids: list[int]) -> tuple[writers.Snapshot, dict[str, Any]]:
+    """At a step's start, once its users are up: what was dirty written back first, then
+    who has written so far and the counters."""
+    syncfs(Path(config["repos"]))
+    return writers.snapshot(), counters(config, pids)
+
+
+def step_end(config: dict[str, Any], pids: list[int]) -> dict[str, Any]:
+    """At a step's end, its last session done: what the step left dirty is written back
+    inside its window, so the device's bytes per session are its own (as the benchmarks'
+    probes do); its flushes are read before that syncfs, which flushes too."""
+    flushed = _device_flushes(config)
+    syncfs(Path(config["repos"]))
+    return counters(config, pids) | {"flushes": flushed}
