@@ -7,7 +7,7 @@ come from the registry (``TABLE_METRICS``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.axis import FS, OP, axis_baseline, operations
@@ -36,9 +36,9 @@ from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
 from vcsbench.report.interleaved import interleaved
+from vcsbench.report.origins import machine_labels, origin_of, run_labels
 from vcsbench.report.ratios import time_ratio
 from vcsbench.report.stability import warnings as stability_warnings
-from vcsbench.results.io import result_stem
 from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
 
@@ -104,21 +104,6 @@ def spread_text(bench: Benchmark) -> str:
     return f"{pct:.0f}%" + (" wide" if pct > 100 * WIDE_SPREAD else "")
 
 
-def run_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
-    """A run label per result file, where two files hold the same benchmark (variant, op,
-    payload, fs): rows must then say which run they are."""
-    seen: dict[tuple[str, str, str, str, str], set[str]] = {}
-    for bench in benches:  # the same benchmark on the same machine in several files
-        seen.setdefault((*bench.key, bench.machine), set()).add(bench.source)
-    if all(len(sources) < 2 for sources in seen.values()):
-        return {}
-    sources = list(dict.fromkeys(b.source for b in benches))
-    stems = [result_stem(src) for src in sources]
-    if len(set(stems)) < len(stems):
-        stems = [str(src) for src in sources]
-    return dict(zip(sources, stems, strict=True))
-
-
 def _uses_scratch(rows: list[Benchmark]) -> bool:
     return any((b.per_repo(SCRATCH_METRIC) or 0) > 0 for b in rows)
 
@@ -131,14 +116,6 @@ def _changes_held(rows: list[Benchmark]) -> bool:
     )
 
 
-def machine_labels(benches: Iterable[Benchmark]) -> dict[str, str]:
-    """A short label per machine ("A", "B", ...) when the results come from several."""
-    machines = list(dict.fromkeys(b.machine for b in benches))
-    if len(machines) < 2:
-        return {}
-    return {m: chr(ord("A") + i) if i < 26 else str(i) for i, m in enumerate(machines)}
-
-
 def check_units(benches: Iterable[Benchmark]) -> None:
     """Refuse to put in one table figures whose units disagree with the registry."""
     for bench in benches:
@@ -148,22 +125,6 @@ def check_units(benches: Iterable[Benchmark]) -> None:
                     f"{bench.source}: {bench.name} records {name} in {value.unit!r}, not "
                     f"{METRICS[name].unit!r}; results in other units are not merged"
                 )
-
-
-def origin_of(machines: dict[str, str], runs: dict[str, str]) -> Callable[[Benchmark], str] | None:
-    """Where a row came from (machine, run), when the inputs differ in that."""
-    if not machines and not runs:
-        return None
-
-    def origin(bench: Benchmark) -> str:
-        parts = []
-        if machines:
-            parts.append(f"machine {machines[bench.machine]}")
-        if runs:
-            parts.append(f"run {runs[bench.source]}")
-        return ", ".join(parts)
-
-    return origin
 
 
 def _vs(bench: Benchmark, base: Benchmark | None) -> str:
