@@ -220,7 +220,7 @@ def test_a_backends_temporary_directories_are_made_where_it_is_told(
 def test_git_pygit2_reads_loose_objects_itself_and_notices_a_swapped_object(
     tmp_path: Path,
 ) -> None:
-    from vcsbench.backends._git import read_loose_objects
+    from vcsbench.backends._git_loose import read_loose_objects
 
     files = {"a.txt": b"first\n", "d/b.txt": b"second\n"}
     repo = committed("git-pygit2", tmp_path, files)

@@ -16,13 +16,12 @@ from vcsbench.backends._git import (
     GitBackend,
     branch_at,
     fast_import_path,
-    git_dir_of,
     git_env,
-    head_oid,
     read_index_with_pygit2,
     read_with_pygit2,
     tree_with_pygit2,
 )
+from vcsbench.backends._git_loose import git_dir_of, head_oid
 from vcsbench.backends.base import REMOTE_OPTIONS
 from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.files import Files, verify_with, write_tree
