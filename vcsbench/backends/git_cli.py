@@ -22,9 +22,9 @@ from vcsbench.backends._git import (
     tree_with_pygit2,
 )
 from vcsbench.backends._git_loose import git_dir_of, head_oid
-from vcsbench.backends.base import REMOTE_OPTIONS
 from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.files import Files, verify_with, write_tree
+from vcsbench.backends.reach import REMOTE_OPTIONS
 from vcsbench.backends.tools import (
     Availability,
     run_tool,

@@ -19,9 +19,9 @@ from vcsbench.backends._hg import (
     read_with_hg_cli,
     tree_with_hg_archive,
 )
-from vcsbench.backends.base import REMOTE_OPTIONS
 from vcsbench.backends.changes import Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.files import Files, verify_with, write_tree
+from vcsbench.backends.reach import REMOTE_OPTIONS
 from vcsbench.backends.tools import Availability, tool_availability, tool_version
 
 

@@ -23,9 +23,9 @@ from vcsbench.backends._svn import (
     svn_text,
     svn_tool_versions,
 )
-from vcsbench.backends.base import REMOTE_OPTIONS, Remote
 from vcsbench.backends.changes import Change
 from vcsbench.backends.files import Files, file_url, write_tree
+from vcsbench.backends.reach import REMOTE_OPTIONS, Remote
 from vcsbench.backends.tools import (
     Availability,
     run_tool,

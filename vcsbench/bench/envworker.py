@@ -37,7 +37,7 @@ def main() -> None:
         os.sched_setaffinity(0, {worker.cpu})
 
     from vcsbench.backends import Variant
-    from vcsbench.backends.base import Remote
+    from vcsbench.backends.reach import Remote
     from vcsbench.bench.rounds import BenchmarkRun
     from vcsbench.bench.workers import WorkerEnd, encode
     from vcsbench.sandbox import SandboxInfo

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends import Variant
-from vcsbench.backends.base import Backend, Remote
+from vcsbench.backends.base import Backend
+from vcsbench.backends.reach import Remote
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import Sandbox
 from vcsbench.servers.apache import APACHE_USER, apache_ids
