@@ -175,6 +175,35 @@ def test_work_between_rounds_that_lands_on_the_next_call_is_seen(
     assert found.ratio > 1.25
 
 
+class SlowPrepare(Sleeps):
+    """A round whose untimed prepare takes 0.25 s (a seed copied onto a throttled
+    device): the least check, 6 pairs of blocks of 2 rounds, would take 6 s."""
+
+    def prepare(self, paths: RoundPaths) -> None:
+        super().prepare(paths)
+        time.sleep(0.25)
+
+
+def test_a_check_that_would_take_many_times_its_budget_is_not_made_and_says_why(
+    tmp_path: Path,
+) -> None:
+    with Sandbox(parse_fs_spec(f"dir:{tmp_path}"), tmp_path) as sandbox:
+        assert sandbox.info is not None
+        started = time.perf_counter()
+        with pytest.raises(perturbation.OverBudget) as raised:
+            measure(
+                lambda: SlowPrepare(FakeBackend()), sandbox.info, sandbox.root / "p", "slow",
+                blocks=6, budget_s=1.0,
+            )  # fmt: skip
+        took = time.perf_counter() - started
+        assert not (sandbox.root / "p").exists()
+    assert took < 2.0  # the three pilot rounds, not the check
+    text = str(raised.value)
+    pilot = float(text.split("a bare round takes ")[1].split(" s")[0])
+    assert 0.25 <= pilot < 0.4
+    assert f"would take about {24 * pilot:.0f} s, over 5x its budget of 1 s" in text
+
+
 def test_once_a_run_measures_beside_each_backends_first_benchmark_within_its_budget(
     tmp_path: Path,
 ) -> None:

@@ -389,7 +389,7 @@ class GroupRun:
         record that figure and where it was measured). A check that fails is recorded
         as such; the benchmark's own rounds say what is wrong. Not where the rounds run
         elsewhere (a worker, a server): a bare loop here would not be their like."""
-        from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, measure
+        from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, OverBudget, measure
 
         label = f"{member.variant.text} {self.op} {self.payload} {member.fs.text}"
         if run.environment is not None:
@@ -422,6 +422,8 @@ class GroupRun:
                 rounds=max(1, min(ROUNDS_BESIDE, self.plan.rounds)),
                 budget_s=BUDGET_ONCE_S if mode == "once" else None,
             ).describe()
+        except OverBudget as exc:
+            found = {"label": label, "error": f"not measured: {exc}"}
         except Exception as exc:  # a full sandbox, a failing backend: its rounds will tell
             found = {"label": label, "error": f"{type(exc).__name__}: {exc}"}
         if mode == "once":

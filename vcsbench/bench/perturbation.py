@@ -46,6 +46,16 @@ BLOCKS_BESIDE = 6
 BUDGET_ONCE_S = 1.0
 """About how long the check made once per backend of a run (--perturbation once, the
 default) may take: its rounds per block are set from three untimed pilot rounds."""
+OVER_BUDGET = 5.0
+"""With a budget, the check is not made where even its least (two rounds a block) is
+foretold to take more than this many budgets: on a throttled device a history's round
+that copies its seed took 0.7 s, and the least check 19 s against a budget of 1 s."""
+
+
+class OverBudget(VcsbenchError):
+    """The check would take far longer than its budget: not measured, and why."""
+
+
 ROUNDS = 100
 """Rounds per block."""
 PILOT_ROUNDS = 3
@@ -170,8 +180,16 @@ def measure(
     try:
         if budget_s is not None:
             pilot_s = _pilot(make(), root / "pilot")
-            rounds = max(2, min(rounds, int(budget_s / (2 * blocks * pilot_s))))
             _remove(root / "pilot")
+            least_s = 2 * blocks * 2 * pilot_s
+            if least_s > OVER_BUDGET * budget_s:
+                raise OverBudget(
+                    f"a bare round takes {pilot_s:.3f} s (prepare included), so its least "
+                    f"check ({blocks} pairs of blocks of 2 rounds) would take about "
+                    f"{least_s:.0f} s, over {OVER_BUDGET:g}x its budget of {budget_s:g} s; "
+                    "--perturbation on measures it beside every benchmark"
+                )
+            rounds = max(2, min(rounds, int(budget_s / (2 * blocks * pilot_s))))
         found = _blocks(make, sandbox, root, blocks, rounds, order)
     except BaseException:
         remove_tree(root)  # what it can: the failure is the news, not what stays
