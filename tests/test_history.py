@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -502,10 +503,13 @@ def test_the_runs_kept_seeds_go_with_it_and_after_a_sigkill_with_cleanup(
 ) -> None:
     """The directory where a run keeps its seeds is its own: gone when the run ends, and
     after a SIGKILL removed by ``vcsbench cleanup`` (proved the run's by its marker)."""
-    from helpers import wait_for
 
     def kept() -> list[Path]:
         return [p for p in Path(os.environ["TMPDIR"]).iterdir() if p.name.startswith("vcsbench-")]
+
+    def replayed() -> bool:
+        """The seed's replay begun where the run keeps seeds: the moment to kill it."""
+        return any(p.name.startswith("replay-") for box in kept() for p in box.iterdir())
 
     assert [] == kept()
     proc = subprocess.Popen(
@@ -516,7 +520,9 @@ def test_the_runs_kept_seeds_go_with_it_and_after_a_sigkill_with_cleanup(
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        wait_for(proc, "rounds")
+        deadline = time.monotonic() + 60
+        while not replayed() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         (box,) = kept()
         assert any(p.name.startswith("replay-") for p in box.iterdir())
     finally:

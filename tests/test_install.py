@@ -12,7 +12,9 @@ from helpers import REPO
 
 UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
 
-# one fresh venv (its module fixture) for this file's tests: they run in one worker
+# one fresh venv for this file's tests: they run in one worker, and the venv is made once
+# in it (session scope: a worker may run other tests between them, which would end a
+# module fixture and make the venv again, 25 s each time)
 pytestmark = pytest.mark.xdist_group("test_install")
 
 
@@ -20,7 +22,7 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, timeout=900)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with ``pip install .`` of a copy of this source tree."""
     base = tmp_path_factory.mktemp("install")

@@ -60,13 +60,18 @@ def test_a_signal_mid_benchmark_keeps_its_finished_rounds_as_partial(
 
 def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    # svn-fs's rounds last more than the 5 s before its first progress line.
-    proc = start_run(tmp_path, out, "--backends", "git-pygit2,svn-fs", "--repos", "1000")
+    # The second benchmark's rounds (25 ms planted in each, 300 of them: about 9 s) last
+    # more than the 5 s before its first progress line; one after the other, as benchmarks
+    # of two backends run (a planted delay would interleave them by default).
+    slow = "svn-fs[delay=25ms]"
+    proc = start_run(
+        tmp_path, out, "--backends", f"git-pygit2,{slow}", "--repos", "300", "--interleave", "off"
+    )
     wait_for(proc, "[2/2]")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=120)
     before = {b.label: b for b in read(out).benchmarks}
-    assert not before["git-pygit2"].partial and before["svn-fs"].partial
+    assert not before["git-pygit2"].partial and before[slow].partial
     resumed = vcsbench("run", "--resume", str(out))
     assert 0 == resumed.returncode, resumed.stdout[-2000:] + resumed.stderr
     assert "1 finished benchmark(s) kept" in resumed.stdout
@@ -74,11 +79,11 @@ def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
     assert progress and not any("git-pygit2 create" in line for line in progress)
     after = {b.label: b for b in read(out).benchmarks}
     assert before["git-pygit2"].rounds.wall_ns == after["git-pygit2"].rounds.wall_ns
-    assert not after["svn-fs"].partial and 1000 == after["svn-fs"].repos
+    assert not after[slow].partial and 300 == after[slow].repos
     again = vcsbench("run", "--resume", str(out))
     assert 0 == again.returncode, again.stdout[-2000:] + again.stderr
     assert f"nothing to resume: all 2 benchmark(s) of {out} finished" == again.stdout.strip()
-    assert read(out).benchmarks[1].rounds.wall_ns == after["svn-fs"].rounds.wall_ns
+    assert read(out).benchmarks[1].rounds.wall_ns == after[slow].rounds.wall_ns
 
 
 def test_resume_refuses_results_of_another_version(tmp_path: Path) -> None:

@@ -667,14 +667,14 @@ def test_the_closing_line_of_an_interrupted_set_up_names_only_what_is_up(
     start = time.perf_counter()
     subprocess.run([*argv, "--out", str(tmp_path / "once.json")], capture_output=True, check=True)
     whole_s = time.perf_counter() - start
-    for i in range(12):
+    for i in range(8):
         proc = subprocess.Popen(
             [*argv, "--out", str(tmp_path / f"r{i}.json")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(whole_s * i / 12)
+        time.sleep(whole_s * i / 8)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
         closing = [line for line in err.splitlines() if "interrupted by" in line]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeBackend
-from helpers import CLI, hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts, wait_for
+from helpers import CLI, hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts
 
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
@@ -114,6 +114,23 @@ def test_known_direct_writes_take_the_time_the_write_iops_limit_says(
     assert sorted(bench.samples_s)[1] <= 1.3 * expected_s, bench.samples_s
 
 
+def throttled_device(state: Path, proc: subprocess.Popen[str], within_s: float = 60) -> str:
+    """The device the run's state file names as throttled, once its rule is set (the
+    run then goes on to its rounds): the moment to kill it."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        for state_file in state.glob("*.json"):
+            try:
+                devno = json.loads(state_file.read_text()).get("throttle_device")
+            except ValueError:  # being written
+                continue
+            if devno and rules_on(devno):
+                return str(devno)
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"no throttled device within {within_s} s: {proc.communicate()[0]}")
+
+
 def test_a_killed_throttled_run_leaves_no_rule_after_cleanup(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
@@ -124,9 +141,7 @@ def test_a_killed_throttled_run_leaves_no_rule_after_cleanup(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    wait_for(proc, "rounds")
-    (state_file,) = isolated_state.glob("*.json")
-    devno = json.loads(state_file.read_text())["throttle_device"]
+    devno = throttled_device(isolated_state, proc)
     assert {"write_iops": 400} == rules_on(devno)
     proc.kill()
     proc.communicate()
