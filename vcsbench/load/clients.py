@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends._svn import parents_of
-from vcsbench.load.paths import AccessPath
+from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.repositories import (
     SHARED,
     STORM,
@@ -117,17 +117,17 @@ def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> No
 class Client:
     """One student machine: a scratch directory of its own outside the sandbox."""
 
-    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+    def __init__(self, config: EngineConfig, scratch: Path) -> None:
         self.config = config
-        self.path = AccessPath.from_json(config["path"])
-        self.repos = Path(config["repos"])
+        self.path = config.path
+        self.repos = Path(config.repos)
         self.scratch = scratch
-        self.precreated = bool(config["precreate"])
-        self.url_base = config["url_base"]
-        self.env = {**os.environ, **config.get("client_env", {})}
+        self.precreated = config.precreate
+        self.url_base = config.url_base
+        self.env = {**os.environ, **config.client_env}
         """The environment of every command the client runs: the run's ssh command or
         certificate where its transport needs one."""
-        self.ca_file: str | None = config.get("ca_file")
+        self.ca_file = config.ca_file
         self.index = 0
         """Which of the run's clients this is (shared: the committer it plays)."""
 
@@ -176,7 +176,7 @@ class Client:
 
 
 class SvnUrlClient(Client):
-    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+    def __init__(self, config: EngineConfig, scratch: Path) -> None:
         super().__init__(config, scratch)
         if self.ca_file is not None:  # the client's configuration: the run's certificate alone
             (scratch / "servers").write_text(
@@ -230,11 +230,11 @@ class GitRemoteClient(Client):
     """Each student's clone stays in the clients' directory between visits, as on a
     student's machine, so a later visit pushes on top of the earlier ones."""
 
-    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+    def __init__(self, config: EngineConfig, scratch: Path) -> None:
         from vcsbench.backends._git import git_env
 
         super().__init__(config, scratch)
-        self.env = {**git_env(), **config.get("client_env", {})}
+        self.env = {**git_env(), **config.client_env}
 
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         self.work = self.scratch.parent / repo_name(student)
@@ -288,11 +288,11 @@ class HgRemoteClient(Client):
     and pushes its new changeset; hg reads the run's configuration alone (``HGRCPATH``:
     its ssh command or certificate, or none)."""
 
-    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+    def __init__(self, config: EngineConfig, scratch: Path) -> None:
         from vcsbench.backends._hg import hg_env
 
         super().__init__(config, scratch)
-        self.env = {**hg_env(), **config.get("client_env", {})}
+        self.env = {**hg_env(), **config.client_env}
 
     def _hg(self, *args: str) -> list[str]:
         return ["hg", "--cwd", str(self.work), *args]
@@ -342,7 +342,7 @@ class HgRemoteClient(Client):
 class LocalClient(Client):
     """A backend in a process of this client's own (``python -m vcsbench.load.client_process``)."""
 
-    def __init__(self, config: Mapping[str, Any], scratch: Path) -> None:
+    def __init__(self, config: EngineConfig, scratch: Path) -> None:
         super().__init__(config, scratch)
         backend = self.path.backend
         self.proc = subprocess.Popen(
@@ -422,9 +422,9 @@ def _encode(request: dict[str, Any]) -> bytes:
     return json.dumps(request).encode() + b"\n"
 
 
-def make_client(config: Mapping[str, Any], scratch: Path) -> Client:
+def make_client(config: EngineConfig, scratch: Path) -> Client:
     scratch.mkdir(exist_ok=True)  # in the clients' directory, which the run made: never again
-    path = AccessPath.from_json(config["path"])
+    path = config.path
     if path.local:
         return LocalClient(config, scratch)
     remote = {"svn": SvnUrlClient, "git": GitRemoteClient, "hg": HgRemoteClient}[path.vcs]

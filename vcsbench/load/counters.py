@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vcsbench.load.engine_config import EngineConfig
 from vcsbench.measure import writers
 from vcsbench.measure.probes import read_device, read_io_pressure, syncfs
 from vcsbench.measure.processes import (
@@ -21,18 +22,18 @@ from vcsbench.measure.processes import (
 from vcsbench.sandbox.throttle import counted_ios
 
 
-def _device_flushes(config: dict[str, Any]) -> int | None:
+def _device_flushes(config: EngineConfig) -> int | None:
     """The sandbox device's completed flush requests so far (None: none counted)."""
-    stat = config.get("device_stat")
+    stat = config.device_stat
     return read_device(stat).flush_requests if stat else None
 
 
-def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
+def counters(config: EngineConfig, server_pids: list[int]) -> dict[str, Any]:
     """What a step's figures are differences of, read at its start and at its end."""
-    group = config.get("server_cgroup")
-    pids = members(server_pids, config.get("server_session"), group)
-    device = read_device(config["device_stat"]) if config.get("device_stat") else None
-    throttled = config.get("throttle_device")
+    group = config.server_cgroup
+    pids = members(server_pids, config.server_session, group)
+    device = read_device(config.device_stat) if config.device_stat else None
+    throttled = config.throttle_device
     return {
         "t": time.perf_counter(),
         "throttle_ios": counted_ios(throttled) if throttled else None,
@@ -51,7 +52,7 @@ def counters(config: dict[str, Any], server_pids: list[int]) -> dict[str, Any]:
 
 
 def step_writers(
-    config: dict[str, Any],
+    config: EngineConfig,
     snap: writers.Snapshot,
     before: dict[str, Any],
     after: dict[str, Any],
@@ -63,9 +64,9 @@ def step_writers(
     if before["device"] is None or after["device"] is None:
         return None
     written = after["device"][1] - before["device"][1]
-    server = members(server_pids, config.get("server_session"), config.get("server_cgroup"))
+    server = members(server_pids, config.server_session, config.server_cgroup)
     return writers.since(
-        snap, written, config.get("device_stat"), own_root=os.getppid(), server=set(server)
+        snap, written, config.device_stat, own_root=os.getppid(), server=set(server)
     )
 
 
@@ -87,17 +88,17 @@ def answer(
     }
 
 
-def step_start(config: dict[str, Any], pids: list[int]) -> tuple[writers.Snapshot, dict[str, Any]]:
+def step_start(config: EngineConfig, pids: list[int]) -> tuple[writers.Snapshot, dict[str, Any]]:
     """At a step's start, once its users are up: what was dirty written back first, then
     who has written so far and the counters."""
-    syncfs(Path(config["repos"]))
+    syncfs(Path(config.repos))
     return writers.snapshot(), counters(config, pids)
 
 
-def step_end(config: dict[str, Any], pids: list[int]) -> dict[str, Any]:
+def step_end(config: EngineConfig, pids: list[int]) -> dict[str, Any]:
     """At a step's end, its last session done: what the step left dirty is written back
     inside its window, so the device's bytes per session are its own (as the benchmarks'
     probes do); its flushes are read before that syncfs, which flushes too."""
     flushed = _device_flushes(config)
-    syncfs(Path(config["repos"]))
+    syncfs(Path(config.repos))
     return counters(config, pids) | {"flushes": flushed}

@@ -42,6 +42,7 @@ from locust.env import Environment
 from vcsbench.load import sessions
 from vcsbench.load.counters import answer, step_end, step_start, step_writers
 from vcsbench.load.engine_args import EngineArgs
+from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.sessions import RECORD_FIELDS, Arrivals, Student, fill_pool, wait_until
 from vcsbench.measure.processes import (
     own_cpu_s,
@@ -65,17 +66,16 @@ class Driver(Protocol):
 class LocalDriver:
     """Every user in this process."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: EngineConfig) -> None:
         self.config = config
-        self.open_loop = config["shape"] == "open"
+        self.open_loop = config.open_loop
         env = Environment(
             user_classes=[Arrivals if self.open_loop else Student], catch_exceptions=False
         )
         self.shared = sessions.set_shared(config, env)
         self.runner = env.create_local_runner()
-        self.home = Path(config["client_home"])  # made and recorded by the run
-        pool = int(config["max_clients"]) if self.open_loop else int(max(config["steps"]))
-        fill_pool(self.shared, self.home, range(pool))
+        self.home = Path(config.client_home)  # made and recorded by the run
+        fill_pool(self.shared, self.home, range(config.pool))
         # The server's work: the server's session, or the local clients' processes.
         self.server_pids = [c.pid for c in self.shared.clients if hasattr(c, "pid")]
 
@@ -95,8 +95,8 @@ class LocalDriver:
         shared.lags = []
         shared.t0 = time.perf_counter()
         shared.open = True
-        deadline = shared.t0 + float(config["step_seconds"])
-        target = int(config.get("step_ops") or 0)
+        deadline = shared.t0 + config.step_seconds
+        target = config.step_ops or 0
         while time.perf_counter() < deadline and not (target and shared.started >= target):
             gevent.sleep(0.01)
         shared.open = False
@@ -123,10 +123,10 @@ class MasterDriver:
     server's counters are read here. A worker lost mid-run is left out from then on,
     and the results say so."""
 
-    def __init__(self, config: dict[str, Any], workers: int, bind: str, port: int) -> None:
+    def __init__(self, config: EngineConfig, workers: int, bind: str, port: int) -> None:
         self.config = config
         self.workers = workers
-        self.open_loop = config["shape"] == "open"
+        self.open_loop = config.open_loop
         env = Environment(
             user_classes=[Arrivals if self.open_loop else Student], catch_exceptions=False
         )
@@ -142,9 +142,7 @@ class MasterDriver:
                 print(f"vcsbench load: worker {msg.node_id} is one too many; left idle")
                 return
             index = configured.setdefault(msg.node_id, len(configured))
-            runner.send_message(
-                "config", {**config, "worker_index": index, "workers": workers}, msg.node_id
-            )
+            runner.send_message("config", config.for_worker(index, workers).to_json(), msg.node_id)
 
         runner.register_message(
             "ready", lambda environment, msg, **kw: ready.update({msg.node_id: msg.data})
@@ -157,7 +155,7 @@ class MasterDriver:
             ),
         )
         # Workers started by hand on other machines get ten minutes to connect.
-        wait_s = 600.0 if config.get("external_workers") else WORKER_TIMEOUT_S
+        wait_s = 600.0 if config.external_workers else WORKER_TIMEOUT_S
         if not wait_until(lambda: runner.worker_count >= workers, wait_s):
             raise SystemExit(
                 f"{runner.worker_count} of {workers} Locust workers connected to "
@@ -191,7 +189,7 @@ class MasterDriver:
         gevent.sleep(0.3)  # the users' on_start has run on the workers
         snap, before = step_start(config, self.client_pids)
         runner.send_message("open", {"index": index})
-        gevent.sleep(float(config["step_seconds"]))
+        gevent.sleep(config.step_seconds)
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)
         after = step_end(config, self.client_pids)
@@ -229,12 +227,10 @@ def run_worker(host: str, port: int, home: Path | None = None) -> None:
     cpu0 = [0.0]
 
     def on_config(environment: Any, msg: Any, **kwargs: Any) -> None:
-        config = msg.data
+        config = EngineConfig.from_json(msg.data)
         shared = sessions.set_shared(config, env)
-        workers = int(config["workers"])
-        top = int(config["max_clients"]) if config["shape"] == "open" else int(max(config["steps"]))
-        first = int(config["worker_index"]) * 10_000  # committer numbers apart per worker
-        fill_pool(shared, home, range(first, first + -(-top // workers)))
+        first = config.worker_index * 10_000  # committer numbers apart per worker
+        fill_pool(shared, home, range(first, first + -(-config.pool // config.workers)))
         cpu0[0] = own_cpu_s()
         runner.send_message(
             "ready", {"client_pids": [c.pid for c in shared.clients if hasattr(c, "pid")]}
@@ -245,7 +241,7 @@ def run_worker(host: str, port: int, home: Path | None = None) -> None:
         shared.step = int(msg.data["index"])
         workers = int(msg.data["workers"])
         shared.rate = float(msg.data["level"]) / workers
-        shared.phase = int(shared.config["worker_index"]) / workers
+        shared.phase = shared.config.worker_index / workers
         shared.lags = []
 
     def on_open(environment: Any, msg: Any, **kwargs: Any) -> None:
@@ -305,7 +301,7 @@ def serve_requests(make: Any, requests: Any, answers: Any) -> None:
     line = requests.readline()
     if not line:
         return
-    driver: Driver = make(json.loads(line)["config"])
+    driver: Driver = make(EngineConfig.from_json(json.loads(line)["config"]))
     answer({"ready": driver.ready()})
     try:
         while line := requests.readline():
@@ -337,7 +333,7 @@ def main() -> None:
             requests = FileObjectPosix(sys.stdin.fileno(), "rb")  # read without blocking gevent
             if args.workers:
 
-                def make(config: dict[str, Any]) -> Driver:
+                def make(config: EngineConfig) -> Driver:
                     return MasterDriver(config, args.workers, args.host, args.port)
 
             else:

@@ -28,6 +28,7 @@ from vcsbench.bench.figures import filesystem_info
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
 from vcsbench.load.engine_args import EngineArgs
+from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.figures import LATENCY, capacity, step_figures
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
@@ -84,36 +85,36 @@ def engine_config(
     service: Service | None,
     sandbox: Sandbox,
     start: Mapping[str, bytes],
-) -> dict[str, Any]:
+) -> EngineConfig:
     """What the load engine is told (its one message in: the rest are steps)."""
     assert sandbox.info is not None
     server = service.server if service is not None else None
-    return {
-        "scenario": plan.scenario.name,
-        "path": path.to_json(),
-        "repos": str(repos),
-        "url_base": service.url_base if service is not None else "",
-        "client_env": service.client_env if service is not None else {},
-        "ca_file": service.ca_file if service is not None else None,
-        "students": plan.students,
-        "payload": plan.payload,
-        "precreate": plan.precreate,
-        "steps": list(plan.steps),
-        "shape": plan.shape,
-        "max_clients": plan.max_clients,
-        "workers": plan.locust_workers,
-        "external_workers": plan.expect_workers > 0,
-        "step_seconds": plan.step_seconds,
-        "step_ops": plan.step_ops,
-        "start": {rel: data.decode("latin-1") for rel, data in start.items()},
-        "device_stat": sandbox.info.device_stat_path,
-        "throttle_device": device_of(sandbox.info.device_stat_path)[1]
+    return EngineConfig(
+        scenario=plan.scenario.name,
+        path=path,
+        repos=str(repos),
+        url_base=service.url_base if service is not None else "",
+        client_env=service.client_env if service is not None else {},
+        ca_file=service.ca_file if service is not None else None,
+        students=plan.students,
+        payload=plan.payload,
+        precreate=plan.precreate,
+        steps=tuple(plan.steps),
+        shape=plan.shape,
+        max_clients=plan.max_clients,
+        workers=plan.locust_workers,
+        external_workers=plan.expect_workers > 0,
+        step_seconds=plan.step_seconds,
+        step_ops=plan.step_ops,
+        start=dict(start),
+        device_stat=sandbox.info.device_stat_path,
+        throttle_device=device_of(sandbox.info.device_stat_path)[1]
         if sandbox.info.throttle
         else None,
-        "server_session": server.pid if server is not None else None,  # a session leader
-        "server_cgroup": str(server.group.path) if server and server.group else None,
-        "client_home": str(sandbox.make_dir("vcsbench-clients-")),
-    }
+        server_session=server.pid if server is not None else None,  # a session leader
+        server_cgroup=str(server.group.path) if server and server.group else None,
+        client_home=str(sandbox.make_dir("vcsbench-clients-")),
+    )
 
 
 class LoadDocument:
@@ -226,22 +227,22 @@ def run_path(
             args = EngineArgs(out=str(record.out))
             if plan.locust_workers:
                 bind = plan.master_bind
-                config["master_port"] = plan.master_port or free_port(bind)
-                args = EngineArgs(
-                    str(record.out), plan.locust_workers, bind, int(config["master_port"])
-                )
+                port = plan.master_port or free_port(bind)
+                args = EngineArgs(str(record.out), plan.locust_workers, bind, port)
                 if plan.expect_workers:
                     print(
-                        f"vcsbench load: Locust master on {bind}:{config['master_port']} waits "
+                        f"vcsbench load: Locust master on {bind}:{port} waits "
                         f"for {plan.expect_workers} worker(s): on each machine run `vcsbench "
-                        f"load-worker {bind}:{config['master_port']}`",
+                        f"load-worker {bind}:{port}`",
                         file=sys.stderr,
                         flush=True,
                     )
             sampler.start()
             engine = Engine(args.argv(), sandbox)
-            workers = start_workers(plan, sandbox, int(config.get("master_port") or 0))
-            ready = engine.ask({"config": config}, 600 if plan.expect_workers else ANSWER_S)
+            workers = start_workers(plan, sandbox, args.port)
+            ready = engine.ask(
+                {"config": config.to_json()}, 600 if plan.expect_workers else ANSWER_S
+            )
             entry["engine"] = ready["ready"]["engine"]
             _steps(plan, path, repos, engine, sampler, entry, record, start, payload)
             engine.close()

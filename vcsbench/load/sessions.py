@@ -21,6 +21,7 @@ import gevent.queue  # type: ignore[import-untyped]
 from locust import User, constant, task
 
 from vcsbench.load.clients import Client, SessionError, make_client
+from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.workload.payloads import load_payload
 
@@ -37,12 +38,12 @@ how often a refused commit was tried again (shared)."""
 class Shared:
     """What the users of this process share (gevent: one thread, no locks needed)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: EngineConfig) -> None:
         self.config = config
-        self.scenario = SCENARIOS[config["scenario"]]
-        self.students = int(config["students"])
-        self.payload = dict(load_payload(config["payload"]).files)
-        self.start = {rel: text.encode("latin-1") for rel, text in config["start"].items()}
+        self.scenario = SCENARIOS[config.scenario]
+        self.students = config.students
+        self.payload = dict(load_payload(config.payload).files)
+        self.start = dict(config.start)
         """The files the repositories started with (what a clone must hold)."""
         self.visits = [0] * self.students
         self.busy: set[int] = set()
@@ -75,8 +76,8 @@ class Shared:
         """The next student not being served, and the visit this is for them. A Locust
         worker serves its own share of the students (every N-th), so no two workers
         submit for one student at once."""
-        stride = int(self.config.get("workers") or 1)
-        offset = int(self.config.get("worker_index") or 0)
+        stride = self.config.workers or 1
+        offset = self.config.worker_index
         mine = range(offset, self.students, stride)
         for _ in range(len(mine)):
             student = mine[self.next % len(mine)]
@@ -151,8 +152,8 @@ def serve(client: Client, intended: float | None) -> None:
     for key, value in zip(RECORD_FIELDS, values, strict=True):
         shared.records[key].append(value)
     shared.env.events.request.fire(
-        request_type=shared.config["path"]["name"],
-        name=shared.config["scenario"],
+        request_type=shared.config.path.name,
+        name=shared.config.scenario,
         response_time=latency * 1000,
         response_length=0,
         exception=SessionError(error, "") if error else None,
@@ -195,7 +196,7 @@ class Arrivals(User):
             gevent.sleep(0.005)
             return
         intended = shared.t0 + (shared.arrivals + shared.phase) / shared.rate
-        if intended >= shared.t0 + float(shared.config["step_seconds"]):
+        if intended >= shared.t0 + shared.config.step_seconds:
             # The schedule ends with the step: no arrival is due after it, even if this
             # loop runs late and the step is closed later than its end.
             gevent.sleep(0.005)
@@ -222,7 +223,7 @@ def _arrival(intended: float) -> None:
 def fill_pool(shared: Shared, home: Path, indexes: range) -> None:
     """More clients for this process (open loop: also in the queue of free ones)."""
     shared.home = home
-    if shared.config["shape"] == "open" and shared.free is None:
+    if shared.config.open_loop and shared.free is None:
         shared.free = gevent.queue.Queue()
     for index in indexes:
         client = make_client(shared.config, home / f"client-{index}")
@@ -234,7 +235,7 @@ def fill_pool(shared: Shared, home: Path, indexes: range) -> None:
             shared.free.put(client)
 
 
-def set_shared(config: dict[str, Any], env: Any) -> Shared:
+def set_shared(config: EngineConfig, env: Any) -> Shared:
     """This process's sessions' shared state, for a run's configuration."""
     global SHARED
     SHARED = Shared(config)
