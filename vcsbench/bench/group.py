@@ -31,6 +31,7 @@ import pytest
 
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
+from vcsbench.bench.beside import perturbation_beside, serve
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.interleave import Block, describe_blocks, targets
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
@@ -67,10 +68,6 @@ class Host(Protocol):
     def keep_early(self, result: Benchmark, disabled: bool) -> None: ...
 
     def profiled(self, profile: cProfile.Profile) -> None: ...
-
-
-ROUNDS_BESIDE = 50
-"""Rounds per block of the perturbation measured beside a benchmark (--perturbation on)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +122,8 @@ class GroupRun:
         self.named = named
         self.disabled = disabled
         self.alone = len(group) == 1
+        self._kept_early = False
+        """The asking item's result is kept (it is, once, as soon as it is measured)."""
 
     # -- what each member runs -----------------------------------------------------------
 
@@ -244,47 +243,12 @@ class GroupRun:
             # held: one that arrives now waits until the benchmarks are kept. One that
             # lands before the hold takes (it was seen to, after the last round) is
             # caught, and the keeping goes on.
-            early: list[bool] = []
-
-            def keep() -> bool:
-                """Stop the workers, then measure and keep each member not kept yet (False:
-                nothing to keep, interrupted before any round)."""
-                with process.signals_held():
-                    for run, _, _ in runs.values():
-                        run.stop_workers()
-                    if interrupted is not None and not any(len(r.log) for r, _, _ in runs.values()):
-                        return False
-                    for member in self.group:
-                        if member.text in results:
-                            continue
-                        run, vcs, beside = runs[member.text]
-                        result = run.finish(described(member.variant, vcs))
-                        harness = result.harness
-                        harness.server, harness.environment = beside.server, beside.environment
-                        harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
-                        harness.perturbation = beside.perturbation
-                        if not self.alone:
-                            where = (
-                                "each member's rounds in a worker process of its own (its "
-                                "environment's interpreter, or this one), all pinned to that CPU"
-                            )
-                            if len(sandboxes) > 1:
-                                where += "; each filesystem a sandbox of its own, all up at once"
-                            harness.interleaved = describe_blocks(
-                                member.text, texts, blocks, done, run, seed, cpu, where
-                            )
-                        harness.teardown_s = None
-                        harness.teardown_note = self._teardown_note(interrupted)
-                        results[member.text] = result
-                    if not early:  # once: a signal held till now lands as the hold ends
-                        early.append(True)
-                        session.keep_early(results[mine.text], self.disabled)
-                    return True
-
             kept = False
             while not kept:
                 try:
-                    kept = keep()
+                    kept = self._keep(
+                        runs, results, interrupted, (blocks, done, seed, cpu), len(sandboxes)
+                    )
                 except KeyboardInterrupt as exc:
                     interrupted = interrupted or exc
                     continue
@@ -301,6 +265,52 @@ class GroupRun:
         times = [s.teardown_s for s in sandboxes.values()]
         teardown = None if None in times else sum(t for t in times if t is not None)
         return Outcome(results, interrupted, teardown)
+
+    def _keep(
+        self,
+        runs: dict[str, tuple[BenchmarkRun, Backend, Harness]],
+        results: dict[str, Benchmark],
+        interrupted: KeyboardInterrupt | None,
+        order: tuple[int, list[Block], int, int],
+        filesystems: int,
+    ) -> bool:
+        """Stop the workers, then measure and keep each member not kept yet, with the stop
+        signals held (False: nothing to keep, interrupted before any round). Called again
+        after a signal that landed before the hold: what was kept stays kept. ``order``:
+        the blocks planned, those done, the seed of their order and the CPU."""
+        with process.signals_held():
+            for run, _, _ in runs.values():
+                run.stop_workers()
+            if interrupted is not None and not any(len(r.log) for r, _, _ in runs.values()):
+                return False
+            texts = [m.text for m in self.group]
+            for member in self.group:
+                if member.text in results:
+                    continue
+                run, vcs, beside = runs[member.text]
+                result = run.finish(described(member.variant, vcs))
+                harness = result.harness
+                harness.server, harness.environment = beside.server, beside.environment
+                harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
+                harness.perturbation = beside.perturbation
+                if not self.alone:
+                    where = (
+                        "each member's rounds in a worker process of its own (its "
+                        "environment's interpreter, or this one), all pinned to that CPU"
+                    )
+                    if filesystems > 1:
+                        where += "; each filesystem a sandbox of its own, all up at once"
+                    blocks, done, seed, cpu = order
+                    harness.interleaved = describe_blocks(
+                        member.text, texts, blocks, done, run, seed, cpu, where
+                    )
+                harness.teardown_s = None
+                harness.teardown_note = self._teardown_note(interrupted)
+                results[member.text] = result
+            if not self._kept_early:  # once: a signal held till now lands as the hold ends
+                self._kept_early = True
+                self.session.keep_early(results[self.mine.text], self.disabled)
+            return True
 
     def _teardown_note(self, interrupted: KeyboardInterrupt | None) -> str:
         if self.session.selection.fs_scope == "session":
@@ -347,89 +357,25 @@ class GroupRun:
             worker=worker,
         )
         harness = Harness()
-        server = self._serve(stack, member.variant, vcs, run, sandbox)
+        server = serve(stack, member.variant, vcs, run, sandbox)
         harness.server = server
         built = environment_of(member.variant)
         if built is not None:
             harness.environment = built.describe()
         harness.pytest_benchmark_rules = self.rules.describe(self.plan.rounds) or None
         if self.alone:
-            harness.perturbation = self._perturbation(member, vcs, run, sandbox, slug, server)
-        return run, vcs, harness
-
-    def _serve(
-        self, stack: ExitStack, variant: Variant, vcs: Backend, run: BenchmarkRun, sandbox: Sandbox
-    ) -> dict[str, object] | None:
-        """A remote variant's server over ``run``'s repositories until ``stack`` closes,
-        the backend (and a worker's) told where it is; what the result records of it."""
-        from vcsbench.bench.remote import served
-
-        serving = stack.enter_context(served(variant, vcs, run.workdir, sandbox))
-        if serving is None:
-            return None
-        described_server, run.owner = serving
-        if run.worker is not None:
-            assert vcs.remote is not None
-            run.worker = replace(run.worker, reach=vcs.remote.to_json())
-        return described_server
-
-    def _perturbation(
-        self,
-        member: Member,
-        vcs: Backend,
-        run: BenchmarkRun,
-        sandbox: Sandbox,
-        slug: str,
-        server: dict[str, object] | None,
-    ) -> dict[str, object] | None:
-        """The harness timed against a bare loop of the same calls (``--perturbation``),
-        before the benchmark's rounds (no sampler, no timed round yet) in its sandbox:
-        for every benchmark (on, at most 50 rounds a block), or beside the first of each
-        backend variant within about a second (once, the default; its later benchmarks
-        record that figure and where it was measured). A check that fails is recorded
-        as such; the benchmark's own rounds say what is wrong. Not where the rounds run
-        elsewhere (a worker, a server): a bare loop here would not be their like."""
-        from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, OverBudget, measure
-
-        label = f"{member.variant.text} {self.op} {self.payload} {member.fs.text}"
-        if run.environment is not None:
-            return {
-                "label": label,
-                "error": "not measured: the rounds run in the variant's environment, the "
-                "check in this process",
-            }
-        if server is not None:
-            return {
-                "label": label,
-                "error": "not measured: the rounds reach their repositories through the "
-                "variant's server, a bare loop of the calls would not",
-            }
-        mode = self.session.selection.perturbation
-        if self.disabled or mode == "off":
-            return None
-        once = self.session._perturbed
-        variant = member.variant.text
-        if mode == "once" and variant in once:
-            return {**once[variant], "once": True}
-        assert sandbox.info is not None
-        try:
-            found = measure(
+            harness.perturbation = perturbation_beside(
+                f"{member.variant.text} {self.op} {self.payload} {member.fs.text}",
                 lambda: self.operation(member, vcs),
-                sandbox.info,
+                member.variant.text,
+                run,
+                sandbox,
                 sandbox.root / f"{slug}-perturbation",
-                label,
-                blocks=BLOCKS_BESIDE,
-                rounds=max(1, min(ROUNDS_BESIDE, self.plan.rounds)),
-                budget_s=BUDGET_ONCE_S if mode == "once" else None,
-            ).describe()
-        except OverBudget as exc:
-            found = {"label": label, "error": f"not measured: {exc}"}
-        except Exception as exc:  # a full sandbox, a failing backend: its rounds will tell
-            found = {"label": label, "error": f"{type(exc).__name__}: {exc}"}
-        if mode == "once":
-            once[variant] = found
-            found = {**found, "once": True}
-        return found
+                server,
+                "off" if self.disabled else session.selection.perturbation,
+                session._perturbed,
+            )
+        return run, vcs, harness
 
 
 def described(variant: Variant, vcs: Backend) -> dict[str, object]:
