@@ -537,11 +537,14 @@ def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) ->
 
 def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     from vcsbench.load.clients import Client
+    from vcsbench.load.engine_config import EngineConfig
 
-    path = parse_path("svnserve").to_json()
-    client = Client(
-        {"path": path, "repos": str(tmp_path), "precreate": False, "url_base": ""}, tmp_path
-    )
+    config = EngineConfig(
+        scenario="deadline", path=parse_path("svnserve"), repos=str(tmp_path), students=1,
+        payload="hello", precreate=False, steps=(1.0,), shape="closed", max_clients=1,
+        step_seconds=1.0,
+    )  # fmt: skip
+    client = Client(config, tmp_path)
     clone = client.clone_dir(7)
     (clone / ".git").mkdir(parents=True)
     (clone / "a.txt").write_bytes(b"right")
