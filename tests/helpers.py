@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,23 @@ def skip_or_fail(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"not skipped in CI: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+@contextmanager
+def on_a_disk(tmp_path: Path) -> Iterator[Path]:
+    """A directory of the test's own on a filesystem with a block device (whose writes a
+    process is charged for): ``tmp_path`` where it is one, else one made in /var/tmp and
+    removed after (``make test`` puts /tmp on a tmpfs as root)."""
+    if os.major(os.stat(tmp_path).st_dev) != 0:
+        yield tmp_path
+        return
+    if os.major(os.stat("/var/tmp").st_dev) == 0:
+        skip_or_fail("neither the test's directory nor /var/tmp is on a block device")
+    made = Path(tempfile.mkdtemp(prefix="vcsbench-test-", dir="/var/tmp"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made)
 
 
 def require_backend(name: str) -> None:

@@ -3,6 +3,8 @@ pytest plugin stays out of the way of unrelated pytest runs."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,11 +14,6 @@ from helpers import REPO
 
 UNRELATED_TEST = "def test_unrelated():\n    assert 1 + 1 == 2\n"
 
-# one fresh venv for this file's tests: they run in one worker, and the venv is made once
-# in it (session scope: a worker may run other tests between them, which would end a
-# module fixture and make the venv again, 25 s each time)
-pytestmark = pytest.mark.xdist_group("test_install")
-
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, timeout=900)
@@ -24,8 +21,26 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with ``pip install .`` of a copy of this source tree."""
-    base = tmp_path_factory.mktemp("install")
+    """A fresh venv with ``pip install .`` of a copy of this source tree, made once per test
+    run (25 s): the first of this file's tests to ask makes it, under a lock in the run's
+    own directory, which every pytest-xdist worker of the run shares (an xdist_group would
+    not do: pytest 9.2 no longer honours it)."""
+    own = tmp_path_factory.getbasetemp()
+    shared = own.parent if os.environ.get("PYTEST_XDIST_WORKER") else own
+    base = shared / "install"
+    venv = base / "venv"
+    with open(shared / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (base / "made").exists():
+            return venv
+        shutil.rmtree(base, ignore_errors=True)  # a try that failed part-way, ours
+        base.mkdir()
+        _install(base, venv)
+        (base / "made").touch()
+    return venv
+
+
+def _install(base: Path, venv: Path) -> None:
     source = base / "source"
     skip = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", ".*_cache")
 
@@ -34,7 +49,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return set(skip(directory, names)) | (top_level & set(names))
 
     shutil.copytree(REPO, source, ignore=ignore)
-    venv = base / "venv"
     made = run(["/usr/bin/python3", "-m", "venv", str(venv)], base)
     assert 0 == made.returncode, made.stderr
     pip = run(
@@ -50,7 +64,6 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         source,
     )
     assert 0 == pip.returncode, pip.stderr[-3000:]
-    return venv
 
 
 def test_an_unrelated_pytest_project_passes_beside_the_plugin(

@@ -207,7 +207,11 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     proc = subprocess.Popen(
         [
             *CLI,
-            *hello_creates("1000", "git-pygit2,svn-cli"),
+            # the second benchmark long enough (10 ms planted a round) to be stopped
+            # mid-way wherever the sandbox is; one after the other (a planted delay would
+            # interleave them)
+            *hello_creates("1000", "git-pygit2,svn-cli[delay=10ms]"),
+            *("--interleave", "off"),
             "--progress",
             "lines",
             "--fs",
@@ -221,7 +225,7 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     )
     assert proc.stdout is not None
     for line in proc.stdout:
-        if "svn-cli create hello" in line:
+        if "svn-cli[delay=10ms] create hello" in line:
             break
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)

@@ -29,14 +29,12 @@ from vcsbench.results.stats import order_interval
 OTHER = "1.15.1"
 """A pygit2 release other than the installed one (1.21.0), with its own libgit2 (1.8.1)."""
 
-# one environment cache for this file's tests: they run in one worker
-pytestmark = pytest.mark.xdist_group("test_versions")
 
-
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One environment cache for this file's tests (the first test builds in it), where
-    a run given ``XDG_CACHE_HOME=<its grandparent>`` looks."""
+    """One environment cache for this file's tests in each pytest-xdist worker (the first
+    test there builds in it; vcsbench does not lock its cache against a second run
+    building beside it), where a run given ``XDG_CACHE_HOME=<its grandparent>`` looks."""
     found = tmp_path_factory.mktemp("xdg") / "vcsbench" / "envs"
     found.mkdir(parents=True)
     return found

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import hello_creates, vcsbench
+from helpers import hello_creates, on_a_disk, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
 from vcsbench.report.format import writers_text
@@ -23,6 +23,11 @@ K = 4 << 20
 
 
 def test_a_child_that_writes_k_bytes_is_charged_k_bytes(tmp_path: Path) -> None:
+    with on_a_disk(tmp_path) as disk:
+        charged_to_a_writer(disk)
+
+
+def charged_to_a_writer(tmp_path: Path) -> None:
     before = snapshot()
     child = subprocess.Popen(
         [
