@@ -20,17 +20,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check vcsbench tests benchmarks examples
 	$(VENV)/bin/mypy
 
-# As root, the tests' scratch space (/tmp) is a tmpfs in a mount namespace of the test run's
-# own, gone with it (nothing is left mounted, and a second `make test` has its own): the tests
-# make many small files in dir: sandboxes, which a disk here made 0.03-0.6 ms each (tmpfs:
-# 0.01). The sandboxes the tests are about (loop-mounted ext4, xfs, btrfs) are unchanged.
-IN_TEST_NS := $(if $(filter 0,$(shell id -u)),unshare --mount --propagation private sh -c 'mount -t tmpfs -o mode=1777 vcsbench-tests /tmp && exec "$$@"' sh)
-
 # Two passes: most tests in two pytest-xdist workers; then, alone on the machine, the ones whose
-# bounds are wall times or signals (marked serial), which a busy neighbour makes flaky.
+# bounds are wall times or signals (marked serial), which a busy neighbour makes flaky. Each
+# with its temporary files on a tmpfs of its own (tools/tmpfs-tests.sh says why).
 unit: $(STAMP) $(TEST_STAMP)
-	$(IN_TEST_NS) $(VENV)/bin/python -m pytest tests -n 2 -m "not serial" --durations=10
-	$(IN_TEST_NS) $(VENV)/bin/python -m pytest tests -m serial --durations=5
+	tools/tmpfs-tests.sh $(VENV)/bin/python -m pytest tests -n 2 -m "not serial" --durations=10
+	tools/tmpfs-tests.sh $(VENV)/bin/python -m pytest tests -m serial --durations=5
 
 install: $(STAMP)
 

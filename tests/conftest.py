@@ -73,7 +73,8 @@ def isolated_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     enter it (0711), as Apache's user must reach a sandbox below it. One per session,
     not per test: Subversion's library keeps the first temp directory it is given."""
     BASETEMP[:] = [tmp_path_factory.getbasetemp()]
-    own = Path(tempfile.mkdtemp(prefix="vt-", dir="/tmp"))
+    # /tmp, which others may enter, or the tmpfs make test gives the run (tools/tmpfs-tests.sh)
+    own = Path(tempfile.mkdtemp(prefix="vt-", dir=os.environ.get("VCSBENCH_TEST_TMP", "/tmp")))
     os.chmod(own, 0o711)
     before = (os.environ.get("TMPDIR"), tempfile.tempdir)
     os.environ["TMPDIR"] = str(own)
