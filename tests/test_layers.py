@@ -83,6 +83,19 @@ def test_the_architecture_page_lists_the_chain() -> None:
     assert list(CHAIN) == listed, "docs/architecture.md lists the layers of CHAIN, in order"
 
 
+TESTS = REPO / "tests"
+APART = {"data": "result files the tests read", "system": "whole commands, run as a user runs them"}
+
+
+def test_the_tests_are_in_folders_that_mirror_the_layers() -> None:
+    """tests/LAYER/ holds the tests of that layer (a test may run whole commands to prove
+    it); tests/system/ the behaviours of a whole run (signals, cleanup, resume, install)."""
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert set() == folders - set(CHAIN) - set(APART), "a folder of tests/ that is no layer"
+    loose = sorted(p.name for p in TESTS.glob("test_*.py"))
+    assert ["test_layers.py"] == loose, "a test file outside the layers' folders"
+
+
 MAX_LINES = 450
 """No module longer: a module that outgrows it holds two things."""
 

@@ -410,7 +410,7 @@ def test_log_axis_labels_never_collide_and_a_narrow_range_gets_two() -> None:
 
 
 def test_a_per_round_series_shorter_than_the_rounds_is_one_line(tmp_path: Path) -> None:
-    document = json.loads((Path(__file__).parent / "data" / "tiny-tmpfs.json").read_text())
+    document = json.loads((DATA / "tiny-tmpfs.json").read_text())
     rounds = document["benchmarks"][0]["extra_info"]["vcsbench"]["rounds"]
     key = next(iter(rounds["values"]))
     rounds["values"][key].pop()

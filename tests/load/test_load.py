@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers import require_backend, vcsbench, vcsbench_mounts
+from helpers import DATA, require_backend, vcsbench, vcsbench_mounts
 
 from vcsbench.backends import make_backend
 from vcsbench.load.figures import capacity, step_figures
@@ -947,7 +947,7 @@ def test_compare_refuses_runs_of_different_kinds(tmp_path: Path) -> None:
     result = vcsbench("compare", str(base), str(other))
     assert result.returncode == 2
     assert "compare runs of one scenario and shape" in result.stderr
-    benchmarks = Path(__file__).parent / "data" / "tiny-tmpfs.json"
+    benchmarks = DATA / "tiny-tmpfs.json"
     result = vcsbench("compare", str(benchmarks), str(base))
     assert result.returncode == 2
     assert result.stderr.strip().endswith(
