@@ -124,7 +124,7 @@ RUN_ARGV = [
 """``vcsbench run`` of creates of hello, its progress in plain lines (add the rest); the
 harness-against-bare-loop check (``tests/test_perturbation.py``) and the maintenance for
 the footprint as kept (``tests/test_footprint_kept.py``) left out, as in
-:func:`hello_creates`: these tests look at other figures, and they cost seconds a run."""
+:func:`run_args`: these tests look at other figures, and they cost seconds a run."""
 
 
 def wait_for(proc: subprocess.Popen[str], text: str) -> None:
@@ -136,14 +136,25 @@ def wait_for(proc: subprocess.Popen[str], text: str) -> None:
     raise AssertionError(f"never saw {text!r}")
 
 
-def hello_creates(repos: str, backends: str = "git-pygit2", ops: str = "create") -> list[str]:
-    """``run`` of ``ops`` of the hello payload in ``repos`` repositories of ``backends``
-    (the test adds --fs, --out and the rest), without the perturbation check and the
-    maintenance (see ``RUN_ARGV``)."""
-    return [
-        "run", "--backends", backends, "--ops", ops, "--payloads", "hello", "--repos", repos,
-        "--perturbation", "off", "--kept", "none",
-    ]  # fmt: skip
+def run_args(
+    repos: str,
+    backends: str = "git-pygit2",
+    ops: str = "create",
+    payloads: str = "hello",
+    *,
+    fs: str | None = None,
+    out: Path | str | None = None,
+    checks: bool = False,
+) -> list[str]:
+    """The one way a test spells ``vcsbench run``: ``ops`` of ``payloads`` in ``repos``
+    repositories of ``backends`` (on ``fs`` and into ``out`` where given; the test adds
+    the rest). Without the perturbation check and the maintenance for the footprint as
+    kept unless ``checks`` (see ``RUN_ARGV``): most tests look at other figures, and
+    those cost seconds a run."""
+    argv = ["run", "--backends", backends, "--ops", ops, "--payloads", payloads, "--repos", repos]
+    argv += [] if fs is None else ["--fs", fs]
+    argv += [] if out is None else ["--out", str(out)]
+    return argv + ([] if checks else ["--perturbation", "off", "--kept", "none"])
 
 
 def small_run(
@@ -152,7 +163,7 @@ def small_run(
     """A small, quick ``vcsbench run`` of git-pygit2 creates in a dir: sandbox of the
     test, into ``tmp_path/r.json`` unless ``extra`` names another --out."""
     out = [] if "--out" in extra else ["--out", str(tmp_path / "r.json")]
-    return vcsbench(*hello_creates(repos), "--fs", f"dir:{tmp_path}", *out, *extra, env=env)
+    return vcsbench(*run_args(repos, fs=f"dir:{tmp_path}"), *out, *extra, env=env)
 
 
 def edited_result(

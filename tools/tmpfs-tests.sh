@@ -10,12 +10,12 @@ set -eu
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1; then
     exec "$@"
 fi
-dir=$(mktemp -d /tmp/tests-tmpfs-XXXXXX)  # no "vcsbench-": that names a sandbox
+dir=$(mktemp -d /tmp/test-scratch-XXXXXX)  # no "vcsbench-" (a sandbox's), no "tmpfs" (tests look for the word)
 trap 'rmdir "$dir"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 rc=0
 unshare --mount --propagation private sh -c \
-    'mount -t tmpfs -o mode=1777 tests-tmpfs "$0" && VCSBENCH_TEST_TMP="$0" TMPDIR="$0" exec "$@"' \
+    'mount -t tmpfs -o mode=1777 test-scratch "$0" && VCSBENCH_TEST_TMP="$0" TMPDIR="$0" exec "$@"' \
     "$dir" "$@" || rc=$?
 exit $rc

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import hello_creates, vcsbench
+from helpers import run_args, vcsbench
 
 from vcsbench.backends import Variant
 from vcsbench.backends.versions import ENV_BARE
@@ -69,7 +69,7 @@ def run_records(
     """``run`` of the hello payload in a directory sandbox: each benchmark's record."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates(repos, backends, ops), "--fs", f"dir:{tmp_path}", "--out", str(out),
+        *run_args(repos, backends, ops), "--fs", f"dir:{tmp_path}", "--out", str(out),
         env=env,
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
@@ -108,7 +108,7 @@ def test_a_version_variant_runs_its_rounds_in_its_environment_and_records_its_li
 ) -> None:
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("6", f"git-pygit2,git-pygit2[version={OTHER}]", "create+commit"),
+        *run_args("6", f"git-pygit2,git-pygit2[version={OTHER}]", "create+commit"),
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--perturbation", "off",
         env={"XDG_CACHE_HOME": str(cache.parent.parent)},
     )  # fmt: skip
@@ -267,7 +267,7 @@ def test_a_drifting_aa_is_no_difference_and_a_real_shift_is_caught() -> None:
 def test_variants_alternate_in_blocks_each_leading_as_often_as_it_trails(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("40", "git-pygit2,git-pygit2[copy=2],git-pygit2[fsync=true]", "create"),
+        *run_args("40", "git-pygit2,git-pygit2[copy=2],git-pygit2[fsync=true]", "create"),
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
@@ -302,7 +302,7 @@ def test_a_known_delay_is_reported_as_its_size_against_the_same_variant(tmp_path
     plain variant's plus that wait, and the block comparison calls it slower."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("40", "git-pygit2,git-pygit2[delay=20ms]", "create"),
+        *run_args("40", "git-pygit2,git-pygit2[delay=20ms]", "create"),
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
@@ -328,7 +328,7 @@ def test_blocks_of_two_runs_are_never_paired_with_each_other(tmp_path: Path) -> 
     of one run is never set against a block of the other."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("20", "git-pygit2,git-pygit2[copy=2]", "create"),
+        *run_args("20", "git-pygit2,git-pygit2[copy=2]", "create"),
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "2",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
@@ -405,7 +405,7 @@ def test_subversion_tools_from_a_directory_make_and_change_the_repositories(
 def test_a_subversion_directory_without_its_tools_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "svnadmin").write_text("#!/bin/sh\n")
     (tmp_path / "svnadmin").chmod(0o755)
-    result = vcsbench(*hello_creates("2", f"svn-cli[bin={tmp_path}]", "create"), "--fs", "tmpfs")
+    result = vcsbench(*run_args("2", f"svn-cli[bin={tmp_path}]", "create"), "--fs", "tmpfs")
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert f"option bin='{tmp_path}': no executable svnlook, svnmucc, svn in it" in line
@@ -419,7 +419,7 @@ def test_a_subversion_directory_without_its_tools_is_one_line(tmp_path: Path) ->
     ],
 )
 def test_a_git_directory_without_git_is_one_line(option: str, says: str) -> None:
-    result = vcsbench(*hello_creates("2", f"git-cli[{option}]", "create"), "--fs", "tmpfs")
+    result = vcsbench(*run_args("2", f"git-cli[{option}]", "create"), "--fs", "tmpfs")
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert says in line
@@ -430,7 +430,7 @@ def test_report_fail_on_gates_an_interleaved_run_by_its_blocks(tmp_path: Path) -
     times a known factor; the gate fails beyond its limit, and only then."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("24", "git-pygit2,git-pygit2[copy=2]", "create"),
+        *run_args("24", "git-pygit2,git-pygit2[copy=2]", "create"),
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "6",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import vcsbench
+from helpers import run_args, vcsbench
 
 from vcsbench import __version__
 from vcsbench.backends import REGISTRY
@@ -95,8 +95,7 @@ def test_unsupported_pairs_are_said_and_a_run_of_nothing_is_refused(tmp_path: Pa
     )
     assert not out.exists()
     mixed = vcsbench(
-        "run", "--backends", "hg-cli,git-pygit2", "--ops", "gc,create", "--payloads", "hello",
-        "--repos", "2", "--fs", f"dir:{tmp_path}", "--out", str(out),
+        *run_args("2", "hg-cli,git-pygit2", "gc,create", fs=f"dir:{tmp_path}", out=out),
     )  # fmt: skip
     assert 0 == mixed.returncode, mixed.stderr
     said = mixed.stdout.splitlines()
@@ -122,8 +121,7 @@ def test_a_refusal_found_once_a_benchmark_starts_is_one_line_and_exit_2(
 ) -> None:
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
-        "--fs", f"dir:{tmp_path},ext4:size=8M", "--repos", "2500", "--out", str(out),
+        *run_args("2500", fs=f"dir:{tmp_path},ext4:size=8M", out=out),
         "--interleave", "off",  # one filesystem after the other: the first finishes
     )  # fmt: skip
     assert 2 == result.returncode
@@ -141,8 +139,7 @@ def test_a_refusal_of_an_interleaved_filesystem_comes_before_any_round(
     small is refused before the other filesystem ran a round."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
-        "--fs", f"dir:{tmp_path},ext4:size=8M", "--repos", "2500", "--out", str(out),
+        *run_args("2500", fs=f"dir:{tmp_path},ext4:size=8M", out=out),
     )  # fmt: skip
     assert 2 == result.returncode, result.stdout[-2000:]
     (line,) = result.stderr.splitlines()

@@ -28,7 +28,7 @@ def at_root(argv: list[str]) -> subprocess.CompletedProcess[str]:
 def test_pytest_alone_collects_the_tests_and_leaves_the_suite_out(door: list[str]) -> None:
     result = at_root([*door, "--collect-only", "-q"])
     assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
-    assert "tests/test_stats.py::" in result.stdout
+    assert "tests/results/test_stats.py::" in result.stdout
     assert "benchmarks/test_vcs.py::" not in result.stdout
     assert "deselected" in result.stdout.splitlines()[-1]
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import hello_creates, on_a_disk, vcsbench
+from helpers import on_a_disk, run_args, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
 from vcsbench.report.format import writers_text
@@ -177,7 +177,7 @@ def test_each_load_step_names_who_wrote_to_its_device(root: None, tmp_path: Path
 def test_each_benchmark_names_who_wrote_to_its_device(root: None, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("20", "git-pygit2,svn-fs", "commit"), "--fs", "ext4:size=128M",
+        *run_args("20", "git-pygit2,svn-fs", "commit"), "--fs", "ext4:size=128M",
         "--out", str(out),
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr

@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from helpers import REPO, vcsbench
+from helpers import REPO, run_args, vcsbench
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -551,9 +551,8 @@ def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path
     second against the first, from the figures the results hold."""
     out = tmp_path / "r.json"
     made = vcsbench(
-        "run", "--backends", "git-pygit2,svn-fs", "--ops", "commit,commit[history=4]",
-        "--payloads", "hello", "--repos", "6", "--perturbation", "off",
-        "--fs", f"dir:{tmp_path}", "--out", str(out),
+        *run_args("6", "git-pygit2,svn-fs", "commit,commit[history=4]", fs=f"dir:{tmp_path}",
+                   out=out),
     )  # fmt: skip
     assert 0 == made.returncode, made.stderr
     report = vcsbench("report", str(out), "--baseline", "commit")

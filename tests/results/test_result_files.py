@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DATA, hello_creates, vcsbench
+from helpers import DATA, run_args, vcsbench
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.io import CHUNK, read_bytes
@@ -218,7 +218,7 @@ def test_a_failed_run_leaves_an_earlier_gzip_result_untouched_and_says_why(
     out.write_bytes(gzipped(tmp_path))
     before = out.read_bytes()
     result = vcsbench(
-        *hello_creates("2"),
+        *run_args("2"),
         "--fs",
         "ext4:size=64K",
         "--image-dir",
@@ -239,7 +239,7 @@ def finished_run(tmp_path: Path) -> Path:
     (so that --resume runs it again)."""
     out = tmp_path / "run.json"
     result = vcsbench(
-        *hello_creates("3", ops="create,create+commit"),
+        *run_args("3", ops="create,create+commit"),
         "--fs",
         f"dir:{tmp_path}",
         "--out",

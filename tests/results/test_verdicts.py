@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, edited_result, keep_rounds, scale_times, vcsbench
+from helpers import REPO, edited_result, keep_rounds, run_args, scale_times, vcsbench
 
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between, runs_needed
@@ -380,8 +380,7 @@ def test_doctor_spread_keeps_each_separate_runs_median_and_every_later_run_recor
     assert f"git-pygit2 create {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}%" in shown.stdout
     out = tmp_path / "later.json"
     later = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "create", "--payloads", "hello",
-        "--repos", "12", "--fs", f"dir:{tmp_path}", "--perturbation", "off", "--out", str(out),
+        *run_args("12", fs=f"dir:{tmp_path}", out=out),
         env=env,
     )  # fmt: skip
     assert 0 == later.returncode, later.stdout + later.stderr

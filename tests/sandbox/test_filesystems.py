@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts
+from helpers import run_args, vcsbench, vcsbench_loops, vcsbench_mounts
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import Sandbox, parse_fs_list, parse_fs_spec
@@ -40,7 +40,7 @@ def test_filesystems_alternate_in_blocks_with_both_sandboxes_up(root: None, tmp_
     against tmpfs by block."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        *hello_creates("20", "git-pygit2", "create+commit"),
+        *run_args("20", "git-pygit2", "create+commit"),
         "--fs", "tmpfs,ext4:size=256M", "--out", str(out), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
@@ -240,7 +240,7 @@ def test_cleanup_leaves_a_live_runs_sandbox_alone(
 
 def test_full_tiny_image_gives_a_clear_error_and_is_torn_down(root: None, tmp_path: Path) -> None:
     result = vcsbench(
-        *hello_creates("200", "svn-fs"),
+        *run_args("200", "svn-fs"),
         "--fs",
         "ext4:size=4M",
         "--image-dir",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeBackend
-from helpers import CLI, hello_creates, vcsbench, vcsbench_loops, vcsbench_mounts
+from helpers import CLI, run_args, vcsbench, vcsbench_loops, vcsbench_mounts
 
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
@@ -134,7 +134,7 @@ def throttled_device(state: Path, proc: subprocess.Popen[str], within_s: float =
 def test_a_killed_throttled_run_leaves_no_rule_after_cleanup(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
-    argv = [*CLI, *hello_creates("5000"), "--progress", "lines"]
+    argv = [*CLI, *run_args("5000"), "--progress", "lines"]
     proc = subprocess.Popen(
         [*argv, "--fs", "ext4:size=256M,write-iops=400", "--image-dir", str(tmp_path)],
         stdout=subprocess.PIPE,
@@ -222,7 +222,7 @@ def test_no_rule_is_left_by_an_interrupted_set_up(
     root: None, tmp_path: Path, isolated_state: Path
 ) -> None:
     proc = subprocess.Popen(
-        [*CLI, *hello_creates("5"), "--fs", "ext4:size=64M,profile=hdd",
+        [*CLI, *run_args("5"), "--fs", "ext4:size=64M,profile=hdd",
          "--image-dir", str(tmp_path), "--out", str(tmp_path / "r.json")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
@@ -293,9 +293,9 @@ def test_a_history_is_replayed_off_the_throttled_device(root: None, tmp_path: Pa
     the copy verified."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "svn-fs", "--ops", "log", "--payloads", "history:synthetic:30",
-        "--repos", "2", "--fs", "ext4:size=128M,write-iops=400", "--image-dir", str(tmp_path),
-        "--progress", "none", "--out", str(out),
+        *run_args("2", "svn-fs", "log", "history:synthetic:30",
+                   fs="ext4:size=128M,write-iops=400", out=out),
+        "--image-dir", str(tmp_path), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]

@@ -11,14 +11,13 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers import skip_or_fail, vcsbench
+from helpers import run_args, skip_or_fail, vcsbench
 
 
 def _run(tmp_path: Path, backends: str, ops: str, repos: str = "4") -> list[dict[str, Any]]:
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", backends, "--ops", ops, "--payloads", "hello", "--repos", repos,
-        "--fs", "tmpfs", "--progress", "none", "--out", str(out),
+        *run_args(repos, backends, ops, fs="tmpfs", out=out), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
     return [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]

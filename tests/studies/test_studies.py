@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, skip_or_fail, vcsbench
+from helpers import REPO, run_args, skip_or_fail, vcsbench
 
 from vcsbench.backends import make_backend
 from vcsbench.backends._git import git_env, loose_objects
@@ -457,9 +457,8 @@ def run_on_short_history(study: Any, tmp_path: Path) -> Any:
     history takes minutes to replay): the run, read back."""
     out = tmp_path / f"{study.name}.json"
     result = vcsbench(
-        "run", "--backends", study.backends, "--ops", study.ops,
-        "--payloads", "history:synthetic:60", "--repos", "3", "--fs", f"dir:{tmp_path}",
-        "--perturbation", "off", "--out", str(out),
+        *run_args("3", study.backends, study.ops, "history:synthetic:60", fs=f"dir:{tmp_path}",
+                   out=out),
         env={"VCSBENCH_CORPUS": str(tmp_path / "corpus")},
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import CLI, REPO, hello_creates, vcsbench
+from helpers import CLI, REPO, run_args, vcsbench
 
 from vcsbench.backends import REGISTRY
 
@@ -181,19 +181,7 @@ def test_the_study_prints_durability_io_and_the_published_figures_beside_this_ru
 def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     result = vcsbench(
-        "run",
-        "--backends",
-        "git-cli",
-        "--ops",
-        "commit",
-        "--payloads",
-        "submission",
-        "--repos",
-        "3",
-        "--fs",
-        f"dir:{tmp_path}",
-        "--out",
-        str(out),
+        *run_args("3", "git-cli", "commit", "submission", fs=f"dir:{tmp_path}", out=out)
     )
     assert result.returncode == 0, result.stdout[-2000:]
     assert "git-cli" in result.stdout and "x floor" in result.stdout
@@ -210,7 +198,7 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
             # the second benchmark long enough (10 ms planted a round) to be stopped
             # mid-way wherever the sandbox is; one after the other (a planted delay would
             # interleave them)
-            *hello_creates("1000", "git-pygit2,svn-cli[delay=10ms]"),
+            *run_args("1000", "git-pygit2,svn-cli[delay=10ms]"),
             *("--interleave", "off"),
             "--progress",
             "lines",
@@ -298,7 +286,7 @@ def test_a_benchmark_whose_every_round_failed_is_kept_without_samples(
 def test_variants_of_one_backend_run_side_by_side_with_their_own_rows(tmp_path: Path) -> None:
     out = tmp_path / "variants.json"
     result = vcsbench(
-        *hello_creates("3", "svn-fs,svn-fs[compatible-version=1.8]"),
+        *run_args("3", "svn-fs,svn-fs[compatible-version=1.8]"),
         "--fs",
         f"dir:{tmp_path}",
         "--out",
@@ -438,22 +426,10 @@ def test_benchmark_skip_skips_the_suite(suite: pytest.Pytester) -> None:
 def test_svn_backends_commit_footprints_agree_on_ext4(root: None, tmp_path: Path) -> None:
     out = tmp_path / "svn.json"
     result = vcsbench(
-        "run",
-        "--backends",
-        "svn-fs,svn-pysvn,svn-cli",
-        "--ops",
-        "commit",
-        "--payloads",
-        "submission",
-        "--repos",
-        "4",
-        "--fs",
-        "ext4:size=512M",
-        "--image-dir",
-        str(tmp_path),
-        "--out",
-        str(out),
-    )
+        *run_args("4", "svn-fs,svn-pysvn,svn-cli", "commit", "submission", fs="ext4:size=512M",
+                   out=out),
+        "--image-dir", str(tmp_path),
+    )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
     from vcsbench.results import read
 
@@ -472,19 +448,7 @@ def test_a_users_own_tree_is_committed_by_every_backend(tmp_path: Path) -> None:
     (tree / "ünï.txt").write_bytes(b"x" * 5000)
     out = tmp_path / "tree.json"
     result = vcsbench(
-        "run",
-        "--backends",
-        "all",
-        "--ops",
-        "create+commit",
-        "--payloads",
-        f"tree:{tree}",
-        "--repos",
-        "2",
-        "--fs",
-        f"dir:{tmp_path}",
-        "--out",
-        str(out),
+        *run_args("2", "all", "create+commit", f"tree:{tree}", fs=f"dir:{tmp_path}", out=out)
     )
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
     from vcsbench.results import read
@@ -511,7 +475,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     env = {"VCSBENCH_DATA": str(data)}
     storage = f"--benchmark-storage=file://{tmp_path / 'storage'}"
     # on tmpfs: two runs on a disk directory differed fourfold here when the disk was busy
-    common = [*hello_creates("30", "git-pygit2"), "--fs", "tmpfs", "--progress", "none"]
+    common = [*run_args("30", "git-pygit2"), "--fs", "tmpfs", "--progress", "none"]
     first = vcsbench(
         *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage, env=env
     )
@@ -555,7 +519,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
 
 def test_benchmark_histogram_draws_the_runners_samples(tmp_path: Path) -> None:
     result = vcsbench(
-        *hello_creates("10"),
+        *run_args("10"),
         "--fs",
         f"dir:{tmp_path}",
         "--progress",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import (
     CLI,
-    hello_creates,
+    run_args,
     skip_or_fail,
     small_run,
     vcsbench,
@@ -219,7 +219,7 @@ def test_a_state_file_of_the_earlier_format_is_reported_and_left(
     assert f"state file {planted} is of state format 1, not 2" in result.stderr
 
 
-KILLED_RUN = [*CLI, *hello_creates("1000000"), "--progress", "lines"]
+KILLED_RUN = [*CLI, *run_args("1000000"), "--progress", "lines"]
 
 
 def killed_dir_run(tmp_path: Path, signum: int) -> Path:
@@ -415,7 +415,7 @@ def test_compare_gate_fails_when_the_new_run_has_errors_the_base_did_not(tmp_pat
     assert "error rate rose from 0 of 12 to 2 of 12 rounds" in result.stdout
 
 
-RUN_LONG = [*CLI, *hello_creates("100000", "svn-fs"), "--progress", "lines"]
+RUN_LONG = [*CLI, *run_args("100000", "svn-fs"), "--progress", "lines"]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -445,7 +445,7 @@ def test_a_failed_run_never_prints_an_earlier_runs_results_as_its_own(
     root: None, tmp_path: Path
 ) -> None:
     out = tmp_path / "s.json"
-    common = hello_creates("3")
+    common = run_args("3")
     first = vcsbench(*common, "--fs", "tmpfs", "--out", str(out))
     assert 0 == first.returncode and "results: " in first.stdout
     before = out.read_bytes()
@@ -459,19 +459,9 @@ def test_a_failed_run_never_prints_an_earlier_runs_results_as_its_own(
 
 def run_payload(tree: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return vcsbench(
-        "run",
-        "--backends",
-        "git-pygit2",
-        "--ops",
-        "create+commit",
-        "--payloads",
-        tree,
-        "--repos",
-        "1",
-        "--fs",
-        f"dir:{tmp_path}",
-        "--out",
-        str(tmp_path / "r.json"),
+        *run_args(
+            "1", "git-pygit2", "create+commit", tree, fs=f"dir:{tmp_path}", out=tmp_path / "r.json"
+        ),
         timeout=60,
     )
 

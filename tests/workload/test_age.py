@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import hello_creates, require_backend, vcsbench
+from helpers import require_backend, run_args, vcsbench
 
 from vcsbench.backends import make_backend
 from vcsbench.bench.age import fill
@@ -55,7 +55,7 @@ def run(tmp_path: Path, name: str, *extra: str) -> object:
     result = vcsbench(
         # create: its footprint is the same in every round (a commit's object ids, and so
         # its fan-out directories, vary with the time in it).
-        *hello_creates("4"),
+        *run_args("4"),
         "--fs",
         f"dir:{tmp_path}",
         "--progress",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, run_args, vcsbench
 from histories import make_history, replay_and_check
 
 from vcsbench.backends import REGISTRY
@@ -106,9 +106,10 @@ def test_a_history_is_measured_and_recorded(source: Path, tmp_path: Path) -> Non
         require_backend(name)
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2,svn-fs,git-markus", "--ops", "commit,log,clone",
-        "--payloads", f"history:{source},commits=6", "--repos", "4", "--fs", f"dir:{tmp_path}",
-        "--out", str(out), "--progress", "none",
+        *run_args("4", "git-pygit2,svn-fs,git-markus", "commit,log,clone",
+                   f"history:{source},commits=6", fs=f"dir:{tmp_path}", out=out,
+                   checks=True),  # the perturbation check builds the seed first (below)
+        "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     assert "git-markus × commit: skipped for history: payloads" in result.stdout + result.stderr
@@ -156,9 +157,9 @@ def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
                         "a", "GIT_COMMITTER_EMAIL": "a@b"})  # fmt: skip
     marker.unlink(missing_ok=True)
     result = vcsbench(
-        "run", "--backends", "git-cli", "--ops", "clone,commit",
-        "--payloads", f"history:{repo},commits=4", "--repos", "2", "--fs", f"dir:{tmp_path}",
-        "--out", str(tmp_path / "r.json"), "--progress", "none",
+        *run_args("2", "git-cli", "clone,commit", f"history:{repo},commits=4",
+                   fs=f"dir:{tmp_path}", out=tmp_path / "r.json"),
+        "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
     assert not marker.exists()
@@ -178,8 +179,8 @@ def test_a_sources_own_programs_never_run(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_a_bad_history_is_one_line(source: Path, tmp_path: Path, payload: str, line: str) -> None:
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "log", "--payloads",
-        payload.format(src=source, tmp=tmp_path), "--repos", "1", "--fs", f"dir:{tmp_path}",
+        *run_args("1", "git-pygit2", "log", payload.format(src=source, tmp=tmp_path),
+                   fs=f"dir:{tmp_path}"),
     )  # fmt: skip
     assert 2 == result.returncode
     assert line in result.stderr
@@ -263,8 +264,8 @@ def test_a_corpus_is_built_from_its_releases_and_pinned(
 
 def test_a_corpus_not_built_is_one_line(tmp_path: Path) -> None:
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "log", "--payloads", "history:corpus:pytz",
-        "--fs", f"dir:{tmp_path}", env={"VCSBENCH_CORPUS": str(tmp_path / "none")},
+        *run_args("1", "git-pygit2", "log", "history:corpus:pytz", fs=f"dir:{tmp_path}"),
+        env={"VCSBENCH_CORPUS": str(tmp_path / "none")},
     )  # fmt: skip
     assert 2 == result.returncode
     assert "corpus pytz is not built here" in result.stderr and "`make corpus`" in result.stderr
@@ -329,10 +330,10 @@ def test_operations_reach_back_and_are_verified(source: Path, tmp_path: Path) ->
         require_backend(name)
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2,svn-cli,svn-fs",
-        "--ops", "checkout[back=6],diff[back=9],update[back=9]",
-        "--payloads", f"history:{source},hello", "--repos", "3", "--fs", f"dir:{tmp_path}",
-        "--out", str(out), "--progress", "none",
+        *run_args("3", "git-pygit2,svn-cli,svn-fs",
+                   "checkout[back=6],diff[back=9],update[back=9]", f"history:{source},hello",
+                   fs=f"dir:{tmp_path}", out=out),
+        "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     said = result.stdout + result.stderr
@@ -361,8 +362,7 @@ def test_reaching_back_wrongly_is_one_line(
     source: Path, tmp_path: Path, ops: str, payload: str, line: str
 ) -> None:
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", ops, "--payloads",
-        payload.format(src=source), "--repos", "1", "--fs", f"dir:{tmp_path}",
+        *run_args("1", "git-pygit2", ops, payload.format(src=source), fs=f"dir:{tmp_path}"),
     )  # fmt: skip
     assert 2 == result.returncode
     assert line in result.stderr
@@ -589,8 +589,7 @@ def test_a_kept_seed_is_the_payloads_own(tmp_path: Path) -> None:
     run keeps seeds by backend variant and payload), so each commit is verified."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "commit", "--payloads", "hello,submission",
-        "--repos", "2", "--fs", f"dir:{tmp_path}", "--perturbation", "off", "--out", str(out),
+        *run_args("2", "git-pygit2", "commit", "hello,submission", fs=f"dir:{tmp_path}", out=out),
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
     found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
@@ -604,9 +603,9 @@ def test_reports_name_a_history_by_what_it_is_not_by_its_path(source: Path, tmp_
     require_backend("git-pygit2")
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "commit", "--payloads",
-        f"history:{source},commits=6", "--repos", "2", "--fs", f"dir:{tmp_path}",
-        "--out", str(out), "--progress", "none",
+        *run_args("2", "git-pygit2", "commit", f"history:{source},commits=6",
+                   fs=f"dir:{tmp_path}", out=out),
+        "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     git = ["git", "-C", str(source)]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, run_args, vcsbench
 
 from vcsbench.backends import REGISTRY, Backend, make_backend
 from vcsbench.backends._svn import unpacked_shards
@@ -391,14 +391,14 @@ def test_default_ops_and_all() -> None:
 def test_new_operations_reach_the_results_under_their_labels(tmp_path: Path) -> None:
     out = tmp_path / "ops.json"
     proc = vcsbench(
-        "run",
-        "--backends=git-pygit2,svn-cli",
-        "--ops=update,log[history=3],diff,status",
-        "--payloads=hello",
-        f"--fs=dir:{tmp_path}",
-        "--repos=2",
+        *run_args(
+            "2",
+            "git-pygit2,svn-cli",
+            "update,log[history=3],diff,status",
+            fs=f"dir:{tmp_path}",
+            out=out,
+        ),
         "--progress=none",
-        f"--out={out}",
     )
     assert proc.returncode == 0, proc.stderr
     run = read(out)

@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, run_args, vcsbench
 from histories import make_history
 
 from vcsbench.backends import make_backend
@@ -135,8 +135,8 @@ def test_the_rounds_run_among_the_population(tmp_path: Path) -> None:
     tables count them present), the population's shape in the result."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2", "--ops", "commit", "--payloads", "hello",
-        "--repos", "3", "--fs", f"dir:{tmp_path}", "--progress", "none", "--out", str(out),
+        *run_args("3", "git-pygit2", "commit", fs=f"dir:{tmp_path}", out=out),
+        "--progress", "none",
         "--age", "term:students=5,assignments=2,commits=1-4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
@@ -157,9 +157,9 @@ def test_an_empty_and_a_filled_sandbox_are_interleaved(tmp_path: Path) -> None:
     (it once ran every variant among none)."""
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "git-pygit2,git-pygit2[age=0],git-pygit2[copy=2]", "--ops",
-        "commit", "--payloads", "hello", "--repos", "4", "--fs", f"dir:{tmp_path}",
-        "--progress", "none", "--out", str(out),
+        *run_args("4", "git-pygit2,git-pygit2[age=0],git-pygit2[copy=2]", "commit",
+                   fs=f"dir:{tmp_path}", out=out),
+        "--progress", "none",
         "--age", "term:students=3,assignments=2,commits=1-3",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout

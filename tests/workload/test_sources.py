@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, run_args, vcsbench
 from histories import make_history, replay_and_check
 
 from vcsbench.backends import REGISTRY
@@ -127,9 +127,9 @@ def test_a_run_records_a_subversion_sources_identity(
     require_backend("hg-cli")
     out = tmp_path / "r.json"
     result = vcsbench(
-        "run", "--backends", "hg-cli", "--ops", "commit", "--payloads",
-        f"history:{sources['svn']},commits=5", "--repos", "2", "--fs", f"dir:{tmp_path}",
-        "--out", str(out), "--progress", "none",
+        *run_args("2", "hg-cli", "commit", f"history:{sources['svn']},commits=5",
+                   fs=f"dir:{tmp_path}", out=out),
+        "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
