@@ -506,3 +506,14 @@ def test_fsfs_format_sets_format_7s_speedup_beside_the_quoted_one(tmp_path: Path
     assert cells[f6.label]["quoted speed-up"] == "—"
     assert "warm cache" in table and "--cache cold --profile usb-stick" in table
     assert "0" == cells[f6.label]["errors"] == cells[f7.label]["errors"]
+
+
+@pytest.mark.parametrize("study", ["markus2011", "ghe2015"])
+def test_a_benchmark_option_given_to_a_load_study_is_refused_not_ignored(study: str) -> None:
+    result = vcsbench("study", study, "--age", "5", "--repos", "3", "--kept", "all")
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(
+        f"vcsbench: error: --age, --kept, --repos: for benchmark studies; {study}"
+    )
+    assert "takes --paths, --students, --step-seconds, --fs, --profile, --out, --name" in line

@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if args.study in LOAD_STUDIES:
         if args.students is not None and args.students < 1:
             raise VcsbenchError(f"--students {args.students} must be 1 or more")
+        _refuse_benchmark_options(args)
         return _load_study(args)
     if args.paths or args.step_seconds or args.students is not None:
         raise VcsbenchError(
@@ -99,6 +100,30 @@ def run(args: argparse.Namespace) -> int:
     print(for_terminal(text))  # the terminal's width; the file keeps the Markdown
     print(f"table: {markdown}")
     return code
+
+
+LOAD_STUDY_OPTIONS = ("paths", "students", "step_seconds", "fs", "profile", "out", "name")
+"""What a load study takes from the command line; it sets the rest itself."""
+
+
+def _refuse_benchmark_options(args: argparse.Namespace) -> None:
+    """A benchmark option given to a load study is refused in one line, not ignored (its
+    repositories, population and sessions are the study's own)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    defaults = vars(parser.parse_args([args.study]))
+    given = sorted(
+        key
+        for key, default in defaults.items()
+        if key not in (*LOAD_STUDY_OPTIONS, "study") and getattr(args, key, default) != default
+    )
+    if given:
+        options = ", ".join("--" + key.replace("_", "-") for key in given)
+        takes = ", ".join("--" + key.replace("_", "-") for key in LOAD_STUDY_OPTIONS)
+        raise VcsbenchError(
+            f"{options}: for benchmark studies; {args.study} is a load study, which sets its "
+            f"own repositories and sessions and takes {takes}"
+        )
 
 
 def _load_study(args: argparse.Namespace) -> int:
