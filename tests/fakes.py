@@ -8,12 +8,18 @@ else. Every figure vcsbench reports for it is known in advance.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import Backend
 from vcsbench.backends.files import Files
 from vcsbench.backends.tools import Availability
+from vcsbench.bench.plan import RoundPlan
+from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.results.model import Benchmark
+from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 
@@ -124,3 +130,27 @@ class KnownDelay(Operation):
 
     def expected(self) -> Files:
         return {}
+
+
+KNOWN_ROUNDS = 6
+
+
+@contextmanager
+def sandbox_for(spec: str, tmp_path: Path) -> Iterator[Sandbox]:
+    """A sandbox of ``spec``, its loop image (if any) in ``tmp_path``."""
+    with Sandbox(parse_fs_spec(spec), image_dir=tmp_path) as sandbox:
+        yield sandbox
+
+
+def run_known(sandbox: Sandbox, rounds: int = KNOWN_ROUNDS, **kwargs: object) -> Benchmark:
+    """A benchmark of :class:`KnownWrite` in ``sandbox``, run and finished."""
+    assert sandbox.info is not None
+    backend = FakeBackend()
+    run = BenchmarkRun(
+        operation=KnownWrite(backend, **kwargs),  # type: ignore[arg-type]
+        sandbox=sandbox.info,
+        workdir=sandbox.root / "bench",
+        plan=RoundPlan(rounds),
+    )
+    run.run_all()
+    return run.finish(backend.describe())

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fakes import DIRS, FILE_BYTES, FILES, SCRATCH_BYTES, FakeBackend, KnownWrite
+from fakes import (
+    DIRS,
+    FILE_BYTES,
+    FILES,
+    KNOWN_ROUNDS,
+    SCRATCH_BYTES,
+    FakeBackend,
+    KnownWrite,
+    run_known,
+    sandbox_for,
+)
 
 from vcsbench.bench import loop as loop_module
 from vcsbench.bench.log import VERIFY_BATCH
@@ -18,31 +26,10 @@ from vcsbench.bench.policy import VerifyPolicy
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure import sampler as sampler_module
-from vcsbench.results.model import Benchmark
-from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import RoundPaths
 
-ROUNDS = 6
+ROUNDS = KNOWN_ROUNDS
 WRITTEN = FILES * FILE_BYTES + SCRATCH_BYTES
-
-
-@contextmanager
-def sandbox_for(spec: str, tmp_path: Path) -> Iterator[Sandbox]:
-    with Sandbox(parse_fs_spec(spec), image_dir=tmp_path) as sandbox:
-        yield sandbox
-
-
-def run_known(sandbox: Sandbox, rounds: int = ROUNDS, **kwargs: object) -> Benchmark:
-    assert sandbox.info is not None
-    backend = FakeBackend()
-    run = BenchmarkRun(
-        operation=KnownWrite(backend, **kwargs),  # type: ignore[arg-type]
-        sandbox=sandbox.info,
-        workdir=sandbox.root / "bench",
-        plan=RoundPlan(rounds),
-    )
-    run.run_all()
-    return run.finish(backend.describe())
 
 
 def test_known_work_on_ext4_is_attributed_to_the_byte(root: None, tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeBackend, KnownWrite
+from fakes import FakeBackend, KnownWrite, run_known, sandbox_for
 from helpers import REPO, edited_result, vcsbench
-from test_rounds import run_known, sandbox_for
 
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
@@ -129,6 +128,21 @@ def test_calls_that_cannot_be_counted_are_missing_with_the_reason(
     assert "block device" in metric.reason
     assert bench.rounds.values["sync_calls"] == [None] * 3
     assert bench.metrics["io_flush_requests_device"].total is None  # a directory: no device
+
+
+def test_beside_a_device_the_reason_is_the_counters_own(
+    root: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a filesystem with a device of its own, a counter that cannot count says why it
+    could not (here: no tracepoints), not the general rule."""
+    monkeypatch.setattr(syscalls, "_IDS", {})
+    monkeypatch.setattr(syscalls, "_WHY", ["no tracepoints here (planted)"])
+    with sandbox_for("ext4:size=64M", tmp_path) as sandbox:
+        assert sandbox.info is not None and sandbox.info.device_stat_path is not None
+        bench = run_syncs(sandbox.root, sandbox.info, 3)
+    metric = bench.metrics["sync_calls"]
+    assert metric.total is None
+    assert "not counted: no tracepoints here (planted)" == metric.reason
 
 
 def test_a_sandbox_without_a_device_of_its_own_opens_no_counter(tmp_path: Path) -> None:

@@ -78,10 +78,12 @@ def benchmark_metrics(
     rss_peak: int,
     rss_growth: int,
     kept: AsKept | str = "not kept",
+    sync_reason: str = "",
 ) -> dict[str, Metric]:
     """Every registry metric of a benchmark, from its rounds' log, its footprint and
     scratch scans (or why each failed) and its memory; a figure that cannot be had
-    (no device, no storage, every round failed) says why."""
+    (no device, no storage, every round failed) says why; ``sync_reason``: why the
+    fsync-family counter counted nothing beside a device, as it found it."""
     ok = log.ok_count
     storage = info.fstype != "tmpfs"
     no_storage = f"{info.fstype} has no backing store: the kernel accounts no storage IO"
@@ -109,7 +111,8 @@ def benchmark_metrics(
         elif name.endswith("_device") and info.device_stat_path is None:
             total, reason = None, no_device
         elif name in UNCOUNTED and not _counted(log, name):
-            total, reason = None, UNCOUNTED[name]
+            found = sync_reason if name == "sync_calls" and info.device_stat_path else ""
+            total, reason = None, f"not counted: {found}" if found else UNCOUNTED[name]
         put(name, total, reason)
     for name, attribute in FOOTPRINT_METRICS.items():
         if isinstance(result, str):

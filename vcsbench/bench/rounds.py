@@ -247,7 +247,14 @@ class BenchmarkRun(RoundLoop):
             errors=log.error_count,
             verified=log.verified,
             metrics=benchmark_metrics(
-                log, self.sandbox, result, scratch, rss_peak, rss_growth, kept
+                log,
+                self.sandbox,
+                result,
+                scratch,
+                rss_peak,
+                rss_growth,
+                kept,
+                sync_reason=self.probe.syncs.reason,
             ),
             rounds=log.to_rounds(),
             cache=self.plan.cache,
