@@ -28,10 +28,14 @@ def _device_flushes(config: EngineConfig) -> int | None:
     return read_device(stat).flush_requests if stat else None
 
 
-def counters(config: EngineConfig, server_pids: list[int]) -> dict[str, Any]:
-    """What a step's figures are differences of, read at its start and at its end."""
+def counters(
+    config: EngineConfig, server_pids: list[int], pids: list[int] | None = None
+) -> dict[str, Any]:
+    """What a step's figures are differences of, read at its start and at its end;
+    ``pids``: the server's processes now, where the caller has just found them."""
     group = config.server_cgroup
-    pids = members(server_pids, config.server_session, group)
+    if pids is None:
+        pids = members(server_pids, config.server_session, group)
     device = read_device(config.device_stat) if config.device_stat else None
     throttled = config.throttle_device
     return {
@@ -56,15 +60,15 @@ def step_writers(
     snap: writers.Snapshot,
     before: dict[str, Any],
     after: dict[str, Any],
-    server_pids: list[int],
+    server: list[int],
 ) -> dict[str, object] | None:
     """Who wrote to the sandbox's device over a step (none where there is no device):
     the run's own processes (this engine's parent, the run, and all below it but the
-    server and the local clients that do a local path's work) apart."""
+    ``server``'s processes at the step's end, and the local clients that do a local
+    path's work) apart."""
     if before["device"] is None or after["device"] is None:
         return None
     written = after["device"][1] - before["device"][1]
-    server = members(server_pids, config.server_session, config.server_cgroup)
     return writers.since(
         snap, written, config.device_stat, own_root=os.getppid(), server=set(server)
     )
@@ -95,10 +99,12 @@ def step_start(config: EngineConfig, pids: list[int]) -> tuple[writers.Snapshot,
     return writers.snapshot(), counters(config, pids)
 
 
-def step_end(config: EngineConfig, pids: list[int]) -> dict[str, Any]:
+def step_end(config: EngineConfig, pids: list[int]) -> tuple[dict[str, Any], list[int]]:
     """At a step's end, its last session done: what the step left dirty is written back
     inside its window, so the device's bytes per session are its own (as the benchmarks'
-    probes do); its flushes are read before that syncfs, which flushes too."""
+    probes do); its flushes are read before that syncfs, which flushes too. The counters,
+    and the server's processes they were read from (found once: a scan of /proc)."""
     flushed = _device_flushes(config)
     syncfs(Path(config.repos))
-    return counters(config, pids) | {"flushes": flushed}
+    server = members(pids, config.server_session, config.server_cgroup)
+    return counters(config, pids, server) | {"flushes": flushed}, server

@@ -101,10 +101,10 @@ class LocalDriver:
             gevent.sleep(0.01)
         shared.open = False
         wait_until(lambda: not shared.in_flight, DRAIN_S)
-        after = step_end(config, self.server_pids)
+        after, server = step_end(config, self.server_pids)
         records, details = shared.take_records()
         step = answer(level, before, after, records, details)
-        step["writers"] = step_writers(config, snap, before, after, self.server_pids)
+        step["writers"] = step_writers(config, snap, before, after, server)
         if self.open_loop:
             step["arrivals"] = shared.arrivals
             step["generator_lag_s"] = shared.lags
@@ -192,7 +192,7 @@ class MasterDriver:
         gevent.sleep(config.step_seconds)
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)
-        after = step_end(config, self.client_pids)
+        after, server = step_end(config, self.client_pids)
         reports = self.drained.pop(index, {})
         after["client_cpu_s"] = before["client_cpu_s"] + sum(
             r["client_cpu_s"] for r in reports.values()
@@ -205,7 +205,7 @@ class MasterDriver:
             records["worker"] += [node] * len(report["records"]["step"])
             details += report["details"][: max(0, sessions.MAX_DETAILS - len(details))]
         step = answer(level, before, after, records, details)
-        step["writers"] = step_writers(config, snap, before, after, self.client_pids)
+        step["writers"] = step_writers(config, snap, before, after, server)
         step.update(workers=sorted(reports), workers_lost=list(self.lost))
         if self.open_loop:
             step["arrivals"] = sum(r["arrivals"] for r in reports.values())
