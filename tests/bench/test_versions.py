@@ -475,3 +475,21 @@ def test_report_fail_on_where_it_cannot_gate_is_one_line(args: list[str], says: 
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert says in line
+
+
+@pytest.mark.parametrize(("recycle", "workers"), [("auto", 1), ("20", 2)])
+def test_an_interleaved_members_worker_serves_blocks_until_its_recycle_count(
+    tmp_path: Path, recycle: str, workers: int
+) -> None:
+    """Blocks of 10 rounds (40 rounds, 4 blocks): one process serves every block, or with
+    --recycle 20 each process two blocks. A process was once started for every block."""
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *run_args("40", "git-pygit2,git-pygit2[copy=2]", fs=f"dir:{tmp_path}", out=out),
+        "--interleave", "4", "--recycle", recycle,
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    for bench in json.loads(out.read_text())["benchmarks"]:
+        found = bench["extra_info"]["vcsbench"]
+        assert (0, 40) == (found["errors"], found["verified"])
+        assert workers == found["harness"]["workers"]["workers"], found["harness"]["workers"]

@@ -31,15 +31,15 @@ class Placement:
         work: Work,
         environment: Path | None,
         spec: Callable[[], dict[str, object]],
-        persistent: bool,
+        recycle: int,
     ) -> None:
         """``work``: a forked worker's rounds; ``environment``: the interpreter of a worker
         of another kind instead, which makes the benchmark from ``spec()`` and stays for
-        every block if ``persistent``."""
+        blocks until it has run ``recycle`` rounds (0: every block)."""
         self._work = work
         self._environment = environment
         self._spec = spec
-        self._persistent = persistent
+        self._recycle = recycle
         self._spawner: Spawner | EnvironmentSpawner | None = None
         self.ends: list[WorkerEnd] = []
         """Each worker's end: its peak and grown RSS, the rounds as it left them."""
@@ -56,7 +56,7 @@ class Placement:
             self._spawner = (
                 Spawner(self._work)
                 if self._environment is None
-                else EnvironmentSpawner(self._environment, self._spec(), self._persistent)
+                else EnvironmentSpawner(self._environment, self._spec(), self._recycle)
             )
         spawner = self._spawner
         if isinstance(spawner, EnvironmentSpawner):

@@ -139,7 +139,7 @@ class BenchmarkRun(RoundLoop):
                 self._worker_rounds,
                 self.environment,
                 self._worker_spec,
-                persistent=not 0 < self.plan.recycle < self.rounds,
+                recycle=self.plan.recycle if 0 < self.plan.recycle < self.rounds else 0,
             )
         warmup = self.plan.warmup if first == 0 else 0
         for record in self._placement.rounds(first, count, self.rounds, warmup):
