@@ -14,6 +14,9 @@ from vcsbench.load.paths import AccessPath
 
 @dataclass(frozen=True)
 class EngineConfig:
+    """The run's plan as one engine (or one Locust worker) needs it: what its sessions
+    are, where the repositories and the server are, and what its counters read."""
+
     scenario: str
     path: AccessPath
     repos: str
