@@ -79,8 +79,8 @@ def _commit(
     """One commit; shared: another client's commit may land first (libgit2: the tip moved
     or the ref is locked), and the client commits again, up to "retry" times, after a
     short random wait that grows with the tries (as a client that looks at the
-    repository again before it retries; without it, three clients on a tmpfs left one
-    losing every race, 1 session in 28 runs; none in 25 with it). The wait is in the
+    repository again before it retries; without it, three committers on a tmpfs ended
+    a session in this error in 1 run of 28, none in 25 with it). The wait is in the
     session's time."""
     retry = int(request.get("retry", 0))
     for attempt in range(retry + 1):
