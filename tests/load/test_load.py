@@ -536,7 +536,7 @@ def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) ->
 
 
 def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
-    from vcsbench.load.clients import Client
+    from vcsbench.load.client_base import Client
     from vcsbench.load.engine_config import EngineConfig
 
     config = EngineConfig(

@@ -26,7 +26,6 @@ Access paths:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -34,145 +33,23 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends._svn import parents_of
+from vcsbench.load.client_base import (
+    MAX_RETRIES,
+    Client,
+    SessionError,
+    local_client_child,
+    rejected,
+    run_program,
+)
 from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.repositories import (
     SHARED,
     STORM,
     repo_name,
-    server_side_create,
     shared_content,
     shared_file,
 )
-from vcsbench.process import die_with_parent
-from vcsbench.sandbox.removal import remove_tree  # what is left goes with the run's clients
-
-MAX_RETRIES = 50
-
-
-REFUSALS = (
-    "rejected",
-    "fetch first",
-    "non-fast-forward",
-    "out of date",
-    "out-of-date",
-    "new remote head",
-    "repository changed while pushing",
-    "current tip is not the first parent",
-)
-"""What a VCS says when it refuses a commit because another landed first (git: not a
-fast-forward, or to libgit2 committing into a shared repository the branch moved since
-its tip was read; svn: out of date; hg: a new remote head, or the repository changed while
-pushing), which a client answers by updating and trying again."""
-
-
-def _rejected(exc: SessionError) -> bool:
-    text = str(exc).lower()
-    return any(mark in text for mark in REFUSALS)
-
-
-class SessionError(Exception):
-    """A failed session; ``kind`` is what the error table counts it under."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
-
-
-def ordinary_priority() -> None:
-    """In a client's process, before its program runs: the ordinary CPU priority. The load
-    engine runs above it (as root), so that it keeps its schedule when the clients and
-    the servers fill the CPU; what it starts competes as any client would."""
-    os.setpriority(os.PRIO_PROCESS, 0, 0)
-
-
-def _preexec() -> Any:
-    return ordinary_priority if os.getpriority(os.PRIO_PROCESS, 0) != 0 else None
-
-
-def _local_client_child() -> None:
-    """A local client's process: the ordinary priority, and death with the engine that
-    started it (one killed mid-commit had gone on writing below the clients' directory
-    after the run removed it, and made it again)."""
-    ordinary_priority()
-    die_with_parent()
-
-
-def _run(argv: list[str], kind: str, env: Mapping[str, str] | None = None) -> None:
-    proc = subprocess.run(
-        argv,
-        capture_output=True,
-        env=dict(env) if env else None,
-        check=False,
-        preexec_fn=_preexec(),
-    )
-    if proc.returncode != 0:
-        text = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
-        # the line that says why: a refusal, else Subversion's error or hg's abort
-        refusal = [line for line in text if any(mark in line.lower() for mark in REFUSALS)]
-        telling = refusal or [line for line in text if "E1" in line or "abort:" in line]
-        line = (telling or text or [f"{argv[0]} exited {proc.returncode}"])[-1]
-        raise SessionError(kind, line.strip())
-
-
-class Client:
-    """One student machine: a scratch directory of its own outside the sandbox."""
-
-    def __init__(self, config: EngineConfig, scratch: Path) -> None:
-        self.config = config
-        self.path = config.path
-        self.repos = Path(config.repos)
-        self.scratch = scratch
-        self.precreated = config.precreate
-        self.url_base = config.url_base
-        self.env = {**os.environ, **config.client_env}
-        """The environment of every command the client runs: the run's ssh command or
-        certificate where its transport needs one."""
-        self.ca_file = config.ca_file
-        self.index = 0
-        """Which of the run's clients this is (shared: the committer it plays)."""
-
-    def create_server_side(self, student: int) -> None:
-        """Timed, at a first visit: the server's side makes the student's repository."""
-        argv, env = server_side_create(self.path, self.repos / repo_name(student))
-        _run(argv, "create", env)
-
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        """Untimed: what the student does before submitting."""
-
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        raise NotImplementedError
-
-    def clone(self, n: int) -> None:
-        """Timed (clone-storm): a clone or checkout of the storm repository into
-        :meth:`clone_dir`."""
-        raise NotImplementedError
-
-    def shared_prepare(self, committer: int) -> None:
-        """Untimed (shared): what the committer's machine needs first (a clone)."""
-
-    def shared_commit(self, committer: int, n: int) -> int:
-        """Timed (shared): commit the committer's file, retrying a refused commit; returns
-        the retries."""
-        raise NotImplementedError
-
-    def clone_dir(self, n: int) -> Path:
-        return self.scratch / f"clone-{n}"
-
-    def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
-        """Untimed: how clone ``n`` differs from ``expected`` (VCS metadata aside); then
-        the clone is removed."""
-        from vcsbench.workload.operation import tree_problems
-
-        target = self.clone_dir(n)
-        try:
-            if not target.is_dir():
-                return [f"{target} was not made"]
-            return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
-        finally:
-            remove_tree(target)
-
-    def close(self) -> None:
-        remove_tree(self.scratch)
+from vcsbench.sandbox.removal import remove_tree
 
 
 class SvnUrlClient(Client):
@@ -203,7 +80,7 @@ class SvnUrlClient(Client):
                 argv += ["mkdir", directory]
         for rel in files:
             argv += ["put", str(self.src / rel), rel]
-        _run(argv, "commit", self.env)
+        run_program(argv, "commit", self.env)
 
     def shared_commit(self, committer: int, n: int) -> int:
         name = shared_file(committer)
@@ -214,16 +91,18 @@ class SvnUrlClient(Client):
         argv += ["-U", f"{self.url_base}/{SHARED}", "put", str(source), name]
         for retries in range(MAX_RETRIES + 1):
             try:
-                _run(argv, "commit", self.env)
+                run_program(argv, "commit", self.env)
                 return retries
             except SessionError as exc:
-                if not _rejected(exc) or retries == MAX_RETRIES:
+                if not rejected(exc) or retries == MAX_RETRIES:
                     raise
         return MAX_RETRIES
 
     def clone(self, n: int) -> None:
         argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
-        _run([*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout", self.env)
+        run_program(
+            [*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout", self.env
+        )
 
 
 class GitRemoteClient(Client):
@@ -240,8 +119,8 @@ class GitRemoteClient(Client):
         self.work = self.scratch.parent / repo_name(student)
         if not self.work.exists():
             url = f"{self.url_base}/{repo_name(student)}"
-            _run(["git", "init", "-q", "-b", "main", str(self.work)], "prepare", self.env)
-            _run(self._git("remote", "add", "origin", url), "prepare", self.env)
+            run_program(["git", "init", "-q", "-b", "main", str(self.work)], "prepare", self.env)
+            run_program(self._git("remote", "add", "origin", url), "prepare", self.env)
         for rel, data in files.items():
             target = self.work / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -253,33 +132,33 @@ class GitRemoteClient(Client):
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         if visit == 1 and not self.precreated:
             self.create_server_side(student)
-        _run(self._git("add", "-A"), "commit", self.env)
-        _run(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
-        _run(self._git("push", "-q", "origin", "main"), "push", self.env)
+        run_program(self._git("add", "-A"), "commit", self.env)
+        run_program(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
+        run_program(self._git("push", "-q", "origin", "main"), "push", self.env)
 
     def clone(self, n: int) -> None:
         argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
-        _run(argv, "clone", self.env)
+        run_program(argv, "clone", self.env)
 
     def shared_prepare(self, committer: int) -> None:
         self.work = self.scratch / "shared-clone"
         if not self.work.exists():
             argv = ["git", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
-            _run(argv, "prepare", self.env)
+            run_program(argv, "prepare", self.env)
 
     def shared_commit(self, committer: int, n: int) -> int:
         (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
-        _run(self._git("add", "-A"), "commit", self.env)
+        run_program(self._git("add", "-A"), "commit", self.env)
         message = f"committer {committer} commit {n}"
-        _run(self._git("commit", "-q", "-m", message), "commit", self.env)
+        run_program(self._git("commit", "-q", "-m", message), "commit", self.env)
         for retries in range(MAX_RETRIES + 1):  # the clone's branch, whatever its name
             try:
-                _run(self._git("push", "-q", "origin", "HEAD"), "push", self.env)
+                run_program(self._git("push", "-q", "origin", "HEAD"), "push", self.env)
                 return retries
             except SessionError as exc:
-                if not _rejected(exc) or retries == MAX_RETRIES:
+                if not rejected(exc) or retries == MAX_RETRIES:
                     raise
-            _run(self._git("pull", "-q", "--rebase"), "pull", self.env)
+            run_program(self._git("pull", "-q", "--rebase"), "pull", self.env)
         return MAX_RETRIES
 
 
@@ -300,7 +179,7 @@ class HgRemoteClient(Client):
     def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         self.work = self.scratch.parent / repo_name(student)
         if not self.work.exists():
-            _run(["hg", "init", str(self.work)], "prepare", self.env)
+            run_program(["hg", "init", str(self.work)], "prepare", self.env)
         for rel, data in files.items():
             target = self.work / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -309,33 +188,33 @@ class HgRemoteClient(Client):
     def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
         if visit == 1 and not self.precreated:
             self.create_server_side(student)
-        _run(self._hg("commit", "-A", "-m", f"submission {visit}"), "commit", self.env)
-        _run(self._hg("push", f"{self.url_base}/{repo_name(student)}"), "push", self.env)
+        run_program(self._hg("commit", "-A", "-m", f"submission {visit}"), "commit", self.env)
+        run_program(self._hg("push", f"{self.url_base}/{repo_name(student)}"), "push", self.env)
 
     def clone(self, n: int) -> None:
         argv = ["hg", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
-        _run(argv, "clone", self.env)
+        run_program(argv, "clone", self.env)
 
     def shared_prepare(self, committer: int) -> None:
         self.work = self.scratch / "shared-clone"
         if not self.work.exists():
             argv = ["hg", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
-            _run(argv, "prepare", self.env)
+            run_program(argv, "prepare", self.env)
 
     def shared_commit(self, committer: int, n: int) -> int:
         (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
         message = f"committer {committer} commit {n}"
-        _run(self._hg("commit", "-A", "-m", message), "commit", self.env)
+        run_program(self._hg("commit", "-A", "-m", message), "commit", self.env)
         for retries in range(MAX_RETRIES + 1):
             try:
-                _run(self._hg("push"), "push", self.env)
+                run_program(self._hg("push"), "push", self.env)
                 return retries
             except SessionError as exc:
-                if not _rejected(exc) or retries == MAX_RETRIES:
+                if not rejected(exc) or retries == MAX_RETRIES:
                     raise
             # another committer's changeset landed first: take it, put ours on top
             rebase = ("--config", "extensions.rebase=")
-            _run(self._hg(*rebase, "pull", "--rebase"), "pull", self.env)
+            run_program(self._hg(*rebase, "pull", "--rebase"), "pull", self.env)
         return MAX_RETRIES
 
 
@@ -349,7 +228,7 @@ class LocalClient(Client):
             [sys.executable, "-m", "vcsbench.load.client_process", backend, str(scratch)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            preexec_fn=_local_client_child,
+            preexec_fn=local_client_child,
         )
         # Started and warm before any step: a step's sessions do not share the CPU with
         # the clients' own start-up.

@@ -20,7 +20,8 @@ import gevent.queue  # type: ignore[import-untyped]
 # Locust first: it patches the standard library before anything else imports it.
 from locust import User, constant, task
 
-from vcsbench.load.clients import Client, SessionError, make_client
+from vcsbench.load.client_base import Client, SessionError
+from vcsbench.load.clients import make_client
 from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.workload.payloads import load_payload
