@@ -17,7 +17,7 @@ import pytest
 from helpers import DATA, run_args, vcsbench
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.io import CHUNK, read_bytes
+from vcsbench.results.bounded import CHUNK, read_bytes
 
 COMMANDS = (("report",), ("compare",), ("export",))
 
