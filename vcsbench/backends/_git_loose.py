@@ -105,7 +105,7 @@ def read_loose_objects(repo: Path, paths: list[str]) -> dict[str, bytes | None]:
                 node = None
                 break
             node = tree(node[1]).get(part)
-        if node is None or node[0] not in (b"100644", b"100755"):
+        if node is None or node[0] not in (b"100644", b"100755", b"120000"):  # a link: its target
             contents[rel] = None
         else:
             contents[rel] = _loose(objects, node[1], b"blob")

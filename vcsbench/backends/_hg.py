@@ -91,7 +91,14 @@ def read_with_hg_cli(path: Path, paths: list[str]) -> dict[str, bytes | None]:
     with tempfile.TemporaryDirectory(prefix="vcsbench-hg-verify-") as tmp:
         out = Path(tmp) / "tip"
         archive_tip(path, out)
-        return {rel: (out / rel).read_bytes() if (out / rel).is_file() else None for rel in paths}
+        return {rel: _content(out / rel) for rel in paths}
+
+
+def _content(path: Path) -> bytes | None:
+    """A file's bytes, a symlink's target (never followed), None when there is neither."""
+    if path.is_symlink():
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes() if path.is_file() else None
 
 
 def tree_with_hg_archive(path: Path, revision: int) -> dict[str, tuple[str, str]]:
@@ -101,8 +108,10 @@ def tree_with_hg_archive(path: Path, revision: int) -> dict[str, tuple[str, str]
         out = Path(tmp) / "rev"
         archive_tip(path, out, rev=str(revision - 1))
         tree: dict[str, tuple[str, str]] = {}
-        for directory, _subdirs, names in os.walk(out):
-            for name in names:
+        for directory, subdirs, names in os.walk(out):
+            # a symlink to a directory is listed with the directories, never followed
+            links = [d for d in subdirs if os.path.islink(os.path.join(directory, d))]
+            for name in [*names, *links]:
                 local = Path(directory, name)
                 rel = local.relative_to(out).as_posix()
                 if local.is_symlink():
@@ -119,6 +128,9 @@ class HgBackend(Backend):
 
     vcs = "hg"
     apt_packages = ("mercurial",)
+    acts_on: ClassVar[Mapping[str, str]] = {
+        ".hgsub": "Mercurial reads it as subrepositories and fetches them"
+    }
     capabilities = frozenset(
         {"create", "commit", "checkout", "clone", "update", "log", "status", "diff"}
     )

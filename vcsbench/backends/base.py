@@ -84,6 +84,9 @@ class Backend(abc.ABC):
     that offers it lists :data:`REMOTE_OPTIONS` among its options)."""
     description: ClassVar[str] = ""
     """One line for the README's table: how this path writes."""
+    acts_on: ClassVar[Mapping[str, str]] = {}
+    """Files at a tree's root that this VCS acts on rather than keeps (name -> what it
+    does): a payload holding one is skipped for this backend, said in one line."""
     verifier: ClassVar[str] = ""
     """One line: the independent path that reads its repositories back."""
     created_files: ClassVar[Mapping[str, bytes]] = {}

@@ -183,14 +183,16 @@ class GitCli(GitBackend):
         return verify_with(read_with_pygit2, path, files)
 
     def replay(self, path: Path, change: Change, scratch: Path) -> None:
-        """The change written into the work tree, then ``git add -A`` and ``git commit``
-        with the source's author and time (git finds renames when it reads history, as
-        it does in the source); ``objects=packed``: one ``git fast-import`` commit."""
+        """The change written into the work tree, then ``git add -A --force`` (a file
+        the tree's own ``.gitignore`` names was committed in the source all the same)
+        and ``git commit`` with the source's author and time (git finds renames when it
+        reads history, as it does in the source); ``objects=packed``: one ``git
+        fast-import`` commit."""
         if self.options["objects"] == "packed":
             self._fast_import_change(path, change)
             return
         apply_to_work_tree(path, change)
-        run_tool(self._git("-C", str(path), "add", "-A"), env=self._env)
+        run_tool(self._git("-C", str(path), "add", "-A", "--force"), env=self._env)
         author = f"{change.author_name} <{change.author_email}>"
         when = f"@{change.when} +0000"  # committed then too: every replay the same ids
         run_tool(

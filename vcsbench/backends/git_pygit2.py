@@ -199,8 +199,11 @@ class GitPygit2(GitBackend):
         tree_id = self._edit_tree(repo, base, edits)
         if tree_id is None:  # every file deleted: git's empty tree
             tree_id = repo.TreeBuilder().write()
-        author = pygit2.Signature(change.author_name, change.author_email, change.when, 0)
         committer = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        if not change.author_email:  # libgit2 refuses it; git records ``name <>``
+            _write_commit(repo, change, committer, tree_id, parents)
+            return
+        author = pygit2.Signature(change.author_name, change.author_email, change.when, 0)
         repo.create_commit("HEAD", author, committer, change.message, tree_id, parents)
 
     def _edit_tree(self, repo: Any, base: Any, edits: dict[str, Any]) -> Any:
@@ -309,3 +312,22 @@ class GitPygit2(GitBackend):
         repo = pygit2.Repository(str(path))
         patches = repo.diff(repo[old].peel(pygit2.Commit), repo[new].peel(pygit2.Commit))
         return b"".join(patch.data for patch in patches if patch is not None)
+
+
+def _write_commit(repo: Any, change: Change, committer: Any, tree: Any, parents: list[Any]) -> None:
+    """A commit whose author has no e-mail, written as git writes one (``author NAME <>
+    TIME +0000``) into the object database, and HEAD's branch moved to it."""
+    import pygit2
+
+    sign = "-" if committer.offset < 0 else "+"
+    hours, minutes = divmod(abs(committer.offset), 60)
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    lines.append(f"author {change.author_name} <> {change.when} +0000")
+    lines.append(
+        f"committer {committer.name} <{committer.email}> {committer.time} "
+        f"{sign}{hours:02d}{minutes:02d}"
+    )
+    data = ("\n".join(lines) + "\n\n" + change.message).encode()
+    oid = repo.odb.write(pygit2.enums.ObjectType.COMMIT, data)
+    branch = repo.lookup_reference("HEAD").target
+    repo.references.create(branch, oid, force=True)

@@ -8,6 +8,7 @@ File arguments are given as ``path:`` patterns, so names are never read as globs
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -70,11 +71,18 @@ class HgCli(HgBackend):
 
     def replay(self, path: Path, change: Change, scratch: Path) -> None:
         """The change written into the working directory; ``hg mv --after`` for each
-        rename (Mercurial records the copy), then ``hg commit --addremove`` with the
+        rename (Mercurial records the copy), ``hg add`` of each new file by name (one the
+        tree's own ``.hgignore`` names too), then ``hg commit --addremove`` with the
         source's author and date (an empty change too: ``ui.allowemptycommit``)."""
         apply_to_work_tree(path, change)
         for new, old in change.renames.items():
             self._hg("mv", "--after", "--", old, new, cwd=path)
+        added = [rel for rel in change.writes if rel not in change.previous]
+        if added:  # named, so a file the tree's own .hgignore names is added all the same
+            names = scratch / "vcsbench-hg-added"
+            names.write_bytes(b"".join(os.fsencode(rel) + b"\0" for rel in added))
+            self._hg("add", f"listfile0:{names}", cwd=path)
+            names.unlink()
         self._hg(
             "commit", "--addremove", "--config", "ui.allowemptycommit=True",
             "-u", change.author, "-d", f"{change.when} 0", "-m", change.message, cwd=path,

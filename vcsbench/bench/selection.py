@@ -344,6 +344,12 @@ class Selection:
                         f"{backend.text} × {op}: skipped for {', '.join(plain)}, back= reaches "
                         "into a replayed history"
                     )
+                elif acted_on := [
+                    f"{p} holds {name}, which {backend.name} cannot keep as a file: {why}"
+                    for p in self.payloads
+                    for name, why in acts_on(backend, p).items()
+                ]:
+                    lines.append(f"{backend.text} × {op}: skipped, " + "; ".join(acted_on))
                 elif any(not replays(backend, op, p) for p in self.payloads):
                     lines.append(
                         f"{backend.text} × {op}: skipped for history: payloads, "
@@ -388,11 +394,25 @@ def replays(backend: Variant, op: OperationSpec, payload: str) -> bool:
     replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
     from vcsbench.workload.source import is_history
 
+    if acts_on(backend, payload):
+        return False
     if not is_history(payload):
         return not op.back
     if not op.builds_seed:
         return True
     return "replay" in backend.cls.capabilities
+
+
+def acts_on(backend: Variant, payload: str) -> dict[str, str]:
+    """The files of ``payload`` (at its root, in any revision) that the backend's VCS
+    acts on rather than keeps (Mercurial's ``.hgsub``), and what it does with each."""
+    from vcsbench.workload.payloads import load_payload
+
+    names = backend.cls.acts_on
+    if not names:
+        return {}
+    found = load_payload(payload).root_names()
+    return {name: why for name, why in names.items() if name in found}
 
 
 def _perturbation(value: str) -> str:

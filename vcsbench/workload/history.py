@@ -33,15 +33,15 @@ from typing import Any
 from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import Change, digest_tree, tree_differences
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import TREE_MAX_BYTES, Payload, register_kind
+from vcsbench.workload.payloads import Payload, register_kind
 from vcsbench.workload.source import (
     RELEASE_EVERY,
     HistorySpec,
     SourceHistory,
-    _read_git,
     is_history,
     parse_history_name,
 )
+from vcsbench.workload.source_git import read_git
 from vcsbench.workload.sources import read_hg, read_svn, svn_root
 
 SAMPLES = 3
@@ -56,7 +56,7 @@ def read_history(spec: HistorySpec) -> SourceHistory:
         return read_svn(spec, *found)
     if (spec.source / ".hg").is_dir():
         return read_hg(spec)
-    return _read_git(spec)
+    return read_git(spec)
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,11 @@ class HistoryPayload(Payload):
     next: Change | None = None
     next_tree: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """The next change's tree (kind and SHA-256 of every file), as the source has it."""
+    roots: frozenset[str] = frozenset()
+    """Every name written at the tree's root, in any replayed commit or the next."""
+
+    def root_names(self) -> frozenset[str]:
+        return self.roots
 
     def next_files(self) -> dict[str, bytes]:
         """The files after the next change (a symlink as its target)."""
@@ -152,22 +157,20 @@ def replay_problems(backend: Backend, repo: Path, history: SourceHistory) -> lis
 def load_history_payload(name: str) -> HistoryPayload:
     spec = parse_history_name(name)
     history = read_history(spec)
-    last = len(history.replayed) - 1
-    tip = history.tree(last)
-    total = sum(len(node.data) for node in tip.values())
-    if total > TREE_MAX_BYTES:
-        raise VcsbenchError(
-            f"payload {spec.name}: its last replayed tree is {total:,} bytes, more than "
-            f"{TREE_MAX_BYTES >> 30} GiB"
-        )
-    renames = deletes = history.left_out = 0
+    renames = deletes = no_email = history.left_out = 0
+    roots: set[str] = set()
     messages: list[str] = []
-    for change in history.changes(contents=False):  # every path and link checked first
+    # every path, link, size and tree's extent checked first, no file's bytes read
+    for change in history.changes(contents=False):
+        roots.update(rel for rel in change.writes if "/" not in rel)
+        no_email += not change.author_email
         renames += len(change.renames)
         # a deletion: a path gone, not renamed away nor written again (a type change)
         moved = set(change.renames.values())
         deletes += sum(1 for d in change.deletes if d not in moved and d not in change.writes)
         messages.append(change.message)
+    tip = history.tree(len(history.replayed) - 1)
+    total = sum(len(node.data) for node in tip.values())
     files = {rel: node.data for rel, node in tip.items()}
     if not files:
         raise VcsbenchError(f"payload {spec.name}: its last replayed commit has no files")
@@ -189,6 +192,7 @@ def load_history_payload(name: str) -> HistoryPayload:
         "tip_bytes": total,
         "renames": renames,
         "deletions": deletes,
+        **({"authors_without_email": no_email} if no_email else {}),
         **history.identity(),
     }
     span = f"{history.scope}{identity['first']}..{identity['last']}"
@@ -207,6 +211,9 @@ def load_history_payload(name: str) -> HistoryPayload:
         messages=tuple(messages),
         next=next_change,
         next_tree=next_tree,
+        roots=frozenset(
+            roots | {rel for rel in (next_change.writes if next_change else {}) if "/" not in rel}
+        ),
     )
 
 

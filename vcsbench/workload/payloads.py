@@ -62,6 +62,10 @@ class Payload:
             "seed": self.seed,
         }
 
+    def root_names(self) -> frozenset[str]:
+        """The names at the tree's root, in any revision the payload writes."""
+        return frozenset(rel for rel in self.files if "/" not in rel)
+
     def change(self) -> dict[str, bytes]:
         """What the ``commit`` operation commits: one file replaced, one added."""
         first = sorted(self.files)[0]

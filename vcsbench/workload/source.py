@@ -4,33 +4,31 @@
 reader walks the source's first-parent (or path-changing) revisions and gives each as the
 change every VCS records (:class:`~vcsbench.backends.changes.Change`), through the
 bookkeeping of :class:`SourceHistory` (directories made and emptied, the kinds before,
-names and links checked as data from anywhere, sizes bounded). The git reader is here
-(libgit2 through pygit2); Subversion's and Mercurial's are in
+names and links checked as data from anywhere, sizes bounded:
+:mod:`vcsbench.workload.tree_bounds`). The readers: git's in
+:mod:`vcsbench.workload.source_git`, Subversion's and Mercurial's in
 :mod:`vcsbench.workload.sources`. The payload that replays a history:
 :mod:`vcsbench.workload.history`.
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends.changes import GIT_KINDS, Change, Node
+from vcsbench.backends.changes import Change, Node
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import check_names
+from vcsbench.workload.tree_bounds import Tally, check_links, check_shape
 
 HISTORY_PREFIX = "history:"
 DEFAULT_COMMITS = 1000
 MAX_COMMITS = 100_000
-MAX_FILE_BYTES = 256 << 20
 EMPTY_MESSAGE = "(no message)"
 """What an empty commit message is replayed as: Mercurial refuses an empty one."""
 OPTIONS = ("commits", "from")
-
-GITLINK = 0o160000
 
 
 @dataclass(frozen=True)
@@ -101,45 +99,6 @@ def parse_history_name(name: str) -> HistorySpec:
     return HistorySpec(Path(source).expanduser(), commits, start)
 
 
-def _open_git(spec: HistorySpec, where: str) -> Any:
-    import pygit2
-
-    path = spec.source
-    if not path.is_dir():
-        raise VcsbenchError(
-            f"{where}: {path} is not a directory; give a git, Subversion or Mercurial repository"
-        )
-    try:
-        return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-    except (pygit2.GitError, KeyError, AttributeError):
-        try:
-            return pygit2.Repository(str(path))
-        except pygit2.GitError as exc:
-            raise VcsbenchError(
-                f"{where}: {path} is not a git, Subversion or Mercurial repository ({exc}); "
-                "give one's path"
-            ) from None
-
-
-def _check_link(rel: str, target: bytes, where: str) -> None:
-    text = target.decode(errors="replace")
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), text))
-    if not target or target.startswith(b"/") or joined == ".." or joined.startswith("../"):
-        raise VcsbenchError(
-            f"{where}: symlink {rel} points outside the tree ({text!r}); vcsbench replays "
-            "symlinks whose target stays inside the repository only"
-        )
-
-
-def check_size(where: str, rel: str, size: int) -> None:
-    """Refuse a file too large to replay, before its bytes are read."""
-    if size > MAX_FILE_BYTES:
-        raise VcsbenchError(
-            f"{where}: {rel} is {size:,} bytes, more than the {MAX_FILE_BYTES >> 20} MiB a "
-            "replayed file may be"
-        )
-
-
 def check_length(spec: HistorySpec, found: int, wanted: int, what: str) -> None:
     """Refuse a source line of ``found`` commits (the next change among them) shorter than
     two, or than the ``commits=`` asked for; ``what``: what was counted, and where."""
@@ -179,6 +138,31 @@ class RawChange:
     message: str
     author: str
     when: int
+    sizes: dict[str, int]
+    """Each written file's size, read from what names it (not its bytes)."""
+
+
+@dataclass
+class TreeState:
+    """What a history's reader keeps of the tree as each commit applies: every file's
+    kind, how many files each directory holds, the symlinks' targets, the sizes."""
+
+    kinds: dict[str, str] = field(default_factory=dict)
+    dir_files: dict[str, int] = field(default_factory=dict)
+    links: dict[str, bytes] = field(default_factory=dict)
+    tally: Tally = field(default_factory=Tally)
+
+    @classmethod
+    def of(cls, tree: Mapping[str, Node]) -> TreeState:
+        state = cls()
+        for rel, node in tree.items():
+            state.kinds[rel] = node.kind
+            for d in _dirs(rel):
+                state.dir_files[d] = state.dir_files.get(d, 0) + 1
+            if node.kind == "link":
+                state.links[rel] = node.data
+        state.tally.apply("", (), {rel: len(node.data) for rel, node in tree.items()})
+        return state
 
 
 @dataclass
@@ -230,39 +214,41 @@ class SourceHistory:
         """Each replayed commit as a change to the one before (the first: its whole tree);
         without ``contents``, a file's data is left empty (a symlink's target is read):
         what checking every path and link of a history needs."""
-        kinds: dict[str, str] = {}
-        dir_files: dict[str, int] = {}
+        state = TreeState()
         parent = None
         for rid in self.replayed:
-            yield self._change(rid, parent, kinds, dir_files, contents)
+            yield self._change(rid, parent, state, contents)
             parent = rid
 
     def next_change(self) -> Change | None:
         """The commit after the replayed range, as a change to the last replayed one."""
         if self.next_commit is None:
             return None
-        kinds = {rel: node.kind for rel, node in self.tree(len(self.replayed) - 1).items()}
-        dir_files: dict[str, int] = {}
-        for rel in kinds:
-            for d in _dirs(rel):
-                dir_files[d] = dir_files.get(d, 0) + 1
-        return self._change(self.next_commit, self.replayed[-1], kinds, dir_files)
+        state = TreeState.of(self.tree(len(self.replayed) - 1))
+        return self._change(self.next_commit, self.replayed[-1], state)
 
     def _change(
-        self,
-        rid: str,
-        parent: str | None,
-        kinds: dict[str, str],
-        dir_files: dict[str, int],
-        contents: bool = True,
+        self, rid: str, parent: str | None, state: TreeState, contents: bool = True
     ) -> Change:
+        """Commit ``rid`` read and checked (names, shapes, sizes, links) against the tree
+        ``state`` holds, which it then updates."""
+        kinds, dir_files = state.kinds, state.dir_files
         raw = self.raw_change(rid, parent, kinds, contents)
         writes, deletes, renames = raw.writes, raw.deletes, raw.renames
         where = f"{self.where}, commit {rid[:12]}"
         check_names(dict.fromkeys([*writes, *deletes], b""), where)
+        for rel in writes:
+            check_shape(where, rel)
+        state.tally.apply(where, deletes, raw.sizes)
+        for rel in deletes:
+            state.links.pop(rel, None)
         for rel, node in writes.items():
             if node.kind == "link":
-                _check_link(rel, node.data, where)
+                state.links[rel] = node.data
+            else:
+                state.links.pop(rel, None)
+        if any(node.kind == "link" for node in writes.values()):
+            check_links(state.links, where)  # a new link, or one another now runs through
         previous = {rel: kinds[rel] for rel in writes if rel in kinds}
         for new_path, old_path in renames.items():  # a copy keeps its source's kind
             if old_path in kinds:
@@ -301,110 +287,6 @@ class SourceHistory:
         )
 
 
-@dataclass
-class GitHistory(SourceHistory):
-    """A git source, read through libgit2: first parents, git's own rename detection."""
-
-    _repo: Any = None
-    _reads: int = 0
-
-    vcs = "git"
-
-    def identity(self) -> dict[str, Any]:
-        return {"gitlinks_left_out": self.left_out}
-
-    @property
-    def repo(self) -> Any:
-        self._reads += 1
-        if self._reads % RELEASE_EVERY == 0:
-            self._repo.free()  # libgit2's caches released; the handle stays usable
-        return self._repo
-
-    def read_tree(self, rid: str) -> dict[str, Node]:
-        """Commit ``rid``'s whole tree, every file's node."""
-        repo = self.repo
-        root = repo[rid].tree
-        found: dict[str, Node] = {}
-
-        def walk(node: Any, prefix: str) -> None:
-            for entry in node:
-                rel = prefix + entry.name
-                if entry.filemode == 0o040000:
-                    walk(repo[entry.id], rel + "/")
-                elif entry.filemode in GIT_KINDS:
-                    found[rel] = Node(GIT_KINDS[entry.filemode], repo[entry.id].data)
-
-        walk(root, "")
-        return found
-
-    def raw_change(
-        self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
-    ) -> RawChange:
-        repo = self.repo
-        commit = repo[rid]
-        where = f"{self.where}, commit {rid[:12]}"
-        if parent is None:
-            diff = commit.tree.diff_to_tree(swap=True)
-        else:
-            diff = repo.diff(repo[parent].tree, commit.tree)
-            diff.find_similar()
-        writes: dict[str, Node] = {}
-        deletes: list[str] = []
-        renames: dict[str, str] = {}
-        for delta in diff.deltas:
-            old, new = delta.old_file, delta.new_file
-            status = delta.status_char()
-            removed = status in ("D", "R") or new.mode not in GIT_KINDS
-            if status in ("D", "R", "M", "T") and old.mode in GIT_KINDS and removed:
-                deletes.append(old.path)
-            if status in ("A", "M", "T", "R", "C") and new.mode in GIT_KINDS:
-                kind = GIT_KINDS[new.mode]
-                size = repo[new.id].size if contents or kind == "link" else new.size
-                check_size(where, new.path, size)
-                data = repo[new.id].data if contents or kind == "link" else b""
-                writes[new.path] = Node(kind, data)
-                if status == "R" and old.mode in GIT_KINDS:
-                    renames[new.path] = old.path
-            elif GITLINK in (old.mode, new.mode):
-                self.left_out += 1
-        return RawChange(
-            writes,
-            deletes,
-            renames,
-            commit.message,
-            f"{commit.author.name} <{commit.author.email}>",
-            int(commit.author.time),
-        )
-
-
 def _dirs(rel: str) -> list[str]:
     parts = rel.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def _read_git(spec: HistorySpec) -> GitHistory:
-    import pygit2
-
-    where = f"payload {spec.name}"
-    repo = _open_git(spec, where)
-    try:
-        tip = repo.revparse_single(spec.start).peel(pygit2.Commit)
-    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
-        raise VcsbenchError(
-            f"{where}: from={spec.start!r} names no commit in {spec.source} ({exc})"
-        ) from None
-    wanted = (spec.commits or DEFAULT_COMMITS) + 1
-    chain = [str(tip.id)]
-    commit = tip
-    while len(chain) < wanted and commit.parent_ids:
-        commit = repo[commit.parent_ids[0]]
-        chain.append(str(commit.id))
-        if len(chain) % RELEASE_EVERY == 0:
-            repo.free()
-    check_length(
-        spec, len(chain), wanted, f"commit(s) before {spec.start} on its first-parent line"
-    )
-    del tip, commit
-    repo.free()  # and libgit2's cache of what the walk read
-    ids = chain[::-1]
-    return GitHistory(spec, ids[:-1], ids[-1], _repo=repo)

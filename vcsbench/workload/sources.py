@@ -30,15 +30,16 @@ from typing import Any
 
 from vcsbench.backends.changes import Node
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.payloads import TREE_MAX_FILES
 from vcsbench.workload.source import (
     DEFAULT_COMMITS,
     HistorySpec,
     RawChange,
     SourceHistory,
     check_length,
-    check_size,
     pair_renames,
 )
+from vcsbench.workload.tree_bounds import MAX_DEPTH, check_shape, check_size
 
 SVN_MODIFY, SVN_ADD, SVN_DELETE, SVN_REPLACE = 0, 1, 2, 3
 """``svn_fs_path_change_kind_t``."""
@@ -108,32 +109,49 @@ class SvnHistory(SourceHistory):
         return "/".join(p for p in (self.inner, rel) if p)
 
     def _files(self, root: Any, rel: str, pool: Any) -> Iterator[str]:
-        """Every file at or below ``rel`` (relative to the history's path) in ``root``."""
+        """Every file at or below ``rel`` (relative to the history's path) in ``root``,
+        walked without recursion; a tree deeper or larger than a replay takes refused."""
         import svn.core
         import svn.fs
 
         kind = svn.fs.check_path(root, self._full(rel), pool)
         if kind == svn.core.svn_node_file:
             yield rel
-        elif kind == svn.core.svn_node_dir:
-            for name, entry in sorted(svn.fs.dir_entries(root, self._full(rel), pool).items()):
-                child = f"{rel}/{name.decode()}" if rel else name.decode()
+            return
+        todo = [rel] if kind == svn.core.svn_node_dir else []
+        found = 0
+        while todo:
+            here = todo.pop()
+            entries = svn.fs.dir_entries(root, self._full(here), pool)
+            for name, entry in sorted(entries.items(), reverse=True):
+                child = f"{here}/{name.decode()}" if here else name.decode()
                 if entry.kind == svn.core.svn_node_dir:
-                    yield from self._files(root, child, pool)
-                else:
-                    yield child
+                    if child.count("/") >= MAX_DEPTH:
+                        check_shape(self.where, child + "/...")
+                    todo.append(child)
+                    continue
+                found += 1
+                if found > TREE_MAX_FILES:
+                    raise VcsbenchError(
+                        f"{self.where}: /{self._full(rel)} holds more than "
+                        f"{TREE_MAX_FILES:,} files, more than a replayed tree may"
+                    )
+                yield child
 
-    def _node(self, root: Any, rel: str, pool: Any, contents: bool = True) -> Node:
+    def _node(self, root: Any, rel: str, pool: Any, contents: bool = True) -> tuple[Node, int]:
+        """A file's node and its length (read before its text, which is read only when
+        ``contents`` asks or the node is a link)."""
         import svn.core
         import svn.fs
 
         full = self._full(rel)
         props = svn.fs.node_proplist(root, full, pool)
-        special = b"svn:special" in props
-        if not contents and not special:
-            return _svn_kind(props, b"")
-        check_size(self.where, rel, svn.fs.file_length(root, full, pool))
-        return _svn_kind(props, svn.core.Stream(svn.fs.file_contents(root, full, pool)).read())
+        size = svn.fs.file_length(root, full, pool)
+        check_size(self.where, rel, size)
+        if not contents and b"svn:special" not in props:
+            return _svn_kind(props, b""), size
+        text = svn.core.Stream(svn.fs.file_contents(root, full, pool)).read()
+        return _svn_kind(props, text), size
 
     def read_tree(self, rid: str) -> dict[str, Node]:
         import svn.core
@@ -142,7 +160,7 @@ class SvnHistory(SourceHistory):
         pool = svn.core.Pool(self._pool)
         try:
             root = svn.fs.revision_root(self._fs, int(rid), pool)
-            return {rel: self._node(root, rel, pool) for rel in self._files(root, "", pool)}
+            return {rel: self._node(root, rel, pool)[0] for rel in self._files(root, "", pool)}
         finally:
             pool.destroy()
 
@@ -177,11 +195,12 @@ class SvnHistory(SourceHistory):
         try:
             root = svn.fs.revision_root(self._fs, rev, pool)
             writes: dict[str, Node] = {}
+            sizes: dict[str, int] = {}
             removed: set[str] = set()
             copies: list[tuple[str, str]] = []
             if parent is None:
                 for rel in self._files(root, "", pool):
-                    writes[rel] = self._node(root, rel, pool, contents)
+                    writes[rel], sizes[rel] = self._node(root, rel, pool, contents)
             else:
                 changed = svn.fs.paths_changed2(root, pool)
                 for path, change in sorted(changed.items()):
@@ -201,10 +220,10 @@ class SvnHistory(SourceHistory):
                         continue  # a directory's own properties: nothing a replay carries
                     unchanged = action == SVN_MODIFY and not change.text_mod
                     for f in below:
-                        node = self._node(root, f, pool, contents)
+                        node, size = self._node(root, f, pool, contents)
                         if unchanged and kinds.get(f) == node.kind:
                             continue  # a property other than a kind's changed
-                        writes[f] = node
+                        writes[f], sizes[f] = node, size
                     source = change.copyfrom_path if change.copyfrom_known else None
                     old = self._inside(_text(source)) if source else None
                     if old:
@@ -232,6 +251,7 @@ class SvnHistory(SourceHistory):
                 props.get(b"svn:log", b"").decode(errors="replace"),
                 f"{author} <{email}@{self.uuid}>",
                 int(when),
+                sizes,
             )
         finally:
             pool.destroy()
@@ -313,10 +333,22 @@ class HgHistory(SourceHistory):
         ctx = self._repo[rid.encode()]
         where = f"{self.where}, commit {rid[:12]}"
         if parent is None:
-            entries = {path: (None, (b"n", flags)) for path, flags in _items(ctx.manifest())}
+            manifest = ctx.manifest()
+            if len(manifest) > TREE_MAX_FILES:
+                raise VcsbenchError(
+                    f"{where}: holds {len(manifest):,} files, more than the "
+                    f"{TREE_MAX_FILES:,} a replayed tree may"
+                )
+            entries = {path: (None, (b"n", flags)) for path, flags in _items(manifest)}
         else:
             entries = self._repo[parent.encode()].manifest().diff(ctx.manifest())
+        if len(entries) > 2 * TREE_MAX_FILES:
+            raise VcsbenchError(
+                f"{where}: changes {len(entries):,} files, more than two trees of "
+                f"{TREE_MAX_FILES:,} files hold"
+            )
         writes: dict[str, Node] = {}
+        sizes: dict[str, int] = {}
         deletes: list[str] = []
         copies: list[tuple[str, str]] = []
         for path, (_, (node, flags)) in sorted(entries.items()):
@@ -328,7 +360,9 @@ class HgHistory(SourceHistory):
                 raise VcsbenchError(f"{where}: {rel} has flags {flags!r}, not a file's kind")
             fctx = ctx[path]
             kind = HG_KINDS[flags]
-            check_size(where, rel, fctx.size())
+            check_shape(where, rel)
+            sizes[rel] = fctx.size()
+            check_size(where, rel, sizes[rel])
             writes[rel] = Node(kind, fctx.data() if contents or kind == "link" else b"")
             source = fctx.copysource() if parent is not None else None
             if source:
@@ -342,6 +376,7 @@ class HgHistory(SourceHistory):
             bytes(ctx.description()).decode(errors="replace"),
             bytes(ctx.user()).decode(errors="replace"),
             int(seconds),
+            sizes,
         )
 
 

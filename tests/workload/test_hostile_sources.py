@@ -1,0 +1,267 @@
+"""A history source built to hurt: sized and walked before a file's bytes are read, each
+refusal one line, memory bounded whatever the source names.
+
+Each source here is a few git objects written through libgit2: a file of hundreds of MiB
+that compresses to almost nothing, the same blob under many names, a path ten thousand
+directories deep, a tree whose subtrees name one subtree again and again, symlinks whose
+targets leave the tree only once another link of the tree is followed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_args, vcsbench
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.history import load_history_payload
+from vcsbench.workload.tree_bounds import MAX_FILE_BYTES, check_links
+
+pygit2 = pytest.importorskip("pygit2")
+BLOB, TREE, LINK = 0o100644, 0o040000, 0o120000
+
+
+def zero_blob(repo: Any, size: int) -> Any:
+    """A loose blob of ``size`` zero bytes, written compressed as it is hashed (never
+    whole in memory): what a sparse file of that size becomes in git."""
+    header = f"blob {size}\0".encode()
+    sha, pack = hashlib.sha1(header), zlib.compressobj(1)
+    chunk = bytes(1 << 20)
+    scratch = Path(repo.path) / "objects" / "zero.tmp"
+    with open(scratch, "wb") as out:
+        out.write(pack.compress(header))
+        left = size
+        while left:
+            part = chunk[: min(left, len(chunk))]
+            sha.update(part)
+            out.write(pack.compress(part))
+            left -= len(part)
+        out.write(pack.flush())
+    name = sha.hexdigest()
+    (Path(repo.path) / "objects" / name[:2]).mkdir(exist_ok=True)
+    scratch.rename(Path(repo.path) / "objects" / name[:2] / name[2:])
+    return pygit2.Oid(hex=name)
+
+
+def tree_of(repo: Any, entries: dict[str, tuple[Any, int]]) -> Any:
+    builder = repo.TreeBuilder()
+    for name, (oid, mode) in entries.items():
+        builder.insert(name, oid, mode)
+    return builder.write()
+
+
+def source_with(path: Path, build: Any) -> str:
+    """A bare git repository of two commits: the tree ``build(repo)`` makes (the one
+    replayed), and an empty change after it (the next); its history payload's name."""
+    repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
+    tree = build(repo)
+    who = pygit2.Signature("t", "t@example.org", 1_700_000_000, 0)
+    first = repo.create_commit("refs/heads/main", who, who, "hostile", tree, [])
+    repo.create_commit("refs/heads/main", who, who, "next", tree, [first])
+    return f"history:{path},commits=1"
+
+
+def refusal_and_peak(payload: str) -> tuple[str, int]:
+    """The payload read in a process of its own: its refusal and its peak RSS (KiB)."""
+    code = (
+        "import json, resource, sys\n"
+        "from vcsbench.errors import VcsbenchError\n"
+        "from vcsbench.workload.history import load_history_payload\n"
+        "try:\n"
+        "    load_history_payload(sys.argv[1]); said = ''\n"
+        "except VcsbenchError as exc:\n"
+        "    said = str(exc)\n"
+        "print(json.dumps([said, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, payload], capture_output=True, text=True, timeout=300
+    )
+    assert 0 == done.returncode, done.stderr[-2000:]
+    said, peak = json.loads(done.stdout)
+    return said, peak
+
+
+def test_a_file_larger_than_a_replay_takes_is_refused_from_its_header(tmp_path: Path) -> None:
+    """300 MiB of zeros (a few hundred KiB in git): refused without inflating it; the
+    reader's peak stays within 150 MiB (it held the file's bytes before: over 300 MiB)."""
+    size = MAX_FILE_BYTES + (44 << 20)
+    payload = source_with(
+        tmp_path / "big", lambda repo: tree_of(repo, {"sparse.img": (zero_blob(repo, size), BLOB)})
+    )
+    said, peak = refusal_and_peak(payload)
+    assert f"sparse.img is {size:,} bytes, more than the 256 MiB a replayed file may be" in said
+    assert peak < 150 << 10, f"peak RSS {peak} KiB while refusing"
+
+
+def test_a_tree_larger_than_a_replay_takes_is_refused_before_a_byte_is_read(
+    tmp_path: Path,
+) -> None:
+    """One 250 MiB blob under nine names: 2.2 GiB of tree, each file within the per-file
+    limit; refused from the headers (peak within 150 MiB; it was the tree's 2.2 GiB)."""
+
+    def nine(repo: Any) -> Any:
+        blob = zero_blob(repo, 250 << 20)
+        return tree_of(repo, {f"copy{i}.img": (blob, BLOB) for i in range(9)})
+
+    said, peak = refusal_and_peak(source_with(tmp_path / "nine", nine))
+    total = 9 * (250 << 20)
+    assert f"makes a tree of 9 files and {total:,} bytes, more than a replayed tree" in said
+    assert peak < 150 << 10, f"peak RSS {peak} KiB while refusing"
+
+
+def test_a_path_ten_thousand_deep_is_one_line(tmp_path: Path) -> None:
+    def deep(repo: Any) -> Any:
+        inner = tree_of(repo, {"f": (repo.create_blob(b"x\n"), BLOB)})
+        for _ in range(10_000):
+            inner = tree_of(repo, {"d": (inner, TREE)})
+        return inner
+
+    payload = source_with(tmp_path / "deep", deep)
+    result = vcsbench(*run_args("1", "git-pygit2", "commit", payload, fs=f"dir:{tmp_path}"))
+    assert 2 == result.returncode
+    assert 1 == len(result.stderr.strip().splitlines()), result.stderr[-3000:]
+    assert "directories deep, more than the 256 a replayed path may" in result.stderr
+
+
+def test_a_tree_of_subtrees_naming_one_subtree_is_refused_by_its_count(tmp_path: Path) -> None:
+    """300 entries naming one subtree of 1,000 files: 300,000 files from 302 objects,
+    refused as more than a tree's 200,000 before libgit2 lists them."""
+
+    def bomb(repo: Any) -> Any:
+        blob = repo.create_blob(b"x\n")
+        thousand = tree_of(repo, {f"f{i}": (blob, BLOB) for i in range(1000)})
+        return tree_of(repo, {f"d{i}": (thousand, TREE) for i in range(300)})
+
+    payload = source_with(tmp_path / "bomb", bomb)
+    with pytest.raises(VcsbenchError, match=r"more than 200,000 files") as caught:
+        load_history_payload(payload)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("links", "bad"),
+    [
+        ({"u": b".", "x": b"u/u/u/../../etc/passwd"}, "x"),  # through u, twice, then up
+        ({"d/up": b"..", "d/x": b"up/.."}, "d/x"),  # d/up/.. is d lexically; up is the root
+        ({"a": b"b", "b": b"a"}, "a"),  # a loop: never resolved
+        ({"a": b"../x"}, "a"),  # plainly out
+    ],
+)
+def test_a_link_leaving_the_tree_through_another_link_is_refused(
+    links: dict[str, bytes], bad: str
+) -> None:
+    with pytest.raises(VcsbenchError, match=f"symlink {bad} points outside the tree"):
+        check_links(links, "here")
+
+
+def test_links_through_links_that_stay_inside_are_kept() -> None:
+    check_links({"lib/cur": b"v2", "lib/v2": b"../src", "top": b"lib/cur/main.c", "s": b"."}, "")
+
+
+def test_a_source_whose_link_leaves_through_another_link_is_refused(tmp_path: Path) -> None:
+    """The chain the lexical check let through, in a source: u -> . beside a target
+    through u that climbs past the root once u is followed."""
+
+    def chain(repo: Any) -> Any:
+        return tree_of(
+            repo,
+            {
+                "u": (repo.create_blob(b"."), LINK),
+                "x": (repo.create_blob(b"u/u/../../etc/passwd"), LINK),
+                "f": (repo.create_blob(b"x\n"), BLOB),
+            },
+        )
+
+    with pytest.raises(VcsbenchError, match=r"symlink x points outside the tree .*through"):
+        load_history_payload(source_with(tmp_path / "chain", chain))
+
+
+def git_source(path: Path, files: dict[str, bytes | str], author: str = "a <a@b>") -> str:
+    """A git work tree of two commits: ``files`` (a str value: a symlink to it), added
+    by force whatever its own ignore files say, by ``author``; then one more file."""
+    path.mkdir()
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
+    name, _, email = author.partition(" <")
+    who = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email.rstrip(">"),
+           "GIT_COMMITTER_NAME": "c", "GIT_COMMITTER_EMAIL": "c@d"}  # fmt: skip
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(path), *args], check=True, env={**env, **who},
+                       capture_output=True)  # fmt: skip
+
+    git("init", "-q", "-b", "main")
+    for rel, data in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            (path / rel).symlink_to(data)
+        else:
+            (path / rel).write_bytes(data)
+    git("add", "-A", "--force")
+    git("commit", "-qm", "one")
+    (path / "next.txt").write_text("next\n")
+    git("add", "next.txt")
+    git("commit", "-qm", "two")
+    return f"history:{path},commits=1"
+
+
+REPLAYERS = "git-pygit2,git-cli,svn-fs,svn-cli,hg-lib,hg-cli"
+
+
+def test_an_ordinary_history_replays_into_every_backend(tmp_path: Path) -> None:
+    """Symlinks to a file and to a directory (git-pygit2's clone and Mercurial's reader
+    missed them), an author without an e-mail (libgit2 refuses to write one), files the
+    tree's own ignore files name, committed all the same (`git add -A`, `hg commit
+    --addremove` left them out): every operation's rounds pass in every backend."""
+    payload = git_source(
+        tmp_path / "src",
+        {"d/f.txt": b"x\n", "linkdir": "d", "linkfile": "d/f.txt", ".gitignore": b"*.log\n",
+         ".hgignore": b"syntax: glob\n*.log\n", "build.log": b"kept\n"},
+        author="student <>",
+    )  # fmt: skip
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *run_args("1", REPLAYERS, "clone,commit,log,checkout", payload, fs="tmpfs", out=out),
+        "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
+    benchmarks = json.loads(out.read_text())["benchmarks"]
+    assert 22 == len(benchmarks)  # svn has no clone
+    assert all(b["extra_info"]["vcsbench"]["errors"] == 0 for b in benchmarks)
+    history = benchmarks[0]["extra_info"]["vcsbench"]["payload"]["history"]
+    assert "1" == history["authors_without_email"]
+    git_log = subprocess.run(
+        ["git", "log", "-1", "--format=%an <%ae>", "main~1"],
+        cwd=tmp_path / "src", capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "student <>" == git_log.stdout.strip()  # the form the replay records too
+
+
+def test_a_history_holding_hgsub_is_skipped_for_mercurial_in_one_line(tmp_path: Path) -> None:
+    """.hgsub, .hgsubstate and .gitmodules are plain files to git and Subversion; Mercurial
+    would fetch the subrepositories .hgsub names (a clone reached for the network)."""
+    payload = git_source(
+        tmp_path / "src",
+        {"a.txt": b"a\n", ".hgsub": b"sub = https://example.invalid/sub\n",
+         ".hgsubstate": b"0123456789012345678901234567890123456789 sub\n",
+         ".gitmodules": b'[submodule "m"]\n\tpath = m\n\turl = https://example.invalid/m\n'},
+    )  # fmt: skip
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *run_args("1", REPLAYERS, "commit,log", payload, fs="tmpfs", out=out),
+        "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
+    for backend in ("hg-lib", "hg-cli"):
+        assert (
+            f"{backend} × commit: skipped, {payload} holds .hgsub, which {backend} cannot "
+            "keep as a file: Mercurial reads it as subrepositories and fetches them"
+        ) in result.stdout
+    benchmarks = json.loads(out.read_text())["benchmarks"]
+    assert 8 == len(benchmarks)
+    assert all(b["extra_info"]["vcsbench"]["errors"] == 0 for b in benchmarks)
