@@ -143,7 +143,7 @@ def fill(
             backend.moved(RoundPaths.of(workdir, index, layout).repo)
     filled = time.perf_counter()
     syncfs(workdir)  # the filling's writeback done here, not in the first round's set-up
-    entries = sorted(len(s.entries) + 1 for s in _SEEDS.values())
+    entries = sorted(s.count + 1 for s in _SEEDS.values())
     how = (
         "one repository made by the backend's create, its files written again at each place"
         if population is None

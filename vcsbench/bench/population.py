@@ -168,8 +168,8 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
 
     def keep(length: int) -> None:
         nonlocal held
-        seed = Seed.read(repo)
-        held += sum(len(e.data) for e in seed.entries)
+        seed = Seed.held(repo)  # the repository grows on: this length's copy kept
+        held += sum(len(e.data) for e in seed.entries or ())
         if held > MAX_SEED_BYTES:
             raise Refusal(
                 f"--age {population.text}: its repositories of {population.low} to {length} "

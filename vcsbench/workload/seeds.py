@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,10 +43,20 @@ class Entry:
     mode: int
 
 
-def snapshot(root: Path) -> list[Entry]:
+SEED_MEMORY_BYTES = 64 << 20
+"""What a seed may hold in memory (its files' bytes, and about 200 bytes an entry); a
+larger one -- a replay of many thousands of commits -- is copied from its directory on
+disk at each round, so memory stays flat in a history's length."""
+ENTRY_COST = 200
+
+
+def snapshot(root: Path, budget: int = SEED_MEMORY_BYTES) -> list[Entry] | None:
     """Every entry below ``root``, parents before children, as what is needed to write it
-    again: directories and their modes, file contents, symlink targets."""
-    entries: list[Entry] = []
+    again: directories and their modes, file contents, symlink targets. None when they
+    would take more than ``budget`` bytes of memory (counted from their sizes before a
+    file is read)."""
+    found: list[tuple[str, str, int]] = []
+    held = 0
     for directory, subdirs, names in os.walk(root):
         subdirs.sort()
         base = Path(directory)
@@ -53,12 +64,17 @@ def snapshot(root: Path) -> list[Entry]:
             path = base / name
             rel = path.relative_to(root).as_posix()
             st = path.lstat()
-            if path.is_symlink():
-                entries.append(Entry(rel, "link", os.readlink(path).encode(), 0))
-            elif path.is_dir():
-                entries.append(Entry(rel, "dir", b"", st.st_mode & 0o7777))
-            else:
-                entries.append(Entry(rel, "file", path.read_bytes(), st.st_mode & 0o7777))
+            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+            held += ENTRY_COST + len(rel) + (st.st_size if kind == "file" else 0)
+            if held > budget:
+                return None
+            found.append((rel, kind, st.st_mode & 0o7777))
+    entries = [
+        Entry(rel, kind, os.readlink(root / rel).encode(), 0)
+        if kind == "link"
+        else Entry(rel, kind, (root / rel).read_bytes() if kind == "file" else b"", mode)
+        for rel, kind, mode in found
+    ]
     entries.sort(key=lambda e: (e.rel.count("/"), e.kind != "dir", e.rel))
     return entries
 
@@ -81,19 +97,62 @@ def write_copy(entries: list[Entry], target: Path, mode: int) -> None:
                 os.close(fd)
 
 
+def copy_tree(root: Path, target: Path, mode: int) -> None:
+    """What :func:`write_copy` writes, read from ``root`` as it goes (no recursion; a
+    file's bytes through the kernel's copy, never whole in memory)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.mkdir(target, mode)
+    todo = [""]
+    while todo:
+        here = todo.pop()
+        with os.scandir(root / here) as listing:
+            found = sorted(listing, key=lambda e: e.name)
+        for entry in found:
+            rel = f"{here}/{entry.name}" if here else entry.name
+            st = entry.stat(follow_symlinks=False)
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), target / rel)
+            elif entry.is_dir(follow_symlinks=False):
+                os.mkdir(target / rel, st.st_mode & 0o7777)
+                todo.append(rel)
+            else:
+                with open(entry.path, "rb") as src:
+                    fd = os.open(target / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                                 st.st_mode & 0o7777)  # fmt: skip
+                    with open(fd, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+
+
 @dataclass(frozen=True)
 class Seed:
-    """A repository read into memory, to be written again at each round's place."""
+    """A repository read into memory, to be written again at each round's place; one
+    larger than ``SEED_MEMORY_BYTES`` is copied from its directory each time."""
 
-    entries: list[Entry]
+    entries: list[Entry] | None
     mode: int
+    root: Path
 
     @classmethod
     def read(cls, root: Path) -> Seed:
-        return cls(snapshot(root), root.stat().st_mode & 0o7777)
+        return cls(snapshot(root), root.stat().st_mode & 0o7777, root)
+
+    @classmethod
+    def held(cls, root: Path) -> Seed:
+        """Read into memory whatever its size: for a directory that changes after."""
+        return cls(snapshot(root, budget=sys.maxsize), root.stat().st_mode & 0o7777, root)
+
+    @property
+    def count(self) -> int:
+        """The entries a copy writes (counted on disk when they are not held)."""
+        if self.entries is not None:
+            return len(self.entries)
+        return sum(len(dirs) + len(files) for _, dirs, files in os.walk(self.root))
 
     def copy_to(self, target: Path) -> None:
-        write_copy(self.entries, target, self.mode)
+        if self.entries is None:
+            copy_tree(self.root, target, self.mode)
+        else:
+            write_copy(self.entries, target, self.mode)
 
 
 REPLAY_FILE = "replay.json"
