@@ -11,6 +11,7 @@ and the result file written by :mod:`vcsbench.bench.record`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,12 +28,14 @@ from vcsbench.bench.record import (
     preset_of,
     result_path,
     run_facts,
+    unwritten_line,
     write_results,
 )
 from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
+from vcsbench.results import outlock
 from vcsbench.sandbox import FsSpec
 
 PREFIX = "vcs-"
@@ -153,6 +156,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any
             passed = False
         if passed is False:
             adapter.fail_run(terminalreporter)
+    unwritten = unwritten_line(config)
+    if unwritten is not None:  # a full disk: said once, and the run fails
+        terminalreporter.write_line(f"vcsbench: {unwritten}")
+        adapter.fail_run(terminalreporter)
     closing_line(terminalreporter, config)
     return result
 
@@ -237,6 +244,27 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         for line in config.stash[SELECTION].unsupported():
             if reporter is not None:
                 reporter.write_line(f"vcsbench: {line}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The result file held for this run (``pytest --benchmark-json``; ``vcsbench run``
+    holds it already): another run writing it is refused before a benchmark starts."""
+    config = session.config
+    path = result_path(config)
+    if path is not None:
+        try:
+            outlock.acquire(path, "--benchmark-json")
+        except VcsbenchError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        config.stash[HELD] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if HELD in config.stash:
+        outlock.release(config.stash[HELD])
+
+
+HELD = pytest.StashKey[Path]()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

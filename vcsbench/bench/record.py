@@ -67,6 +67,30 @@ def carried(config: pytest.Config) -> bool:
 FACTS = pytest.StashKey[tuple[dict[str, Any], dict[str, Any]]]()
 WRITER = pytest.StashKey[ResultWriter]()
 WRITTEN = pytest.StashKey[list[Any]]()
+UNWRITTEN = pytest.StashKey[dict[str, str]]()
+"""Finished benchmarks the last write of the result file could not hold (name -> why;
+``""``: the file itself, when it could not be written at all)."""
+
+
+def unwritten_line(config: pytest.Config) -> str | None:
+    """One line, when the result file could not be written: why, and which finished
+    benchmarks are not in it."""
+    unwritten = config.stash.get(UNWRITTEN, {})
+    path = result_path(config)
+    if not unwritten or path is None:
+        return None
+    why = unwritten.get("") or next(iter(unwritten.values()))
+    names = [name.removeprefix("test_vcs[").removesuffix("]") for name in unwritten if name]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    lost = (
+        f"{len(names)} finished benchmark(s) are not in it: {shown}"
+        if names
+        else ("the run's facts are not in it")
+    )
+    return (
+        f"--out {path}: could not be written ({why}); {lost}; it holds what was written "
+        "before. Free space there, or give another --out, and run them again"
+    )
 
 
 def result_path(config: pytest.Config) -> Path | None:
@@ -115,14 +139,24 @@ def write_results(config: pytest.Config, amend: Any = None) -> None:
         config.stash[WRITER] = ResultWriter(path)
         bench_session.json = None  # the file is written here, whole, after each benchmark
     written = config.stash.setdefault(WRITTEN, [])
+    new = []
     if amend is not None:
         values = [amend.as_dict(include_data=True)]
     else:
         done = {id(b) for b in written}
         new = [b for b in bench_session.benchmarks if not b.has_error and id(b) not in done]
         values = [*(carried if first else []), *(b.as_dict(include_data=True) for b in new)]
-        written += new
-    config.stash[WRITER].write(values, output_json, amend=amend is not None)
+    try:
+        config.stash[WRITER].write(values, output_json, amend=amend is not None)
+    except OSError as exc:  # a full disk: the run goes on; what is not written is said
+        unwritten = config.stash.setdefault(UNWRITTEN, {})
+        unwritten.update({str(b.name): exc.strerror or str(exc) for b in new})
+        unwritten.setdefault("", exc.strerror or str(exc))
+        return
+    written += new
+    for bench in new:
+        config.stash.get(UNWRITTEN, {}).pop(str(bench.name), None)
+    config.stash.get(UNWRITTEN, {}).pop("", None)
     if not (bench_session.save or bench_session.autosave):  # pytest-benchmark's own copy
         for bench in written[:-1]:  # the last may be amended yet
             bench.extra_info["vcsbench"] = {"written": str(path)}

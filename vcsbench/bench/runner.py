@@ -18,6 +18,7 @@ from vcsbench.bench import suite
 from vcsbench.bench.record import Preset
 from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.outlock import owned
 
 COMPACT_COLUMNS = "median,iqr,rounds"
 """pytest-benchmark's table on the command line: the median and its spread (vcsbench's own
@@ -66,7 +67,8 @@ def run_suite(
     ]
     json_out.parent.mkdir(parents=True, exist_ok=True)
     preset = Preset(selection, shlex.join(command), carry, door)
-    code = int(pytest.main(argv, plugins=[preset]))
+    with owned(json_out):  # a second run on the same --out is refused before it starts
+        code = int(pytest.main(argv, plugins=[preset]))
     if preset.refusal:
         print(flush=True)  # after pytest's progress dots, the refusal on a line of its own
         raise VcsbenchError(preset.refusal)
