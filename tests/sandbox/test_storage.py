@@ -168,7 +168,8 @@ def test_a_rule_on_a_device_not_proven_the_runs_is_reported_and_left(
         set_rule(devno, "write_iops", 123)
         image = tmp_path / "vcsbench-ext4-1-x.img"
         image.write_bytes(b"\0" * 4096)
-        st = os.lstat(image)
+        (tmp_path / f"{image.name}.owner").write_text("0" * 32)  # the image proven: the
+        st = os.lstat(image)  # device's backing is what is not
         state = {
             "format": 2,
             "token": "0" * 32,
@@ -303,3 +304,34 @@ def test_a_history_is_replayed_off_the_throttled_device(root: None, tmp_path: Pa
     assert {"commits": 30.0, "unthrottled": 1.0} == {
         k: v for k, v in bench["harness"]["replay"].items() if k in ("commits", "unthrottled")
     }
+
+
+def test_an_image_claimed_by_name_and_inode_alone_is_reported_and_left(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    """A planted claim names a vcsbench-named image by its right device and inode, in a
+    directory the claim says is the user's: without the run's token beside it (the marker
+    a run writes as it makes an image) cleanup leaves it, and says why; with a marker
+    holding another token, too."""
+    image = tmp_path / "vcsbench-ext4-1-x.img"
+    image.write_bytes(b"\0" * 4096)
+    st = os.lstat(image)
+    state = {
+        "format": 2, "token": "0" * 32, "pid": 999999, "starttime": "1",
+        "boot_id": Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+        "kind": "ext4", "uid": os.geteuid(), "temp_root": str(tmp_path),
+        "user_image_dir": str(tmp_path),
+        "image": {"path": str(image), "dev": st.st_dev, "ino": st.st_ino},
+        "dirs": [], "processes": [], "steps": [],
+    }  # fmt: skip
+    for marker in (None, "1" * 32):
+        if marker is not None:
+            (tmp_path / f"{image.name}.owner").write_text(marker)
+        (isolated_state / "claim.json").write_text(json.dumps(state))
+        result = vcsbench("cleanup")
+        assert f"image {image} has no marker beside it with the run's token" in result.stderr
+        assert image.exists()
+    (tmp_path / f"{image.name}.owner").write_text("0" * 32)  # the claim's own token: proven
+    (isolated_state / "claim.json").write_text(json.dumps(state))
+    result = vcsbench("cleanup")
+    assert not image.exists() and not (tmp_path / f"{image.name}.owner").exists()

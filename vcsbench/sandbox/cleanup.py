@@ -27,6 +27,7 @@ from vcsbench.sandbox.ownership import (
     prove_mount,
     prove_process,
     prove_throttled_device,
+    remove_image_marker,
 )
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.sandbox.state import (
@@ -224,6 +225,7 @@ def teardown(state: State) -> list[str]:
                             failures.append(f"loop detach {failed}")
                 try:
                     Path(state.image.path).unlink(missing_ok=True)
+                    remove_image_marker(state.image.path, state.token)
                 except OSError as exc:
                     failures.append(f"remove image {state.image.path}: {exc.strerror}")
         if state.image_dir is not None:

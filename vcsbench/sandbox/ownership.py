@@ -8,7 +8,8 @@ ownership is proved by it and by identities recorded as things were made:
 - a directory (a ``dir:`` work directory, an image directory, a mount point, a clients'
   directory): the same device and inode as recorded, ours, 0700, and holding a marker
   file with the token;
-- an image: a regular file of ours with the recorded device and inode;
+- an image: a regular file of ours with the recorded device and inode, beside a marker
+  file (``IMAGE.owner``) with the token;
 - a loop device: backed by exactly that file (the kernel's record of its inode);
 - a throttle rule: on the device number recorded, while that number is the loop device
   proven the run's;
@@ -88,7 +89,32 @@ def prove_image(state: State) -> str | None:
         return f"image {image.path} cannot be looked at ({exc.strerror})"
     if not stat.S_ISREG(st.st_mode) or not _same(image, st) or st.st_uid != os.geteuid():
         return f"image {image.path} is not the regular file of yours recorded (another inode)"
+    if not secrets.compare_digest(_read_marker(image_marker(image.path)), state.token):
+        return f"image {image.path} has no marker beside it with the run's token"
     return None
+
+
+def image_marker(image: str | Path) -> str:
+    """The file beside an image that holds the token of the run that made it."""
+    return f"{image}.owner"
+
+
+def remove_image_marker(image: str, token: str) -> None:
+    """The marker beside an image removed, if it holds ``token`` (never another's)."""
+    marker = image_marker(image)
+    if secrets.compare_digest(_read_marker(marker), token):
+        os.unlink(marker)
+
+
+def _read_marker(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            if os.fstat(handle.fileno()).st_uid != os.geteuid():
+                return ""
+            return handle.read(256).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def prove_throttled_device(state: State) -> str | None:

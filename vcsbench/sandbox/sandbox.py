@@ -31,7 +31,7 @@ from vcsbench.process import signals_held
 from vcsbench.sandbox import throttle
 from vcsbench.sandbox.cleanup import clean_stale, report_problems, teardown
 from vcsbench.sandbox.mounts import block_device_stat, disk_model, mount_containing, mount_entry
-from vcsbench.sandbox.ownership import tmpfs_source
+from vcsbench.sandbox.ownership import image_marker, tmpfs_source
 from vcsbench.sandbox.spec import (
     BASE_MKFS_ARGS,
     DEFAULT_IMAGE_SIZE,
@@ -242,6 +242,13 @@ class Sandbox:
         image = image_dir / f"{NAME_PREFIX}{spec.kind}-{os.getpid()}-{Path(mountpoint).name}.img"
         size = spec.size_bytes or DEFAULT_IMAGE_SIZE
         with self._recorded("image"):
+            marker = os.open(
+                image_marker(image), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600
+            )  # first: an image is only ever removed beside its token
+            try:
+                os.write(marker, self._state.token.encode())
+            finally:
+                os.close(marker)
             fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.ftruncate(fd, size)
