@@ -312,6 +312,7 @@ def with_rounds(
         "ok": [True] * len(wall_ns),
         "values": {},
     }
+    info["repos"] = info["rounds_asked"] = len(wall_ns)
     info["sampler"]["samples"] = [{"cpu_steal_pct": steal, "loadavg_1m": 0.1, **(sample or {})}] * 3
     document["benchmarks"] = [entry]
     return parse(document, Path("x.json"))

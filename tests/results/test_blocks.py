@@ -30,6 +30,7 @@ def bench_of(
         "values": {"io_write_device": device or [None] * len(wall_ms)},
     }
     info["age"] = age
+    info["repos"] = info["rounds_asked"] = len(wall_ms)
     document["benchmarks"] = [entry]
     return parse(document, Path("x.json")).benchmarks[0]
 

@@ -355,3 +355,45 @@ def test_a_harness_record_of_the_wrong_shape_is_one_line(
     document = tiny()
     first(document)["harness"][field] = value
     one_line(write(tmp_path / "bad.json", document), message)
+
+
+def test_a_unit_the_reader_does_not_read_is_refused_naming_it(tmp_path: Path) -> None:
+    """A figure in another unit would be read as if it were in vcsbench's own (a
+    bytes figure written in KiB reads 1,024 times too small)."""
+    doc = tiny()
+    name = next(iter(first(doc)["metrics"]))
+    unit = first(doc)["metrics"][name]["unit"]
+    first(doc)["metrics"][name]["unit"] = "furlongs"
+    one_line(write(tmp_path / "unit.json", doc), f"unit 'furlongs' is not {unit!r}")
+    doc = tiny()
+    first(doc)["rounds"]["unit"]["wall_ns"] = "ms"
+    one_line(write(tmp_path / "wall.json", doc), "rounds.unit.wall_ns: unit 'ms' is not 'ns'")
+
+
+def test_a_count_of_rounds_the_file_does_not_record_is_refused(tmp_path: Path) -> None:
+    doc = tiny()
+    recorded = len(first(doc)["rounds"]["wall_ns"])
+    first(doc)["repos"] = 10**15
+    one_line(
+        write(tmp_path / "repos.json", doc),
+        f"repos: 1,000,000,000,000,000 rounds, but {recorded:,} are recorded",
+    )
+
+
+def test_two_results_of_one_payload_name_with_other_files_say_so(tmp_path: Path) -> None:
+    """The same name, another SHA-256 of its files (a tree: payload edited between two
+    runs): compare names the difference, never "the environments do not differ"."""
+    doc = tiny()
+    base = write(tmp_path / "base.json", doc)
+    for bench in doc["benchmarks"]:
+        bench["extra_info"]["vcsbench"]["payload"]["sha256"] = "f" * 64
+    other = write(tmp_path / "other.json", doc)
+    result = vcsbench("compare", str(base), str(other))
+    assert "payload content: hello sha256 e7d6c6479d63  →  hello sha256 ffffffffffff" in (
+        result.stdout
+    ), result.stdout[:2000]
+    assert "do not differ" not in result.stdout
+    report = vcsbench("report", str(base), str(other))
+    assert (
+        "hello: 2 different contents under this one name (sha256 e7d6c6479d63, ffffffffffff)"
+    ) in report.stdout, report.stdout[-2000:]

@@ -29,6 +29,31 @@ def _describe_fs(bench: Benchmark) -> str:
     return f"{bench.filesystem.fstype} ({bench.filesystem.mount_options})"
 
 
+def payload_content_differences(bases: list[Run], others: list[Run]) -> tuple[str, str] | None:
+    """Payloads of one name whose content differs between the sides (another SHA-256 of
+    their files): the same name, not the same work. None where every shared name agrees."""
+
+    def digests(runs: list[Run]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for run in runs:
+            for bench in run.benchmarks:
+                if bench.payload.sha256:
+                    found.setdefault(bench.payload.shown, set()).add(bench.payload.sha256)
+        return found
+
+    b, o = digests(bases), digests(others)
+    differ = sorted(name for name in b.keys() & o.keys() if b[name] != o[name])
+    if not differ:
+        return None
+
+    def text(side: dict[str, set[str]]) -> str:
+        return "; ".join(
+            f"{name} sha256 {', '.join(d[:12] for d in sorted(side[name]))}" for name in differ
+        )
+
+    return text(b), text(o) + " (the same name, other files)"
+
+
 def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]:
     """What differs between the two runs' environments, by category."""
     diffs: dict[str, tuple[str, str]] = {}
@@ -46,6 +71,10 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
             ", ".join(f"{n:,}" for n in b_repos),
             ", ".join(f"{n:,}" for n in o_repos),
         )
+
+    content = payload_content_differences([base], [other])
+    if content:
+        diffs["payload content"] = content
 
     def collect(result: Run, what: str) -> str:
         values: list[str] = []

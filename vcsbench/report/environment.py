@@ -73,6 +73,18 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
+    digests: dict[str, set[str]] = {}
+    for result in files:
+        for bench in result.benchmarks:
+            if bench.payload.sha256:
+                digests.setdefault(bench.payload.shown, set()).add(bench.payload.sha256)
+    for name, found in sorted(digests.items()):
+        if len(found) > 1:
+            add(
+                "payload",
+                f"{name}: {len(found)} different contents under this one name (sha256 "
+                f"{', '.join(d[:12] for d in sorted(found))}): its rows are not the same work",
+            )
     order = [
         "machine", "system", "filesystem", "storage", "backend", "payload", "footprint", "cache",
         "harness",

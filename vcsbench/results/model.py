@@ -75,7 +75,7 @@ class Metric:
         d = expect(data, dict, where)
         signed = METRICS[name].signed
         return cls(
-            unit=optional(d, "unit", str, where, ""),
+            unit=_unit(optional(d, "unit", str, where, ""), metric(name).unit, where),
             total=optional_number(d, "total", where, signed=signed),
             per_repo=optional_number(d, "per_repo", where, signed=signed),
             reason=optional(d, "reason", str, where, ""),
@@ -126,6 +126,13 @@ class Rounds:
     @classmethod
     def from_json(cls, data: object, where: str) -> Rounds:
         d = expect(data, dict, where)
+        units = expect(d.get("unit") or {}, dict, f"{where}.unit")
+        for key, want in (
+            {"t_start_s": "s (perf_counter)", "wall_ns": "ns"}
+            | {k: metric(k).unit for k in units if k in METRICS}
+        ).items():
+            if key in units:
+                _unit(expect(units[key], str, f"{where}.unit.{key}"), want, f"{where}.unit.{key}")
         wall_raw = numbers(required(d, "wall_ns", list, where), f"{where}.wall_ns")
         if None in wall_raw:
             raise SchemaError(f"{where}.wall_ns[{wall_raw.index(None)}] is missing")
@@ -145,6 +152,18 @@ class Rounds:
                     f"{where}.values.{key}: {len(series)} values but {len(wall)} rounds"
                 )
         return cls(starts, wall, ok, values)
+
+
+def _unit(found: str, want: str, where: str) -> str:
+    """A unit a result file gives, refused where it is not the one this vcsbench reads the
+    figure in (a number in another unit would be read as if it were in this one)."""
+    if found and found != want:
+        raise SchemaError(f"{where}: unit {found!r} is not {want!r}, the unit this vcsbench reads")
+    return want
+
+
+MAX_ROUNDS = 10**9
+"""More rounds than any run makes (a million repositories is the largest asked of it)."""
 
 
 @dataclass(frozen=True)
@@ -335,7 +354,7 @@ class Benchmark:
         floor = optional(d, "floor", dict, where, {})
         for key in ("ratio", "ms_per_repo"):
             optional_number(floor, key, f"{where}.floor")
-        return cls(
+        benchmark = cls(
             name=optional(d, "name", str, where, ""),
             backend=BackendInfo.from_json(d.get("backend"), f"{where}.backend"),
             op=required(d, "op", str, where),
@@ -367,6 +386,13 @@ class Benchmark:
             schema_version=SCHEMA_VERSION,
             source=source,
         )
+        recorded = len(benchmark.rounds)
+        if benchmark.repos > MAX_ROUNDS or (recorded and recorded != benchmark.repos):
+            raise SchemaError(
+                f"{where}.repos: {benchmark.repos:,} rounds, but {recorded:,} are recorded "
+                "(a file vcsbench wrote records every round it counts)"
+            )
+        return benchmark
 
 
 @dataclass
