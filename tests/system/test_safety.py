@@ -6,6 +6,7 @@ the test's own state directory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -495,6 +496,47 @@ def test_a_fifo_in_a_tree_payload_is_refused_not_read(tmp_path: Path) -> None:
     result = run_payload(f"tree:{tree}", tmp_path)  # reading it would block: 60 s timeout
     assert 2 == result.returncode
     assert "pipe is not a regular file" in result.stderr
+
+
+def test_a_tree_payload_deeper_than_python_recurses_is_one_line(tmp_path: Path) -> None:
+    """1,100 directories deep (Python's os.walk recursed past its limit: a traceback)."""
+    depth, here, back = 1100, tmp_path / "tree", os.getcwd()
+    here.mkdir()
+    (here / "top.txt").write_text("x")
+    try:
+        os.chdir(here)  # names relative to the last directory: the whole path is too long
+        for _ in range(depth):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("f").write_text("x")
+        os.chdir(back)
+        result = run_payload(f"tree:{here}", tmp_path)
+    finally:
+        os.chdir(here)  # taken down from the bottom, as deep as it was made
+        for _ in range(depth):
+            os.chdir("d")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink("f")
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+        os.chdir(back)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "lies more than 256 directories deep, deeper than a payload's path may" in line
+
+
+def test_a_tree_payload_file_larger_than_a_payload_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    with open(tree / "sparse.img", "wb") as handle:
+        handle.truncate(3 << 30)  # 3 GiB of hole: read whole, the run would hold 3 GiB
+    result = run_payload(f"tree:{tree}", tmp_path)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"sparse.img is {3 << 30:,} bytes, more than the 2 GiB a payload's files" in line
 
 
 @pytest.mark.parametrize(

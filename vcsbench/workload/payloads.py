@@ -243,6 +243,8 @@ def check_names(files: Mapping[str, bytes], where: str) -> None:
 
 TREE_MAX_FILES = 200_000
 TREE_MAX_BYTES = 2 << 30
+MAX_DEPTH = 256
+"""Directories a payload's path may lie below (a real repository's deepest is a few dozen)."""
 PSEUDO_FSTYPES = frozenset(
     "proc sysfs devtmpfs devpts debugfs tracefs securityfs cgroup cgroup2 pstore bpf "
     "configfs fusectl mqueue hugetlbfs binfmt_misc efivarfs autofs rpc_pipefs nsfs".split()
@@ -259,9 +261,10 @@ def _pseudo_filesystem(path: Path) -> str:
     return fstype if fstype in PSEUDO_FSTYPES else ""
 
 
-def _read_regular(path: Path, rel: str, where: str) -> bytes:
+def _read_regular(path: Path, rel: str, where: str, room: int = TREE_MAX_BYTES) -> bytes:
     """A regular file's bytes; anything else (a FIFO, a device, a symlink) is refused
-    before it is read, so nothing can block the run."""
+    before it is read, so nothing can block the run, and so is a file larger than the
+    ``room`` left in the tree (from its size, before its bytes are read)."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
     try:
         fd = os.open(path, flags)
@@ -273,9 +276,15 @@ def _read_regular(path: Path, rel: str, where: str) -> bytes:
             ) from None
         raise VcsbenchError(f"{where}: {rel} cannot be read ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise VcsbenchError(f"{where}: {rel} is not a regular file")
-        return handle.read()
+        if st.st_size > room:
+            raise VcsbenchError(
+                f"{where}: {rel} is {st.st_size:,} bytes, more than the "
+                f"{TREE_MAX_BYTES >> 30} GiB a payload's files may be together"
+            )
+        return handle.read(room + 1)
 
 
 def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
@@ -284,14 +293,20 @@ def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
     root_dev = os.stat(root).st_dev
-    for directory, subdirs, names in os.walk(root, followlinks=False):
-        here = Path(directory)
+    todo = [root]  # walked without recursion: a tree of any depth is one line, not a crash
+    while todo:
+        here = todo.pop()
         if os.stat(here).st_dev != root_dev and _pseudo_filesystem(here):
             raise VcsbenchError(
                 f"{where}: {here} is on a {_pseudo_filesystem(here)} filesystem, whose files "
                 "are the kernel's, not content; give a directory of your own files"
             )
-        for name in sorted(names) + sorted(subdirs):
+        with os.scandir(here) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        subdirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        names = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
+        links = {e.name for e in entries if e.is_symlink()}
+        for name in names + subdirs:
             path = here / name
             rel = path.relative_to(root).as_posix()
             try:
@@ -302,14 +317,19 @@ def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
                     f"{where}: file name {shown!r} is not UTF-8, which the backends' "
                     "repositories record names in; rename it or leave it out"
                 ) from None
-            if name in subdirs and path.is_symlink():
+            if name in links and path.is_dir():
                 raise VcsbenchError(
                     f"{where}: {rel} is a symlink; vcsbench's backends commit regular files "
                     "only: replace it by the file, or leave it out"
                 )
+            if rel.count("/") >= MAX_DEPTH:
+                raise VcsbenchError(
+                    f"{where}: {rel[:60]}... lies more than {MAX_DEPTH} directories deep, "
+                    "deeper than a payload's path may; give a shallower tree"
+                )
             if name not in names:
                 continue
-            files[rel] = _read_regular(path, rel, where)
+            files[rel] = _read_regular(path, rel, where, TREE_MAX_BYTES - total)
             total += len(files[rel])
             if len(files) > TREE_MAX_FILES or total > TREE_MAX_BYTES:
                 raise VcsbenchError(
@@ -317,7 +337,11 @@ def read_user_tree(root: Path, where: str) -> dict[str, bytes]:
                     f"{TREE_MAX_BYTES >> 30} GiB, more than a payload vcsbench writes in every "
                     "round; give a smaller tree"
                 )
-        subdirs[:] = [d for d in subdirs if d.lower() not in RESERVED_PARTS]
+        todo.extend(
+            here / d
+            for d in reversed(subdirs)
+            if d.lower() not in RESERVED_PARTS and d not in links
+        )
     if not files:
         raise VcsbenchError(f"{where}: holds no files to commit")
     return files

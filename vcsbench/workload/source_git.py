@@ -10,7 +10,7 @@ from typing import Any
 
 from vcsbench.backends.changes import GIT_KINDS, Node
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import TREE_MAX_FILES
+from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_FILES
 from vcsbench.workload.source import (
     DEFAULT_COMMITS,
     RELEASE_EVERY,
@@ -19,7 +19,7 @@ from vcsbench.workload.source import (
     SourceHistory,
     check_length,
 )
-from vcsbench.workload.tree_bounds import MAX_DEPTH, check_shape, check_size
+from vcsbench.workload.tree_bounds import check_shape, check_size
 
 GITLINK = 0o160000
 MAX_TREE_OBJECT_BYTES = 64 << 20

@@ -30,7 +30,7 @@ from typing import Any
 
 from vcsbench.backends.changes import Node
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import TREE_MAX_FILES
+from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_FILES
 from vcsbench.workload.source import (
     DEFAULT_COMMITS,
     HistorySpec,
@@ -39,7 +39,7 @@ from vcsbench.workload.source import (
     check_length,
     pair_renames,
 )
-from vcsbench.workload.tree_bounds import MAX_DEPTH, check_shape, check_size
+from vcsbench.workload.tree_bounds import check_shape, check_size
 
 SVN_MODIFY, SVN_ADD, SVN_DELETE, SVN_REPLACE = 0, 1, 2, 3
 """``svn_fs_path_change_kind_t``."""

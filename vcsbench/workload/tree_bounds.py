@@ -21,11 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import TREE_MAX_BYTES, TREE_MAX_FILES
+from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_BYTES, TREE_MAX_FILES
 
 MAX_FILE_BYTES = 256 << 20
-MAX_DEPTH = 256
-"""Directories a replayed path may lie below (a real repository's deepest is a few dozen)."""
 MAX_PATH_BYTES = 4095
 """A path's length in bytes, relative to the repository: Linux's PATH_MAX less its NUL."""
 MAX_HOPS = 40
