@@ -361,7 +361,7 @@ class HgHistory(SourceHistory):
             fctx = ctx[path]
             kind = HG_KINDS[flags]
             check_shape(where, rel)
-            sizes[rel] = fctx.size()
+            sizes[rel] = _hg_size(fctx)
             check_size(where, rel, sizes[rel])
             writes[rel] = Node(kind, fctx.data() if contents or kind == "link" else b"")
             source = fctx.copysource() if parent is not None else None
@@ -378,6 +378,15 @@ class HgHistory(SourceHistory):
             int(seconds),
             sizes,
         )
+
+
+def _hg_size(fctx: Any) -> int:
+    """A file's size from its filelog's index, never its data (Mercurial's own ``size()``
+    reads a copied file's whole text); a copy's metadata header counts with it."""
+    revlog = getattr(fctx.filelog(), "_revlog", None)
+    if revlog is not None and hasattr(revlog, "rawsize"):
+        return int(revlog.rawsize(fctx.filerev()))
+    return int(fctx.size())
 
 
 def _items(manifest: Any) -> Iterator[tuple[bytes, bytes]]:
