@@ -12,6 +12,7 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
 from vcsbench.backends.tools import parse_options
+from vcsbench.bench.cases import check_back, runnable, skipped
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -29,7 +30,7 @@ from vcsbench.bench.options import (
 )
 from vcsbench.bench.policy import CACHE_STATES, DEFAULT_KEPT, KeptPolicy, VerifyPolicy
 from vcsbench.bench.population import Population, parse_age
-from vcsbench.bench.remote import reaches, remote_of
+from vcsbench.bench.remote import remote_of
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OperationSpec
@@ -312,107 +313,12 @@ class Selection:
 
     def cases(self) -> list[tuple[Variant, OperationSpec, str, FsSpec]]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""
-        return [
-            (backend, op, payload, spec)
-            for spec in self.fs
-            for payload in self.payloads
-            for op in self.ops
-            for backend in self.backends
-            if op.supported_by(backend.cls)
-            and reaches(backend, op.needs)
-            and replays(backend, op, payload)
-        ]
+        return runnable(self.backends, self.ops, self.payloads, self.fs)
 
     def unsupported(self) -> list[str]:
         """One line per (backend variant, operation) pair of the selection that cannot
         run, saying why (what the operation needs that the backend lacks)."""
-        from vcsbench.workload.source import is_history
-
-        lines = []
-        for op in self.ops:
-            needs = op.needs
-            for backend in self.backends:
-                lacks = needs - backend.cls.capabilities
-                if lacks:
-                    lines.append(
-                        f"{backend.text} × {op}: skipped, {backend.name} has no "
-                        f"{', '.join(sorted(lacks))}"
-                    )
-                elif op.back and any(not is_history(p) for p in self.payloads):
-                    plain = [p for p in self.payloads if not is_history(p)]
-                    lines.append(
-                        f"{backend.text} × {op}: skipped for {', '.join(plain)}, back= reaches "
-                        "into a replayed history"
-                    )
-                elif acted_on := [
-                    f"{p} holds {name}, which {backend.name} cannot keep as a file: {why}"
-                    for p in self.payloads
-                    for name, why in acts_on(backend, p).items()
-                ]:
-                    lines.append(f"{backend.text} × {op}: skipped, " + "; ".join(acted_on))
-                elif any(not replays(backend, op, p) for p in self.payloads):
-                    lines.append(
-                        f"{backend.text} × {op}: skipped for history: payloads, "
-                        f"{backend.name} does not replay histories"
-                    )
-                elif not reaches(backend, needs):
-                    lines.append(
-                        f"{backend.text} × {op}: skipped, remote= goes through the server "
-                        f"for {', '.join(sorted(backend.cls.remote_calls))} only; {op} would "
-                        "run on the repository directly"
-                    )
-        return lines
-
-
-def check_back(ops: list[OperationSpec], payloads: list[str]) -> None:
-    """``back=K`` counts revisions of a replayed history: one line if no payload is one,
-    or if K reaches before a history's first revision."""
-    from vcsbench.workload.history import HistoryPayload
-    from vcsbench.workload.payloads import load_payload
-
-    for op in ops:
-        back = op.back
-        if not back:
-            continue
-        histories = [p for p in map(load_payload, payloads) if isinstance(p, HistoryPayload)]
-        if not histories:  # with one, the others' benchmarks of it are skipped, said
-            raise VcsbenchError(
-                f"operation {op} reaches back into a replayed history, and payload "
-                f"{payloads[0]!r} is not one; use a history:REPO payload or drop back="
-            )
-        for payload in histories:  # loaded (and cached) when the payloads were read
-            name = payload.name
-            if back >= payload.revisions:
-                raise VcsbenchError(
-                    f"operation {op}: payload {name} replays {payload.revisions} "
-                    "revisions, so back= must be below that"
-                )
-
-
-def replays(backend: Variant, op: OperationSpec, payload: str) -> bool:
-    """A history payload's operations on a repository built from it need a backend that
-    replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
-    from vcsbench.workload.source import is_history
-
-    if acts_on(backend, payload):
-        return False
-    if not is_history(payload):
-        return not op.back
-    if not op.builds_seed:
-        return True
-    return "replay" in backend.cls.capabilities
-
-
-def acts_on(backend: Variant, payload: str) -> dict[str, str]:
-    """The files of ``payload`` (at its root, in any revision) that the backend's VCS
-    acts on rather than keeps (Mercurial's ``.hgsub``), and what it does with each."""
-    from vcsbench.workload.payloads import load_payload
-
-    names = backend.cls.acts_on
-    if not names:
-        return {}
-    found = load_payload(payload).root_names()
-    return {name: why for name, why in names.items() if name in found}
+        return skipped(self.backends, self.ops, self.payloads)
 
 
 def _perturbation(value: str) -> str:

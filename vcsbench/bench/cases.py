@@ -1,0 +1,117 @@
+"""Which cases of a selection run, and one line for each pair that does not, saying why:
+an operation the backend lacks, ``back=`` without a history, a file the backend's VCS acts
+on rather than keeps (Mercurial's ``.hgsub``), a history for a backend that does not
+replay, a call a remote variant does not make through its server."""
+
+from __future__ import annotations
+
+from vcsbench.backends import Variant
+from vcsbench.bench.remote import reaches
+from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox import FsSpec
+from vcsbench.workload.operations import OperationSpec
+from vcsbench.workload.source import is_history
+
+
+def runnable(
+    backends: list[Variant], ops: list[OperationSpec], payloads: list[str], fs: list[FsSpec]
+) -> list[tuple[Variant, OperationSpec, str, FsSpec]]:
+    """(backend variant, op, payload, fs) for every benchmark the backend can run."""
+    return [
+        (backend, op, payload, spec)
+        for spec in fs
+        for payload in payloads
+        for op in ops
+        for backend in backends
+        if op.supported_by(backend.cls)
+        and reaches(backend, op.needs)
+        and replays(backend, op, payload)
+    ]
+
+
+def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[str]) -> list[str]:
+    """One line per (backend variant, operation) pair of the selection that cannot
+    run, saying why (what the operation needs that the backend lacks)."""
+    lines = []
+    for op in ops:
+        needs = op.needs
+        for backend in backends:
+            lacks = needs - backend.cls.capabilities
+            if lacks:
+                lines.append(
+                    f"{backend.text} × {op}: skipped, {backend.name} has no "
+                    f"{', '.join(sorted(lacks))}"
+                )
+            elif op.back and any(not is_history(p) for p in payloads):
+                plain = [p for p in payloads if not is_history(p)]
+                lines.append(
+                    f"{backend.text} × {op}: skipped for {', '.join(plain)}, back= reaches "
+                    "into a replayed history"
+                )
+            elif acted_on := [
+                f"{p} holds {name}, which {backend.name} cannot keep as a file: {why}"
+                for p in payloads
+                for name, why in acts_on(backend, p).items()
+            ]:
+                lines.append(f"{backend.text} × {op}: skipped, " + "; ".join(acted_on))
+            elif any(not replays(backend, op, p) for p in payloads):
+                lines.append(
+                    f"{backend.text} × {op}: skipped for history: payloads, "
+                    f"{backend.name} does not replay histories"
+                )
+            elif not reaches(backend, needs):
+                lines.append(
+                    f"{backend.text} × {op}: skipped, remote= goes through the server "
+                    f"for {', '.join(sorted(backend.cls.remote_calls))} only; {op} would "
+                    "run on the repository directly"
+                )
+    return lines
+
+
+def check_back(ops: list[OperationSpec], payloads: list[str]) -> None:
+    """``back=K`` counts revisions of a replayed history: one line if no payload is one,
+    or if K reaches before a history's first revision."""
+    from vcsbench.workload.history import HistoryPayload
+    from vcsbench.workload.payloads import load_payload
+
+    for op in ops:
+        back = op.back
+        if not back:
+            continue
+        histories = [p for p in map(load_payload, payloads) if isinstance(p, HistoryPayload)]
+        if not histories:  # with one, the others' benchmarks of it are skipped, said
+            raise VcsbenchError(
+                f"operation {op} reaches back into a replayed history, and payload "
+                f"{payloads[0]!r} is not one; use a history:REPO payload or drop back="
+            )
+        for payload in histories:  # loaded (and cached) when the payloads were read
+            name = payload.name
+            if back >= payload.revisions:
+                raise VcsbenchError(
+                    f"operation {op}: payload {name} replays {payload.revisions} "
+                    "revisions, so back= must be below that"
+                )
+
+
+def replays(backend: Variant, op: OperationSpec, payload: str) -> bool:
+    """A history payload's operations on a repository built from it need a backend that
+    replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
+    if acts_on(backend, payload):
+        return False
+    if not is_history(payload):
+        return not op.back
+    if not op.builds_seed:
+        return True
+    return "replay" in backend.cls.capabilities
+
+
+def acts_on(backend: Variant, payload: str) -> dict[str, str]:
+    """The files of ``payload`` (at its root, in any revision) that the backend's VCS
+    acts on rather than keeps (Mercurial's ``.hgsub``), and what it does with each."""
+    from vcsbench.workload.payloads import load_payload
+
+    names = backend.cls.acts_on
+    if not names:
+        return {}
+    found = load_payload(payload).root_names()
+    return {name: why for name, why in names.items() if name in found}
