@@ -55,8 +55,17 @@ def _explicit(config: pytest.Config) -> bool:
     return False
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Check ``--vcs-*`` options up front when given: a bad value is one line, exit 4."""
+    """Check ``--vcs-*`` options up front when given: a bad value is one line, exit 4.
+    Benchmarks under pytest-xdist are refused in vcsbench's words before pytest-benchmark
+    refuses them in its own (xdist turns benchmarks off)."""
+    workers = config.getoption("numprocesses", None) if hasattr(config.option, "dist") else None
+    if workers and config.getoption("benchmark_only", False):
+        raise pytest.UsageError(
+            f"-n {workers}: benchmarks run in one process (its rounds are the machine's "
+            "only work, and variants interleave in it); drop -n to run them"
+        )
     config.addinivalue_line(
         "markers",
         "vcs(backends=[...], fs=[...], payload=..., repos=N): where and with what a "
