@@ -158,3 +158,19 @@ def test_help_names_every_access_path_and_every_study() -> None:
     top = vcsbench("--help").stdout
     for name in [*STUDIES, *LOAD_STUDIES]:
         assert name in top
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["study", "markus2031"], "vcsbench study: error: argument study: invalid choice: "
+         "'markus2031'"),
+        (["run", "--repos"], "vcsbench run: error: argument --repos: expected one argument"),
+        (["nope"], "vcsbench: error: argument COMMAND: invalid choice: 'nope'"),
+    ],
+)  # fmt: skip
+def test_an_argument_argparse_refuses_is_one_line(args: list[str], message: str) -> None:
+    result = vcsbench(*args)
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(message) and line.endswith(" --help"), line

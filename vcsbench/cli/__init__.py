@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from vcsbench import __version__
 from vcsbench.cli import (
@@ -35,14 +36,24 @@ COMMANDS: tuple[Command, ...] = tuple(
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A bad argument is one line naming it and where the accepted values are (argparse
+    prints the whole usage first: eleven lines for ``vcsbench study``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="vcsbench",
         description="Micro-benchmarks for version-control backends: time, CPU, IO at the "
         "process and at the device, and disk footprint, on filesystems vcsbench controls.",
     )
     parser.add_argument("--version", action="version", version=f"vcsbench {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser
+    )
     for command in COMMANDS:
         sub = commands.add_parser(command.name, **command.parser)
         command.add_arguments(sub)
