@@ -69,15 +69,16 @@ def source_with(path: Path, build: Any) -> str:
 
 def refusal_and_peak(payload: str) -> tuple[str, int]:
     """The payload read in a process of its own: its refusal and its peak RSS (KiB)."""
-    code = (
-        "import json, resource, sys\n"
+    code = (  # VmHWM: this process's own peak (ru_maxrss keeps the parent's across exec)
+        "import json, sys\n"
         "from vcsbench.errors import VcsbenchError\n"
         "from vcsbench.workload.history import load_history_payload\n"
         "try:\n"
         "    load_history_payload(sys.argv[1]); said = ''\n"
         "except VcsbenchError as exc:\n"
         "    said = str(exc)\n"
-        "print(json.dumps([said, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))\n"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+        "print(json.dumps([said, int(hwm.split()[1])]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, payload], capture_output=True, text=True, timeout=300
