@@ -181,16 +181,16 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
         grown.inodes[length], grown.allocated[length] = made.inodes, made.allocated_bytes
 
     if isinstance(payload, HistoryPayload):
-        history = payload.source()
-        for length, change in enumerate(history.changes(), 1):
-            backend.replay(repo, change, scratch)
-            if length >= population.low:
-                want = digest_tree(history.tree(length - 1))
-                problems = tree_differences(want, backend.tree(repo, length))
-                _refuse_if(problems, population, backend, length)
-                keep(length)
-            if length == population.high:
-                break
+        with payload.source() as history:
+            for length, change in enumerate(history.changes(), 1):
+                backend.replay(repo, change, scratch)
+                if length >= population.low:
+                    want = digest_tree(history.tree(length - 1))
+                    problems = tree_differences(want, backend.tree(repo, length))
+                    _refuse_if(problems, population, backend, length)
+                    keep(length)
+                if length == population.high:
+                    break
     else:
         files = dict(payload.files)
         for length in range(1, population.high + 1):

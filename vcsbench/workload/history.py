@@ -112,18 +112,18 @@ class HistoryPayload(Payload):
         """Create ``repo`` and replay every commit into it through ``backend``; then check
         the last replayed revision's tree and ``SAMPLES`` earlier ones against the source.
         Returns what the replay cost (commits, seconds, commits/s)."""
-        history = self.source()
-        backend.create(repo)
-        count = len(history.replayed)
-        started = time.perf_counter()
-        for done, change in enumerate(history.changes(), 1):
-            backend.replay(repo, change, scratch)
-            if done % RELEASE_EVERY == 0:
-                gc.collect()  # what the backend's calls left in cycles (repository objects)
-            if progress is not None:
-                progress(done, count)
-        seconds = time.perf_counter() - started
-        problems = replay_problems(backend, repo, history)
+        with self.source() as history:
+            backend.create(repo)
+            count = len(history.replayed)
+            started = time.perf_counter()
+            for done, change in enumerate(history.changes(), 1):
+                backend.replay(repo, change, scratch)
+                if done % RELEASE_EVERY == 0:
+                    gc.collect()  # what the backend's calls left in cycles (repositories)
+                if progress is not None:
+                    progress(done, count)
+            seconds = time.perf_counter() - started
+            problems = replay_problems(backend, repo, history)
         if problems:
             raise VcsbenchError(
                 f"{backend.label}: the replay of {self.spec.name} does not match its source: "
@@ -156,7 +156,11 @@ def replay_problems(backend: Backend, repo: Path, history: SourceHistory) -> lis
 @cache
 def load_history_payload(name: str) -> HistoryPayload:
     spec = parse_history_name(name)
-    history = read_history(spec)
+    with read_history(spec) as history:
+        return _history_payload(spec, history)
+
+
+def _history_payload(spec: HistorySpec, history: SourceHistory) -> HistoryPayload:
     renames = deletes = no_email = history.left_out = 0
     roots: set[str] = set()
     messages: list[str] = []

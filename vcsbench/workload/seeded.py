@@ -174,7 +174,8 @@ class ReachesBack(FromSeed):
         """The source's tree at replayed revision ``revision``: every file's kind and data."""
         assert self.history is not None
         if revision not in self._nodes:
-            self._nodes[revision] = self.history.source().tree(revision - 1)
+            with self.history.source() as source:
+                self._nodes[revision] = source.tree(revision - 1)
         return self._nodes[revision]
 
     def files_at(self, revision: int) -> Files:

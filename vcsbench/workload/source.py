@@ -193,6 +193,15 @@ class SourceHistory:
         """What names the source besides its ids (a repository's UUID, a path inside it)."""
         return {}
 
+    def close(self) -> None:
+        """Let the source go now (a reader may hold a repository's packs mapped)."""
+
+    def __enter__(self) -> SourceHistory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def read_tree(self, rid: str) -> dict[str, Node]:
         raise NotImplementedError
 

@@ -4,6 +4,7 @@ from object headers before a file's bytes are read (:meth:`GitHistory.bound_chan
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,16 @@ class GitHistory(SourceHistory):
 
     def identity(self) -> dict[str, Any]:
         return {"gitlinks_left_out": self.left_out}
+
+    def close(self) -> None:
+        """A pygit2 Repository is a reference cycle (its branches, references and remotes
+        hold it), freed only by the cycle collector: until then libgit2 keeps the source's
+        packs mapped, and the next reader of the same source maps them again (419 MiB
+        resident for a 309 MiB pack of 100,000 commits, against 125 MiB collected)."""
+        if self._repo is not None:
+            self._repo.free()
+            self._repo = None
+            gc.collect()
 
     @property
     def repo(self) -> Any:
