@@ -266,3 +266,17 @@ def test_a_history_holding_hgsub_is_skipped_for_mercurial_in_one_line(tmp_path: 
     benchmarks = json.loads(out.read_text())["benchmarks"]
     assert 8 == len(benchmarks)
     assert all(b["extra_info"]["vcsbench"]["errors"] == 0 for b in benchmarks)
+
+
+def test_a_commit_message_of_hundreds_of_mib_is_refused_from_its_header(tmp_path: Path) -> None:
+    """A 64 MiB message (a loose object of a few KiB), at the tip and behind it."""
+    repo = pygit2.init_repository(str(tmp_path / "msg"), bare=True, initial_head="main")
+    tree = tree_of(repo, {"a.txt": (repo.create_blob(b"a\n"), BLOB)})
+    who = pygit2.Signature("t", "t@example.org", 1_700_000_000, 0)
+    first = repo.create_commit("refs/heads/main", who, who, "x" * (64 << 20), tree, [])
+    said, peak = refusal_and_peak(f"history:{tmp_path / 'msg'},commits=1")
+    assert f"commit {str(first)[:12]} is " in said and "more than the 16 MiB" in said
+    repo.create_commit("refs/heads/main", who, who, "next", tree, [first])
+    said, peak = refusal_and_peak(f"history:{tmp_path / 'msg'},commits=1")
+    assert f"commit {str(first)[:12]} is " in said and "more than the 16 MiB" in said
+    assert peak < 100 << 10, f"peak RSS {peak} KiB while refusing"

@@ -25,6 +25,18 @@ from vcsbench.workload.tree_bounds import check_shape, check_size
 GITLINK = 0o160000
 MAX_TREE_OBJECT_BYTES = 64 << 20
 """A git tree object's size: a directory of ~1,000,000 entries, far past any tree's limit."""
+MAX_COMMIT_OBJECT_BYTES = 16 << 20
+"""A git commit object's size (its message, mostly): Linux's longest is a few KiB."""
+
+
+def check_commit(repo: Any, oid: Any, where: str) -> None:
+    """Refuse a commit object larger than a message can sanely be, from its header."""
+    size = repo.odb.read_header(oid)[1]
+    if size > MAX_COMMIT_OBJECT_BYTES:
+        raise VcsbenchError(
+            f"{where}: commit {str(oid)[:12]} is {size:,} bytes (its message), more than the "
+            f"{MAX_COMMIT_OBJECT_BYTES >> 20} MiB vcsbench reads"
+        )
 
 
 def _open_git(spec: HistorySpec, where: str) -> Any:
@@ -139,6 +151,7 @@ class GitHistory(SourceHistory):
         self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool
     ) -> RawChange:
         repo = self.repo
+        check_commit(repo, rid, self.where)
         commit = repo[rid]
         where = f"{self.where}, commit {rid[:12]}"
         before = repo[parent].tree if parent is not None else None
@@ -186,6 +199,12 @@ def read_git(spec: HistorySpec) -> GitHistory:
 
     where = f"payload {spec.name}"
     repo = _open_git(spec, where)
+    try:  # a reference's target sized before it is read (revparse reads the object)
+        named = repo.lookup_reference_dwim(spec.start).resolve().target
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        named = None
+    if named is not None:
+        check_commit(repo, named, where)
     try:
         tip = repo.revparse_single(spec.start).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
@@ -196,6 +215,7 @@ def read_git(spec: HistorySpec) -> GitHistory:
     chain = [str(tip.id)]
     commit = tip
     while len(chain) < wanted and commit.parent_ids:
+        check_commit(repo, commit.parent_ids[0], where)
         commit = repo[commit.parent_ids[0]]
         chain.append(str(commit.id))
         if len(chain) % RELEASE_EVERY == 0:
