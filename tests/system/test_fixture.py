@@ -177,3 +177,37 @@ def test_the_result_file_names_each_case_as_it_was_given(pytester: pytest.Pytest
     assert {("svn-fs", f"dir:{pytester.path}"), ("git-cli", f"dir:{pytester.path}")} == {
         (p["vcs_backend"], p["vcs_fs"]) for p in params
     }
+
+
+BRANCHES_ON_THE_VCS = """
+import pytest
+
+
+@pytest.mark.vcs(backends=["git-cli", "svn-cli"])
+def test_verify_repository(vcsbench):
+    def prepare(r):
+        r.backend.create(r.repo)
+        r.backend.commit(r.repo, {"a.txt": b"a"}, "first", r.scratch)
+
+    def run(r):  # one operation, the VCS's own check of its repository
+        if r.backend.vcs == "git":
+            r.sh("git", "-C", r.repo, "fsck", "--no-progress")
+        else:
+            r.sh("svnadmin", "verify", "--quiet", r.repo)
+
+    def verify(r):
+        return [] if r.backend.name in ("git-cli", "svn-cli") else [r.backend.name]
+
+    vcsbench(run, prepare=prepare, verify=verify)
+"""
+
+
+def test_a_users_operation_branches_on_the_backends_vcs(pytester: pytest.Pytester) -> None:
+    """``r.backend.vcs`` and ``r.backend.name`` say which it is: one operation covers git
+    and Subversion on one row."""
+    result, document = run_user(pytester, BRANCHES_ON_THE_VCS)
+    result.assert_outcomes(passed=2)
+    infos = [b["extra_info"]["vcsbench"] for b in document["benchmarks"]]
+    assert {("git-cli", 5, 0), ("svn-cli", 5, 0)} == {
+        (i["backend"]["name"], i["verified"], i["errors"]) for i in infos
+    }
