@@ -174,3 +174,19 @@ def test_an_argument_argparse_refuses_is_one_line(args: list[str], message: str)
     assert 2 == result.returncode
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(message) and line.endswith(" --help"), line
+
+
+def test_create_runs_once_whatever_the_payloads(tmp_path: Path) -> None:
+    """create makes an empty repository whatever the payload: one row, said."""
+    out = tmp_path / "r.json"
+    result = vcsbench(*run_args("2", "git-pygit2", "create,commit", "hello,submission",
+                                fs="tmpfs", out=out))  # fmt: skip
+    assert 0 == result.returncode, result.stderr
+    assert "create × submission: skipped, create takes no payload (run once, with hello)" in (
+        result.stdout
+    )
+    found = sorted(
+        (b["extra_info"]["vcsbench"]["op"], b["extra_info"]["vcsbench"]["payload"]["name"])
+        for b in json.loads(out.read_text())["benchmarks"]
+    )
+    assert [("commit", "hello"), ("commit", "submission"), ("create", "hello")] == found

@@ -26,13 +26,19 @@ def runnable(
         if op.supported_by(backend.cls)
         and reaches(backend, op.needs)
         and replays(backend, op, payload)
+        and (op.takes_payload or payload == payloads[0])
     ]
 
 
 def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[str]) -> list[str]:
     """One line per (backend variant, operation) pair of the selection that cannot
     run, saying why (what the operation needs that the backend lacks)."""
-    lines = []
+    lines = [
+        f"{op} × {', '.join(payloads[1:])}: skipped, {op} takes no payload (run once, "
+        f"with {payloads[0]})"
+        for op in ops
+        if not op.takes_payload and len(payloads) > 1
+    ]
     for op in ops:
         needs = op.needs
         for backend in backends:

@@ -103,6 +103,9 @@ class Operation(abc.ABC):
     """One line for ``--help`` and the README: what the timed part does."""
     checks: ClassVar[str] = "the newest revision read back by the backend's verifier"
     """One line for the README: how a round is verified."""
+    takes_payload: ClassVar[bool] = True
+    """Whether the payload changes what is timed (``create`` makes an empty repository
+    whatever the payload: it runs once, with the first payload named)."""
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""

@@ -47,6 +47,7 @@ from vcsbench.workload.seeded import (
 class Create(Operation):
     name = "create"
     needs = frozenset({"create"})
+    takes_payload = False
     summary = "a new, empty repository"
 
     def run(self, paths: RoundPaths) -> None:
@@ -161,6 +162,10 @@ class OperationSpec:
     @property
     def builds_seed(self) -> bool:
         return self.cls.builds_seed
+
+    @property
+    def takes_payload(self) -> bool:
+        return self.cls.takes_payload
 
     @property
     def back(self) -> int | None:
