@@ -223,7 +223,7 @@ class RoundLoop:
             floor_round = index == self.rounds - 1
         is_floor_round = floor_round and error is None
         roots = self.operation.measured(paths)
-        floor_before = floor.snapshot(roots, self.workdir) if is_floor_round else {}
+        floor_before = floor.snapshot(roots, self.workdir) if is_floor_round else floor.NOTHING
         try:  # what the round's paths held before it: the change is the footprint less this
             held = footprint(*roots, processes=1).allocated_bytes if error is None else 0
         except OSError as exc:
