@@ -57,7 +57,9 @@ def test_a_second_run_on_the_same_output_is_refused_and_the_first_keeps_it(
         )  # fmt: skip
         assert 4 == door.returncode, door.stdout + door.stderr
         assert "another run" in door.stderr and "is writing it" in door.stderr
-        assert '{"benchmarks": []}' == out.read_text()  # untouched by either
+        load = vcsbench("load", "--fs", f"dir:{tmp_path}", "--out", str(out))
+        assert 2 == load.returncode and "is writing it" in load.stderr, load.stderr[-2000:]
+        assert '{"benchmarks": []}' == out.read_text()  # untouched by any of them
     finally:
         holder.kill()  # SIGKILL: the kernel lets the name go
         holder.wait()

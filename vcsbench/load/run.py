@@ -39,6 +39,7 @@ from vcsbench.measure.writers import device_of
 from vcsbench.results import Run, parse
 from vcsbench.results.io import beside, own_directory, write_document
 from vcsbench.results.load import LOAD_SCHEMA
+from vcsbench.results.outlock import owned
 from vcsbench.sandbox import Sandbox, open_sandbox
 from vcsbench.servers.apache import APACHE_USER, apache_ids
 from vcsbench.servers.distance import Distance
@@ -346,7 +347,13 @@ def _summary(entry: dict[str, Any]) -> str:
 def run_load(plan: LoadPlan, out: Path, command: Sequence[str], run_id: str = "") -> Run:
     """Run the plan over each access path, writing the result file after every step;
     return it as the model reads it. An access path that cannot be run is recorded as
-    such and the run goes on; an interrupt keeps what finished and is raised again."""
+    such and the run goes on; an interrupt keeps what finished and is raised again. The
+    result file is held for the run (a second run writing it is refused before it starts)."""
+    with owned(out):
+        return _run_load(plan, out, command, run_id)
+
+
+def _run_load(plan: LoadPlan, out: Path, command: Sequence[str], run_id: str) -> Run:
     # Absolute: servers resolve relative paths against their own roots (Apache's
     # ServerRoot), not against this directory.
     logs = beside(out.resolve(), "-logs")
