@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,13 +51,28 @@ disk at each round, so memory stays flat in a history's length."""
 ENTRY_COST = 200
 
 
+def _over(root: Path, budget: int) -> bool:
+    """Whether ``root``'s entries would take more than ``budget`` bytes held, counted from
+    their sizes alone (nothing kept while counting: a seed too large costs no memory)."""
+    held = 0
+    for directory, subdirs, names in os.walk(root):
+        for name in subdirs + names:
+            st = os.lstat(os.path.join(directory, name))
+            held += ENTRY_COST + len(directory) + len(name)
+            held += st.st_size if stat.S_ISREG(st.st_mode) else 0
+            if held > budget:
+                return True
+    return False
+
+
 def snapshot(root: Path, budget: int = SEED_MEMORY_BYTES) -> list[Entry] | None:
     """Every entry below ``root``, parents before children, as what is needed to write it
     again: directories and their modes, file contents, symlink targets. None when they
     would take more than ``budget`` bytes of memory (counted from their sizes before a
     file is read)."""
-    found: list[tuple[str, str, int]] = []
-    held = 0
+    if _over(root, budget):
+        return None
+    entries: list[Entry] = []
     for directory, subdirs, names in os.walk(root):
         subdirs.sort()
         base = Path(directory)
@@ -64,17 +80,12 @@ def snapshot(root: Path, budget: int = SEED_MEMORY_BYTES) -> list[Entry] | None:
             path = base / name
             rel = path.relative_to(root).as_posix()
             st = path.lstat()
-            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
-            held += ENTRY_COST + len(rel) + (st.st_size if kind == "file" else 0)
-            if held > budget:
-                return None
-            found.append((rel, kind, st.st_mode & 0o7777))
-    entries = [
-        Entry(rel, kind, os.readlink(root / rel).encode(), 0)
-        if kind == "link"
-        else Entry(rel, kind, (root / rel).read_bytes() if kind == "file" else b"", mode)
-        for rel, kind, mode in found
-    ]
+            if path.is_symlink():
+                entries.append(Entry(rel, "link", os.readlink(path).encode(), 0))
+            elif path.is_dir():
+                entries.append(Entry(rel, "dir", b"", st.st_mode & 0o7777))
+            else:
+                entries.append(Entry(rel, "file", path.read_bytes(), st.st_mode & 0o7777))
     entries.sort(key=lambda e: (e.rel.count("/"), e.kind != "dir", e.rel))
     return entries
 
