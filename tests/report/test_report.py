@@ -575,3 +575,16 @@ def test_an_operation_baseline_sets_its_other_variants_against_it(tmp_path: Path
         assert cells[5] == f"{found.text(3)} {found.verdict()}"
         allocated = other.per_repo("footprint_allocated") / base.per_repo("footprint_allocated")  # type: ignore[operator]
         assert cells[7] == f"{allocated:.2f}x"
+
+
+def test_a_report_with_no_device_figure_says_so_instead_of_a_table_of_n_a() -> None:
+    tmpfs = vcsbench("report", str(DATA / "tiny-tmpfs.json"))
+    assert 0 == tmpfs.returncode, tmpfs.stderr
+    assert (
+        "Device KiB written per repository: not measured here (no block device under this "
+        "filesystem), so no table."
+    ) in tmpfs.stdout
+    ext4 = vcsbench("report", str(DATA / "tiny-ext4.json"))
+    assert "Device KiB written per repository (journal, metadata and writeback included)." in (
+        ext4.stdout
+    )

@@ -104,14 +104,28 @@ def headline(
     some_kept = any(
         b.per_repo(KEPT_FOOTPRINT) is not None for rows in grouped.values() for b in rows
     )
+    benches = [b for rows in grouped.values() for b in rows]
+    device: list[Block] = [
+        paragraph("Device KiB written per repository (journal, metadata and writeback included)."),
+        table(header, device_rows, text_columns),
+    ]
+    if all(b.per_repo("io_write_device") is None for b in benches):  # a table of n/a
+        found = (b.metrics.get("io_write_device") for b in benches)
+        why = sorted({m.reason for m in found if m is not None and m.reason})
+        device = [
+            paragraph(
+                "Device KiB written per repository: not measured here"
+                + (f" ({'; '.join(why)})" if why else "")
+                + ", so no table."
+            )
+        ]
     return [
         paragraph(
             "Time per operation: median, and its ratio to the reference (the baseline where "
             f"one is given, else the group's fastest) with its interval. {EXPLAINED}"
         ),
         table(header, time_rows, text_columns),
-        paragraph("Device KiB written per repository (journal, metadata and writeback included)."),
-        table(header, device_rows, text_columns),
+        *device,
         paragraph("Allocated KiB per repository, as the rounds wrote it."),
         table(header, allocated_rows, text_columns),
         *(kept if some_kept else []),
