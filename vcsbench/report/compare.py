@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from vcsbench.report.environment import payload_digests
 from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
 from vcsbench.results.comparison import (
     COMPARED_METRICS,
@@ -33,15 +34,7 @@ def payload_content_differences(bases: list[Run], others: list[Run]) -> tuple[st
     """Payloads of one name whose content differs between the sides (another SHA-256 of
     their files): the same name, not the same work. None where every shared name agrees."""
 
-    def digests(runs: list[Run]) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = {}
-        for run in runs:
-            for bench in run.benchmarks:
-                if bench.payload.sha256:
-                    found.setdefault(bench.payload.shown, set()).add(bench.payload.sha256)
-        return found
-
-    b, o = digests(bases), digests(others)
+    b, o = payload_digests(bases), payload_digests(others)
     differ = sorted(name for name in b.keys() & o.keys() if b[name] != o[name])
     if not differ:
         return None

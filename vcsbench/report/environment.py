@@ -30,6 +30,17 @@ def kept_text(bench: Benchmark) -> str:
     return f"{bench.case}: {after} ({count('repositories')} of {count('of')} repositories{cost})"
 
 
+def payload_digests(runs: list[Run]) -> dict[str, set[str]]:
+    """Each payload name (as shown) -> the SHA-256s of its files among ``runs``: more than
+    one is the same name over other work."""
+    found: dict[str, set[str]] = {}
+    for run in runs:
+        for bench in run.benchmarks:
+            if bench.payload.sha256:
+                found.setdefault(bench.payload.shown, set()).add(bench.payload.sha256)
+    return found
+
+
 def environment(files: list[Run]) -> list[tuple[str, str]]:
     """(label, value) lines describing where and how the results were obtained."""
     lines: list[tuple[str, str]] = []
@@ -73,12 +84,7 @@ def environment(files: list[Run]) -> list[tuple[str, str]]:
         if result.command:
             add("command", result.command)
         add("results", f"{Path(result.path).name} ({result.datetime})")
-    digests: dict[str, set[str]] = {}
-    for result in files:
-        for bench in result.benchmarks:
-            if bench.payload.sha256:
-                digests.setdefault(bench.payload.shown, set()).add(bench.payload.sha256)
-    for name, found in sorted(digests.items()):
+    for name, found in sorted(payload_digests(files).items()):
         if len(found) > 1:
             add(
                 "payload",

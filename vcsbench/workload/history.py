@@ -1,16 +1,17 @@
 """A real history as a payload: ``history:SOURCE[,commits=N,from=REV]``.
 
-SOURCE is a git repository (a path or a ``file://`` URL; Subversion and Mercurial sources:
-:mod:`vcsbench.workload.sources`). vcsbench walks its first-parent
-line back from REV (default: HEAD): REV itself is held out as *the next real change* (what
-the ``commit`` operation commits), and the N commits before it are replayed, oldest first,
-into every backend under test -- the first of them as its whole tree, each later one as
-the change from its first parent (adds, modifications, deletions, renames as git's own
-rename detection finds them, executable bits, symlinks), with its message and author.
+SOURCE is a git repository (a path or a ``file://`` URL; Subversion and Mercurial
+sources: :mod:`vcsbench.workload.source_svn`, :mod:`vcsbench.workload.source_hg`).
+vcsbench walks its first-parent line back from REV (default: HEAD): REV itself is held
+out as *the next real change* (what the ``commit`` operation commits), and the N commits
+before it are replayed, oldest first, into every backend under test -- the first of them
+as its whole tree, each later one as the change from its first parent (adds,
+modifications, deletions, renames as git's own rename detection finds them, executable
+bits, symlinks), with its message and author.
 
 The source is data. It is read through libgit2 (pygit2), which runs nothing a repository
-names (no hooks, filters, diff drivers); nothing of it is passed to a shell; every path is
-checked as a payload's are (relative, no ``..``, no VCS metadata directory) and every
+names (no hooks, filters, diff drivers); nothing of it is passed to a shell; every path
+is checked as a payload's are (relative, no ``..``, no VCS metadata directory) and every
 symlink's target must stay inside the tree. A submodule entry (a gitlink) is not content
 and is left out, counted in the payload's description.
 
@@ -42,7 +43,8 @@ from vcsbench.workload.source import (
     parse_history_name,
 )
 from vcsbench.workload.source_git import read_git
-from vcsbench.workload.sources import read_hg, read_svn, svn_root
+from vcsbench.workload.source_hg import read_hg
+from vcsbench.workload.source_svn import read_svn, svn_root
 
 SAMPLES = 3
 """Earlier revisions verified besides the last (evenly spaced)."""

@@ -1,14 +1,14 @@
 """A history source, read: what the git, Subversion and Mercurial readers share.
 
 ``history:SOURCE[,commits=N,from=REV]`` names the source (:class:`HistorySpec`); every
-reader walks the source's first-parent (or path-changing) revisions and gives each as the
-change every VCS records (:class:`~vcsbench.backends.changes.Change`), through the
+reader walks the source's first-parent (or path-changing) revisions and gives each as
+the change every VCS records (:class:`~vcsbench.backends.changes.Change`), through the
 bookkeeping of :class:`SourceHistory` (directories made and emptied, the kinds before,
 names and links checked as data from anywhere, sizes bounded:
 :mod:`vcsbench.workload.tree_bounds`). The readers: git's in
-:mod:`vcsbench.workload.source_git`, Subversion's and Mercurial's in
-:mod:`vcsbench.workload.sources`. The payload that replays a history:
-:mod:`vcsbench.workload.history`.
+:mod:`vcsbench.workload.source_git`, Subversion's in
+:mod:`vcsbench.workload.source_svn`, Mercurial's in :mod:`vcsbench.workload.source_hg`.
+The payload that replays a history: :mod:`vcsbench.workload.history`.
 """
 
 from __future__ import annotations
