@@ -1,6 +1,6 @@
 """What an operation is: a round's paths, and the base class every operation is built on
 (an untimed ``prepare``, the timed ``run``, an untimed ``verify``); the operations
-themselves are in ``operations.py`` (on a fresh repository) and ``seeded.py`` (on a copy
+themselves are in ``operations.py`` (on a fresh repository) and ``seeded_ops.py`` (on a copy
 of a repository built once per benchmark)."""
 
 from __future__ import annotations

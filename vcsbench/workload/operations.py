@@ -4,7 +4,7 @@ Each operation is split into an untimed ``prepare``, the timed ``run`` and an un
 ``verify``, and says which paths are its result (``measured``: what footprint and floor
 count). A backend declares the primitive calls it implements (``capabilities``); an
 operation declares the ones it needs (``needs``), so the matrix holds only pairs that
-can run. Adding an operation is one class (here, or in ``seeded.py`` when it starts from a
+can run. Adding an operation is one class (here, or in ``seeded_ops.py`` when it starts from a
 repository built once per benchmark) and one entry in ``OPERATIONS``.
 
 An operation may take options, written like a backend variant: ``log[history=1000]``.
@@ -33,7 +33,7 @@ from vcsbench.workload.operation import (
 )
 from vcsbench.workload.payloads import Payload
 from vcsbench.workload.reading import Diff, Log, Objects, RevList, TopoLog
-from vcsbench.workload.seeded import (
+from vcsbench.workload.seeded_ops import (
     Checkout,
     Clone,
     Commit,
