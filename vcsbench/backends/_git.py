@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 from vcsbench.backends._git_loose import NotLoose, git_dir_of, read_loose_objects
 from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import GIT_KINDS
-from vcsbench.backends.tools import run_tool
+from vcsbench.backends.tools import ToolError, run_tool
 from vcsbench.errors import VcsbenchError
 
 IDENTITY = {
@@ -207,11 +208,14 @@ def nth_first_parent(commits: list[Any], revision: int, where: Path) -> Any:
 
 
 def first_parent_id(repo: Path, revision: int) -> str:
-    """The ``revision``-th commit's id (first parents, from the root), by ``git rev-list``."""
+    """The ``revision``-th commit's id (first parents, from the root): counted by ``git
+    rev-list --count`` and named as ``HEAD~K``, so a long history is never listed whole."""
     git = ["git", "--git-dir", str(git_dir_of(repo))]
-    listed = run_tool([*git, "rev-list", "--first-parent", "--reverse", "HEAD"], env=git_env())
-    commit: str = nth_first_parent(listed.decode().split(), revision, repo)
-    return commit
+    count = int(run_tool([*git, "rev-list", "--first-parent", "--count", "HEAD"], env=git_env()))
+    if not 1 <= revision <= count:
+        raise ValueError(f"{repo} has {count} revisions, not {revision}")
+    named = f"HEAD~{count - revision}^{{commit}}"
+    return run_tool([*git, "rev-parse", "--verify", named], env=git_env()).decode().strip()
 
 
 @contextlib.contextmanager
@@ -245,10 +249,10 @@ def reachable_with_pygit2(repo_path: Path) -> tuple[set[str], set[str]]:
 
 def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
     """The ``revision``-th commit's tree (first parents, from the root), read by ``git
-    ls-tree`` and ``git cat-file --batch``: every file's kind and SHA-256."""
+    ls-tree`` and ``git cat-file --batch``: every file's kind and SHA-256, each blob
+    hashed as it streams by (a tree of any size is never held whole)."""
     git = ["git", "--git-dir", str(git_dir_of(repo))]
-    listed = run_tool([*git, "rev-list", "--first-parent", "--reverse", "HEAD"], env=git_env())
-    commit = nth_first_parent(listed.decode().split(), revision, repo)
+    commit = first_parent_id(repo, revision)
     out = run_tool([*git, "ls-tree", "-r", "-z", "--full-tree", commit], env=git_env())
     entries: list[tuple[str, str, str]] = []
     for record in out.split(b"\0"):
@@ -258,16 +262,37 @@ def tree_with_git_cli(repo: Path, revision: int) -> dict[str, tuple[str, str]]:
         mode, _kind, oid = meta.split()
         if int(mode, 8) in GIT_KINDS:
             entries.append((name.decode(), GIT_KINDS[int(mode, 8)], oid.decode()))
-    request = b"".join(oid.encode() + b"\n" for _, _, oid in entries)
-    blobs = run_tool([*git, "cat-file", "--batch"], env=git_env(), stdin=request)
+    del out
     tree: dict[str, tuple[str, str]] = {}
-    pos = 0
-    for rel, kind, _oid in entries:
-        end = blobs.index(b"\n", pos)
-        size = int(blobs[pos:end].split()[2])
-        data = blobs[end + 1 : end + 1 + size]
-        pos = end + 2 + size
-        tree[rel] = (kind, hashlib.sha256(data).hexdigest())
+    with tempfile.TemporaryFile() as request, tempfile.TemporaryFile() as errors:
+        request.writelines(oid.encode() + b"\n" for _, _, oid in entries)
+        request.seek(0)
+        with subprocess.Popen(
+            [*git, "cat-file", "--batch"], stdin=request, stdout=subprocess.PIPE,
+            stderr=errors, env=git_env(),
+        ) as proc:  # fmt: skip
+            assert proc.stdout is not None
+            for rel, kind, want in entries:
+                header = proc.stdout.readline().split()
+                if len(header) != 3 or header[0].decode() != want:
+                    break  # git's own message, or the exit status, says why
+                digest, left = hashlib.sha256(), int(header[2])
+                while left:
+                    chunk = proc.stdout.read(min(left, 1 << 20))
+                    if not chunk:
+                        break
+                    digest.update(chunk)
+                    left -= len(chunk)
+                proc.stdout.read(1)  # the newline after each object
+                tree[rel] = (kind, digest.hexdigest())
+            proc.stdout.read()
+        errors.seek(0)
+        if proc.returncode != 0 or len(tree) != len(entries):
+            said = errors.read(4096).decode(errors="replace").strip()
+            raise ToolError(
+                f"git cat-file --batch exited {proc.returncode} after {len(tree)} of "
+                f"{len(entries)} objects: {said or 'no message'}"
+            )
     return tree
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -169,6 +170,7 @@ class GitPygit2(GitBackend):
         for name, value in entries.items():
             if isinstance(value, dict):
                 sub_base = None
+                name = sys.intern(name)  # see _edit_tree
                 if base is not None and name in base and base[name].type_str == "tree":
                     sub_base = repo[base[name].id]
                 oid = self._write_tree(repo, sub_base, value)
@@ -211,6 +213,11 @@ class GitPygit2(GitBackend):
         blob; -> dict: a subtree's edits) applied; None where nothing is left in it."""
         builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
         for name, value in edits.items():
+            # pygit2 (1.21.0, measured) keeps a reference to the name it is given by
+            # `in`, [], TreeBuilder.get and .remove: a fresh string each commit would
+            # stay for good (6.5 MiB over a 30,000-commit replay); an interned one is
+            # kept once, however often it is named.
+            name = sys.intern(name)
             present = base is not None and name in base and base[name].type_str == "tree"
             if value is None:
                 if builder.get(name) is not None:

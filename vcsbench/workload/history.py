@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.backends.base import Backend
-from vcsbench.backends.changes import Change, digest_tree, tree_differences
+from vcsbench.backends.changes import Change, tree_differences
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import Payload, register_kind
 from vcsbench.workload.source import (
@@ -145,7 +145,7 @@ def replay_problems(backend: Backend, repo: Path, history: SourceHistory) -> lis
     source's tree at the same commit (kind and content, every file, nothing more)."""
     problems: list[str] = []
     for revision in sample_revisions(len(history.replayed)):
-        want = digest_tree(history.tree(revision - 1))
+        want = history.tree_digests(history.replayed[revision - 1])
         try:
             got = backend.tree(repo, revision)
         except Exception as exc:  # a reader that fails fails the replay
@@ -181,11 +181,7 @@ def _history_payload(spec: HistorySpec, history: SourceHistory) -> HistoryPayloa
     if not files:
         raise VcsbenchError(f"payload {spec.name}: its last replayed commit has no files")
     next_change = history.next_change()
-    next_tree = (
-        digest_tree(history.read_tree(history.next_commit))
-        if history.next_commit is not None
-        else {}
-    )
+    next_tree = history.tree_digests(history.next_commit) if history.next_commit is not None else {}
     identity = {
         "source": str(spec.source.resolve()),
         "vcs": history.vcs,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends.changes import Change, Node
+from vcsbench.backends.changes import Change, DigestTree, Node, digest_tree
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import check_names
 from vcsbench.workload.tree_bounds import Tally, check_links, check_shape
@@ -204,6 +204,11 @@ class SourceHistory:
 
     def read_tree(self, rid: str) -> dict[str, Node]:
         raise NotImplementedError
+
+    def tree_digests(self, rid: str) -> DigestTree:
+        """Commit ``rid``'s tree as each file's kind and SHA-256 (what verification
+        compares), not kept: a reader may give it without holding every file's bytes."""
+        return digest_tree(self.read_tree(rid))
 
     def raw_change(
         self, rid: str, parent: str | None, kinds: Mapping[str, str], contents: bool

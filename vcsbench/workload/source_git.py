@@ -5,11 +5,12 @@ from object headers before a file's bytes are read (:meth:`GitHistory.bound_chan
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vcsbench.backends.changes import GIT_KINDS, Node
+from vcsbench.backends.changes import GIT_KINDS, DigestTree, Node
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_FILES
 from vcsbench.workload.source import (
@@ -88,10 +89,9 @@ class GitHistory(SourceHistory):
             self._repo.free()  # libgit2's caches released; the handle stays usable
         return self._repo
 
-    def read_tree(self, rid: str) -> dict[str, Node]:
-        """Commit ``rid``'s whole tree, every file's node (walked without recursion)."""
+    def _files(self, rid: str) -> Iterator[tuple[str, str, Any]]:
+        """Commit ``rid``'s files (path, kind, blob id), walked without recursion."""
         repo = self.repo
-        found: dict[str, Node] = {}
         todo = [(repo[rid].tree.id, "")]
         while todo:
             tree_id, prefix = todo.pop()
@@ -100,8 +100,22 @@ class GitHistory(SourceHistory):
                 if entry.filemode == 0o040000:
                     todo.append((entry.id, rel + "/"))
                 elif entry.filemode in GIT_KINDS:
-                    found[rel] = Node(GIT_KINDS[entry.filemode], repo[entry.id].data)
-        return found
+                    yield rel, GIT_KINDS[entry.filemode], entry.id
+
+    def read_tree(self, rid: str) -> dict[str, Node]:
+        """Commit ``rid``'s whole tree, every file's node."""
+        tree = {rel: Node(kind, self._repo[oid].data) for rel, kind, oid in self._files(rid)}
+        self._repo.free()  # the pack windows and delta bases a whole tree's read mapped
+        return tree
+
+    def tree_digests(self, rid: str) -> DigestTree:
+        """Each file's kind and SHA-256, one blob read at a time."""
+        digests = {
+            rel: (kind, hashlib.sha256(self._repo[oid].data).hexdigest())
+            for rel, kind, oid in self._files(rid)
+        }
+        self._repo.free()
+        return digests
 
     def _entries(self, tree_id: Any, prefix: str, where: str) -> dict[str, tuple[int, Any]]:
         if tree_id is None:
