@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import os
 import struct
@@ -13,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.document import Document, paragraph
+from vcsbench.report.formats.html import page
 from vcsbench.report.ratios import time_ratio
 from vcsbench.results import read
 from vcsbench.results.comparison import parse_gate
@@ -588,3 +591,17 @@ def test_a_report_with_no_device_figure_says_so_instead_of_a_table_of_n_a() -> N
     assert "Device KiB written per repository (journal, metadata and writeback included)." in (
         ext4.stdout
     )
+
+
+def test_the_html_page_sets_markdown_code_spans_as_code() -> None:
+    """The documents write `code` for the Markdown formats; the HTML page shows it as
+    code, never as backticks, and a lone backtick (a name from a result file) as text."""
+    doc = Document("t").add(
+        paragraph("a commit of the `submission` payload; the open loop (`--shape open`)"),
+        paragraph("a name with one ` in it <b>"),
+    )
+    out = page([doc])
+    assert "<code>submission</code>" in out and "<code>--shape open</code>" in out
+    assert "a name with one ` in it &lt;b&gt;" in out
+    body = out.split("<body>")[1].split("<script>")[0]
+    assert 1 == htmllib.unescape(body).count("`")

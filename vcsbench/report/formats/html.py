@@ -45,9 +45,18 @@ SORT_SCRIPT = (
 )
 
 
+def _marked(text: str) -> str:
+    """Plain text, its Markdown code spans (`like this`) set as code: the documents write
+    them for the Markdown formats; an odd backtick is left as it is."""
+    pieces = text.split("`")
+    if len(pieces) % 2 == 0:
+        return esc(text)
+    return "".join(f"<code>{esc(p)}</code>" if i % 2 else esc(p) for i, p in enumerate(pieces))
+
+
 def _span(part: Inline) -> str:
     if isinstance(part, str):
-        return esc(part)
+        return _marked(part)
     if part.style == "strong":
         return f"<strong>{esc(part.text)}</strong>"
     return f"<code>{esc(part.text)}</code>" if part.style == "code" else esc(part.text)
