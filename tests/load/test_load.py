@@ -4,11 +4,14 @@ and bad input in one line."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import random
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -388,6 +391,33 @@ def test_open_loop_latency_counts_from_the_scheduled_arrival(tmp_path: Path) -> 
     assert "arrivals/s" in out
 
 
+def test_poisson_arrivals_have_exponential_gaps_at_the_rate_and_the_seeds_times(
+    tmp_path: Path,
+) -> None:
+    """``--arrivals poisson:7`` at 20 a second for 5 s: about 100 arrivals, the gaps
+    between their scheduled times exponential (as spread as their mean: a coefficient of
+    variation near 1, where a fixed schedule's is 0) and exactly the seed's draws, so the
+    same command arrives at the same times every run."""
+    document = _load(
+        tmp_path, "--paths", "local:svn-fs", "--shape", "open", "--steps", "20",
+        "--step-seconds", "5", "--students", "80", "--max-clients", "8",
+        "--arrivals", "poisson:7",
+    )  # fmt: skip
+    assert "poisson:7" == document["arrivals"]
+    entry = document["loads"][0]
+    assert entry["steps"][0]["errors"] == {}
+    due = sorted(entry["raw"]["t_intended"])
+    gaps = [b - a for a, b in itertools.pairwise(due)]
+    assert 60 <= len(due) <= 140, len(due)  # Poisson: 100 +- 4 standard deviations
+    mean = statistics.fmean(gaps)
+    assert 0.035 < mean < 0.065, mean
+    assert 0.7 < statistics.pstdev(gaps) / mean < 1.3
+    draws = random.Random("7:0:0")
+    draws.expovariate(20.0)  # the first arrival's gap from the step's start
+    want = [draws.expovariate(20.0) for _ in gaps]
+    assert want == pytest.approx(gaps, abs=1e-6)
+
+
 @pytest.mark.parametrize(
     ("signum", "path", "server"),
     [
@@ -448,6 +478,9 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the 4 clients"),
         (["--shape", "spiral"], "--shape 'spiral' is not known; use closed or open"),
         (["--shape", "open", "--steps", "2,-1"], "not a list of arrival rates per second"),
+        (["--shape", "open", "--arrivals", "gauss"], "--arrivals 'gauss' is not known; use"),
+        (["--shape", "open", "--arrivals", "poisson:x"], "poisson:SEED (a whole number)"),
+        (["--arrivals", "poisson"], "--arrivals poisson is for the open loop (--shape open)"),
         (["--payload", "nothing"], "payload 'nothing' is not known"),
         (["--capacity-factor", "1"], "--capacity-factor 1.0 must be > 1"),
         (["--fs", "ntfs"], "ntfs"),

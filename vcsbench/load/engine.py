@@ -94,6 +94,7 @@ class LocalDriver:
         shared.rate = float(level)
         shared.lags = []
         shared.t0 = time.perf_counter()
+        sessions.open_schedule(shared)
         shared.open = True
         deadline = shared.t0 + config.step_seconds
         target = config.step_ops or 0
@@ -248,6 +249,7 @@ def run_worker(host: str, port: int, home: Path | None = None) -> None:
         shared = sessions.SHARED
         shared.started = shared.arrivals = 0
         shared.t0 = time.perf_counter()
+        sessions.open_schedule(shared)
         shared.open = True
 
     def on_close(environment: Any, msg: Any, **kwargs: Any) -> None:

@@ -30,6 +30,9 @@ class EngineConfig:
     max_clients: int
     step_seconds: float
     step_ops: int | None = None
+    arrivals: str = "fixed"
+    """Open loop: ``fixed`` (evenly spaced) or ``poisson`` (exponential gaps, seeded)."""
+    arrival_seed: int = 1
     url_base: str = ""
     client_env: Mapping[str, str] = field(default_factory=dict)
     ca_file: str | None = None

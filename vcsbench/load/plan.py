@@ -83,6 +83,14 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "server does and latency counts from the scheduled arrival",
     ),
     LoadOption(
+        "arrivals",
+        "fixed",
+        "open loop: fixed (default: evenly spaced) or poisson[:SEED] (exponential gaps, "
+        "as independent users arrive; seeded, default seed 1: the same times every run)",
+        str,
+        "fixed|poisson[:SEED]",
+    ),
+    LoadOption(
         "steps",
         "1,2,4,8",
         "one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
@@ -222,6 +230,9 @@ class LoadPlan:
     capacity_factor: float
     port: int = 0
     shape: str = "closed"
+    arrivals: str = "fixed"
+    """Open loop: ``fixed`` (evenly spaced) or ``poisson`` (exponential gaps)."""
+    arrival_seed: int = 1
     max_clients: int = 64
     history: int = 100
     workers: int = 0
@@ -273,6 +284,7 @@ class LoadPlan:
         if shape not in SHAPES:
             raise VcsbenchError(f"--shape {shape!r} is not known; use {' or '.join(SHAPES)}")
         steps = _steps(str(values["steps"]), shape)
+        arrivals, arrival_seed = parse_arrivals(str(values["arrivals"]), shape)
         max_clients = int(values["max_clients"])
         clients = int(max(steps)) if shape == "closed" else max_clients
         if max_clients < 1:
@@ -319,6 +331,8 @@ class LoadPlan:
             capacity_factor=float(values["capacity_factor"]),
             port=port,
             shape=shape,
+            arrivals=arrivals,
+            arrival_seed=arrival_seed,
             max_clients=max_clients,
             history=int(values["history"]),
             workers=workers,
@@ -350,6 +364,25 @@ def _distances(
     kbit = parse_bandwidth(bandwidth) if bandwidth else None
     toxiproxy_binary()  # installed, or one line now rather than after the first path
     return tuple(Distance(ms, kbit) for ms in parse_rtts(rtt))
+
+
+def parse_arrivals(text: str, shape: str) -> tuple[str, int]:
+    """``fixed`` or ``poisson[:SEED]``: the open loop's arrivals and their seed."""
+    kind, sep, seed = text.strip().partition(":")
+    if (
+        kind not in ("fixed", "poisson")
+        or (sep and not seed.isdigit())
+        or (kind == "fixed" and sep)
+    ):
+        raise VcsbenchError(
+            f"--arrivals {text!r} is not known; use fixed, poisson or poisson:SEED (a whole number)"
+        )
+    if kind == "poisson" and shape != "open":
+        raise VcsbenchError(
+            "--arrivals poisson is for the open loop (--shape open): a closed loop's clients "
+            "start their next session when the last ends"
+        )
+    return kind, int(seed) if sep else 1
 
 
 def _steps(text: str, shape: str) -> tuple[float, ...]:

@@ -102,6 +102,8 @@ def engine_config(
         precreate=plan.precreate,
         steps=tuple(plan.steps),
         shape=plan.shape,
+        arrivals=plan.arrivals,
+        arrival_seed=plan.arrival_seed,
         max_clients=plan.max_clients,
         workers=plan.locust_workers,
         external_workers=plan.expect_workers > 0,
@@ -132,6 +134,11 @@ class LoadDocument:
             "session": plan.scenario.describe(plan.payload, plan.precreate, plan.history),
             "shape": plan.shape,
             "max_clients": plan.max_clients if plan.shape == "open" else None,
+            "arrivals": (
+                f"poisson:{plan.arrival_seed}" if plan.arrivals == "poisson" else plan.arrivals
+            )
+            if plan.shape == "open"
+            else None,
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,

@@ -10,6 +10,7 @@ pipes, it does not run their work. What a session is comes from the run's scenar
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,10 @@ class Shared:
         """A worker's offset into the schedule, in arrivals (its index / the workers)."""
         self.t0 = 0.0
         self.arrivals = 0
+        self.gaps: random.Random | None = None
+        """Poisson arrivals: the step's seeded source of exponential gaps."""
+        self.due = 0.0
+        """Poisson arrivals: when the next one is due."""
         self.free: Any = None
         self.lags: list[float] = []
         self.env: Any = None
@@ -196,7 +201,10 @@ class Arrivals(User):
         if not shared.open:
             gevent.sleep(0.005)
             return
-        intended = shared.t0 + (shared.arrivals + shared.phase) / shared.rate
+        if shared.gaps is not None:
+            intended = shared.due
+        else:
+            intended = shared.t0 + (shared.arrivals + shared.phase) / shared.rate
         if intended >= shared.t0 + shared.config.step_seconds:
             # The schedule ends with the step: no arrival is due after it, even if this
             # loop runs late and the step is closed later than its end.
@@ -208,8 +216,24 @@ class Arrivals(User):
         if not shared.open:
             return
         shared.arrivals += 1
+        if shared.gaps is not None:
+            shared.due += shared.gaps.expovariate(shared.rate)
         shared.lags.append(time.perf_counter() - intended)
         gevent.spawn(_arrival, intended)
+
+
+def open_schedule(shared: Shared) -> None:
+    """A step's arrivals begin now (``shared.t0``): evenly spaced, or Poisson -- gaps
+    drawn from the exponential distribution at the step's rate, from a source seeded by
+    the run's seed, the step and the worker, so a run's arrival times are the same every
+    time it is made (each worker's share is a Poisson process of its own; together they
+    are one at the whole rate)."""
+    config = shared.config
+    if config.arrivals != "poisson" or not config.open_loop:
+        shared.gaps = None
+        return
+    shared.gaps = random.Random(f"{config.arrival_seed}:{shared.step}:{config.worker_index}")
+    shared.due = shared.t0 + shared.gaps.expovariate(shared.rate)
 
 
 def _arrival(intended: float) -> None:

@@ -233,9 +233,14 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
     if load.shape == "closed":
         loop = "closed loop: each step's clients submit back to back"
     else:
+        kind, _, seed = load.arrivals.partition(":")
+        schedule = (
+            f"at Poisson times (exponential gaps at the step's rate, seed {seed})"
+            if kind == "poisson"
+            else "on a fixed schedule"
+        )
         loop = (
-            f"open loop: sessions arrive on a fixed schedule, up to {load.max_clients} "
-            "clients busy at once"
+            f"open loop: sessions arrive {schedule}, up to {load.max_clients} clients busy at once"
         )
     doc = Document(
         f"Load: {load.scenario}, {load.shape} loop"

@@ -343,6 +343,8 @@ class Load:
     """Repositories the server held before the load (``--age``)."""
     population: str = ""
     """What they were (``--age term:...``); empty: alike, as created."""
+    arrivals: str = ""
+    """Open loop: ``fixed`` or ``poisson:SEED``; empty: fixed (files before ``--arrivals``)."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
@@ -365,6 +367,7 @@ class Load:
             session=optional(d, "session", str, where, ""),
             age=count(d, "age", where, 0),
             population=optional(d, "population", str, where, "") or "",
+            arrivals=optional(d, "arrivals", str, where, "") or "",
         )
 
 
