@@ -418,6 +418,27 @@ def test_poisson_arrivals_have_exponential_gaps_at_the_rate_and_the_seeds_times(
     assert want == pytest.approx(gaps, abs=1e-6)
 
 
+def test_a_think_time_is_each_clients_untimed_pause_between_its_sessions(
+    tmp_path: Path,
+) -> None:
+    """``--think 0.3`` with one client: every session starts at least 0.3 s after the one
+    before it ended and not much later, the pause is not in any session's latency, and
+    the step makes about a third as many sessions as its length allows back to back."""
+    document = _load(
+        tmp_path, "--paths", "local:svn-fs", "--steps", "1", "--step-seconds", "3",
+        "--students", "10", "--think", "0.3",
+    )  # fmt: skip
+    assert [0.3, 0.3] == document["think_s"]
+    raw = document["loads"][0]["raw"]
+    starts, latencies = raw["t_start"], raw["latency_s"]
+    order = sorted(range(len(starts)), key=starts.__getitem__)
+    pauses = [starts[b] - (starts[a] + latencies[a]) for a, b in itertools.pairwise(order)]
+    assert 4 <= len(starts) <= 11, len(starts)  # 3 s / (0.3 s + a session)
+    assert min(pauses) >= 0.3
+    assert statistics.median(pauses) < 0.3 + 0.1
+    assert min(latencies) < 0.3  # the pause is in no session: a local commit takes less
+
+
 @pytest.mark.parametrize(
     ("signum", "path", "server"),
     [
@@ -481,6 +502,9 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
         (["--shape", "open", "--arrivals", "gauss"], "--arrivals 'gauss' is not known; use"),
         (["--shape", "open", "--arrivals", "poisson:x"], "poisson:SEED (a whole number)"),
         (["--arrivals", "poisson"], "--arrivals poisson is for the open loop (--shape open)"),
+        (["--think", "5-1"], "--think '5-1' is not a pause; give seconds S or LO-HI"),
+        (["--think", "soon"], "--think 'soon' is not a pause"),
+        (["--shape", "open", "--think", "2"], "--think is for the closed loop"),
         (["--payload", "nothing"], "payload 'nothing' is not known"),
         (["--capacity-factor", "1"], "--capacity-factor 1.0 must be > 1"),
         (["--fs", "ntfs"], "ntfs"),

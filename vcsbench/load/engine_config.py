@@ -33,6 +33,9 @@ class EngineConfig:
     arrivals: str = "fixed"
     """Open loop: ``fixed`` (evenly spaced) or ``poisson`` (exponential gaps, seeded)."""
     arrival_seed: int = 1
+    think_min_s: float = 0.0
+    think_max_s: float = 0.0
+    """Closed loop: each client's pause between its sessions, drawn evenly in between."""
     url_base: str = ""
     client_env: Mapping[str, str] = field(default_factory=dict)
     ca_file: str | None = None

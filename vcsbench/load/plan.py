@@ -91,6 +91,14 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "fixed|poisson[:SEED]",
     ),
     LoadOption(
+        "think",
+        "0",
+        "closed loop: each client's pause between its sessions, seconds: S, or LO-HI drawn "
+        "evenly between them (Locust's between), seeded per client (default 0: back to back)",
+        str,
+        "S|LO-HI",
+    ),
+    LoadOption(
         "steps",
         "1,2,4,8",
         "one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
@@ -233,6 +241,8 @@ class LoadPlan:
     arrivals: str = "fixed"
     """Open loop: ``fixed`` (evenly spaced) or ``poisson`` (exponential gaps)."""
     arrival_seed: int = 1
+    think: tuple[float, float] = (0.0, 0.0)
+    """Closed loop: each client's pause between its sessions, drawn evenly in (lo, hi)."""
     max_clients: int = 64
     history: int = 100
     workers: int = 0
@@ -285,6 +295,7 @@ class LoadPlan:
             raise VcsbenchError(f"--shape {shape!r} is not known; use {' or '.join(SHAPES)}")
         steps = _steps(str(values["steps"]), shape)
         arrivals, arrival_seed = parse_arrivals(str(values["arrivals"]), shape)
+        think = parse_think(str(values["think"]), shape)
         max_clients = int(values["max_clients"])
         clients = int(max(steps)) if shape == "closed" else max_clients
         if max_clients < 1:
@@ -333,6 +344,7 @@ class LoadPlan:
             shape=shape,
             arrivals=arrivals,
             arrival_seed=arrival_seed,
+            think=think,
             max_clients=max_clients,
             history=int(values["history"]),
             workers=workers,
@@ -383,6 +395,26 @@ def parse_arrivals(text: str, shape: str) -> tuple[str, int]:
             "start their next session when the last ends"
         )
     return kind, int(seed) if sep else 1
+
+
+def parse_think(text: str, shape: str) -> tuple[float, float]:
+    """``S`` or ``LO-HI`` seconds: a closed loop's pause between a client's sessions."""
+    lo, sep, hi = text.strip().partition("-")
+    try:
+        pair = (float(lo), float(hi if sep else lo))
+    except ValueError:
+        pair = (-1.0, -1.0)
+    if not all(0 <= x <= 3600 for x in pair) or pair[0] > pair[1]:
+        raise VcsbenchError(
+            f"--think {text!r} is not a pause; give seconds S or LO-HI, from 0 to 3600, "
+            "like 2 or 1-5"
+        )
+    if pair[1] > 0 and shape != "closed":
+        raise VcsbenchError(
+            "--think is for the closed loop: an open loop's arrivals come on their schedule "
+            "whatever a client did last (--arrivals poisson spaces them as users arrive)"
+        )
+    return pair
 
 
 def _steps(text: str, shape: str) -> tuple[float, ...]:

@@ -104,6 +104,8 @@ def engine_config(
         shape=plan.shape,
         arrivals=plan.arrivals,
         arrival_seed=plan.arrival_seed,
+        think_min_s=plan.think[0],
+        think_max_s=plan.think[1],
         max_clients=plan.max_clients,
         workers=plan.locust_workers,
         external_workers=plan.expect_workers > 0,
@@ -139,6 +141,7 @@ class LoadDocument:
             )
             if plan.shape == "open"
             else None,
+            "think_s": list(plan.think) if plan.think[1] > 0 else None,
             "students": plan.students,
             "payload": plan.payload,
             "precreate": plan.precreate,

@@ -177,6 +177,8 @@ class Student(User):
         if not shared.pool:  # more users than made for (a worker took over a lost one's)
             fill_pool(shared, shared.home, range(shared.made, shared.made + 1))
         self.client_ = shared.pool.pop()
+        config = shared.config
+        self.pause_ = random.Random(f"think:{config.worker_index}:{self.client_.index}")
 
     def on_stop(self) -> None:
         SHARED.pool.append(self.client_)
@@ -187,6 +189,9 @@ class Student(User):
             gevent.sleep(0.005)
             return
         serve(self.client_, None)
+        config = SHARED.config
+        if config.think_max_s > 0:  # the pause is the user's, not the session's: untimed
+            gevent.sleep(self.pause_.uniform(config.think_min_s, config.think_max_s))
 
 
 class Arrivals(User):

@@ -231,7 +231,16 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
     ``formats.csv.loads`` gives the figures as CSV)."""
     load = load_of(run)
     if load.shape == "closed":
-        loop = "closed loop: each step's clients submit back to back"
+        pause = load.think_s
+        loop = (
+            "closed loop: each step's clients submit back to back"
+            if not pause
+            else (
+                "closed loop: each step's clients submit, each pausing "
+                + (f"{pause[0]:g} s" if pause[0] == pause[1] else f"{pause[0]:g}-{pause[1]:g} s")
+                + " between its sessions (untimed; drawn evenly, seeded per client)"
+            )
+        )
     else:
         kind, _, seed = load.arrivals.partition(":")
         schedule = (

@@ -345,6 +345,8 @@ class Load:
     """What they were (``--age term:...``); empty: alike, as created."""
     arrivals: str = ""
     """Open loop: ``fixed`` or ``poisson:SEED``; empty: fixed (files before ``--arrivals``)."""
+    think_s: tuple[float, float] | None = None
+    """Closed loop: each client's pause between its sessions (low, high); None: none."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
@@ -368,7 +370,19 @@ class Load:
             age=count(d, "age", where, 0),
             population=optional(d, "population", str, where, "") or "",
             arrivals=optional(d, "arrivals", str, where, "") or "",
+            think_s=_pause(d.get("think_s"), f"{where}.think_s"),
         )
+
+
+def _pause(value: object, where: str) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    pair = expect(value, list, where)
+    if len(pair) != 2 or not all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 3600 for x in pair
+    ):
+        raise SchemaError(f"{where}: not a pause [low, high] in seconds from 0 to 3600")
+    return float(pair[0]), float(pair[1])
 
 
 def is_load_document(document: object) -> TypeGuard[dict[str, Any]]:
