@@ -13,7 +13,7 @@ from vcsbench.results.io import beside
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from vcsbench.load.plan import add_load_options
+    from vcsbench.load.options import add_load_options
 
     add_load_options(parser.add_argument)
     parser.add_argument(

@@ -1,0 +1,209 @@
+"""The options of ``vcsbench load``, defined once: ``vcsbench load`` adds them to its
+parser (:func:`add_load_options`) and a study builds its plan from the same table
+(:meth:`vcsbench.load.plan.LoadPlan.parse`, which checks every value)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+from typing import Any
+
+from vcsbench.load.scenarios import SCENARIOS
+from vcsbench.servers.server import HOST
+from vcsbench.servers.transports import TRANSPORTS
+
+SHAPES = ("closed", "open")
+
+
+@dataclass(frozen=True)
+class LoadOption:
+    """One option of ``vcsbench load``: ``--NAME``, its default and help."""
+
+    name: str
+    default: Any
+    help: str
+    kind: type = str
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+LOAD_OPTIONS: tuple[LoadOption, ...] = (
+    LoadOption(
+        "scenario",
+        "deadline",
+        f"{', '.join(SCENARIOS)}: "
+        + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values())
+        + " (default deadline)",
+    ),
+    LoadOption(
+        "paths",
+        "svnserve,git-daemon",
+        "access paths, comma-separated: "
+        + "; ".join(f"{t.name}: {t.summary}" for t in TRANSPORTS.values())
+        + "; local:BACKEND (e.g. local:svn-fs, local:git-pygit2: a backend in a process "
+        "of each client's own); default svnserve,git-daemon",
+    ),
+    LoadOption("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
+    LoadOption(
+        "rtt",
+        "",
+        "round-trip times between the clients and each server path, comma-separated "
+        "milliseconds (e.g. 0,10,50ms): every path is run at each, through toxiproxy on "
+        "127.0.0.1, the round trip measured before it is used (default: none, direct)",
+        str,
+        "MS,...",
+    ),
+    LoadOption(
+        "bandwidth",
+        "",
+        "with --rtt: a bandwidth each way between clients and server, e.g. 100mbit (default: none)",
+        str,
+        "RATE",
+    ),
+    LoadOption("students", 800, "students (default 800)", int),
+    LoadOption(
+        "shape",
+        "closed",
+        "closed (default): --steps are client counts, each submitting back to back; "
+        "open: --steps are arrivals per second, sessions arrive on schedule whatever the "
+        "server does and latency counts from the scheduled arrival",
+    ),
+    LoadOption(
+        "arrivals",
+        "fixed",
+        "open loop: fixed (default: evenly spaced) or poisson[:SEED] (exponential gaps, "
+        "as independent users arrive; seeded, default seed 1: the same times every run)",
+        str,
+        "fixed|poisson[:SEED]",
+    ),
+    LoadOption(
+        "think",
+        "0",
+        "closed loop: each client's pause between its sessions, seconds: S, or LO-HI drawn "
+        "evenly between them (Locust's between), seeded per client (default 0: back to back)",
+        str,
+        "S|LO-HI",
+    ),
+    LoadOption(
+        "steps",
+        "1,2,4,8",
+        "one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
+    ),
+    LoadOption(
+        "max-clients",
+        64,
+        "open loop: clients that may be busy at once (default 64); an arrival with none "
+        "free waits, and the wait counts in its latency",
+        int,
+    ),
+    LoadOption("step-seconds", 10.0, "each step's length (default 10)", float),
+    LoadOption(
+        "step-ops",
+        0,
+        "end a step after this many sessions started, if sooner than --step-seconds",
+        int,
+    ),
+    LoadOption(
+        "history", 100, "clone-storm: revisions of the cloned repository (default 100)", int
+    ),
+    LoadOption("payload", "submission", "what a student submits (default submission)"),
+    LoadOption(
+        "age",
+        "0",
+        "repositories the server holds before the load, made as vcsbench run --age makes "
+        "them: N alike, or a term's population with histories, "
+        "term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD] (default 0)",
+        str,
+        "N|term:...",
+    ),
+    LoadOption(
+        "precreate",
+        False,
+        "make every repository before the load (else a student's first session does)",
+        bool,
+    ),
+    LoadOption(
+        "capacity-factor",
+        2.0,
+        "capacity: the highest step, while throughput rises, whose p95 stays within this "
+        "factor of the lowest step p95 (default 2)",
+        float,
+    ),
+    LoadOption("port", 0, "the server's port (default: a free one)", int),
+    LoadOption(
+        "workers",
+        0,
+        "Locust worker processes on this machine, under a Locust master (default 0: one "
+        "process runs every user)",
+        int,
+    ),
+    LoadOption(
+        "expect-workers",
+        0,
+        "run a Locust master that waits for N workers started elsewhere with "
+        "'vcsbench load-worker HOST:PORT' (server paths only; see --listen)",
+        int,
+        "N",
+    ),
+    LoadOption(
+        "master-bind",
+        HOST,
+        "with --expect-workers: the address the master listens on (default 127.0.0.1)",
+        str,
+        "HOST",
+    ),
+    LoadOption(
+        "master-port",
+        0,
+        "with --expect-workers: the master's port (default: a free one, printed)",
+        int,
+    ),
+    LoadOption(
+        "listen",
+        HOST,
+        "the address the servers listen on and their URLs name (default 127.0.0.1; "
+        "workers on other machines need one they can reach)",
+        str,
+        "HOST",
+    ),
+    LoadOption(
+        "fail-on",
+        "",
+        "errors: exit 1 when any session failed or an access path could not be run "
+        "(default: exit 0 whatever the sessions did; the figures say)",
+    ),
+    LoadOption(
+        "plan",
+        "",
+        "a capacity plan in the summary: what N submissions in a window ask of the disk "
+        "on each path (write IOPS, flushes/s, MB/s) from the figures measured per session, "
+        "e.g. students=10000,window=60m",
+        str,
+        "students=N,window=T",
+    ),
+)
+FAIL_ON = ("", "errors")
+
+
+def add_load_options(
+    add: Callable[..., Any],
+    *,
+    defaults: dict[str, Any] | None = None,
+    exclude: Container[str] = (),
+) -> None:
+    """Add every load option through ``add`` (an argparse ``add_argument``)."""
+    for option in LOAD_OPTIONS:
+        if option.name in exclude:
+            continue
+        default = (defaults or {}).get(option.name, option.default)
+        kwargs: dict[str, Any] = {"dest": option.dest, "help": option.help.replace("%", "%%")}
+        if option.kind is bool:
+            kwargs["action"] = "store_true"
+        else:
+            kwargs.update(type=option.kind, default=default)
+        if option.metavar:
+            kwargs["metavar"] = option.metavar
+        add(f"--{option.name}", **kwargs)
