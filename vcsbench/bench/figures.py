@@ -9,7 +9,7 @@ from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import Delta
 from vcsbench.results.environment import FilesystemInfo, Throttle
 from vcsbench.results.metrics import METRICS
-from vcsbench.results.model import Metric
+from vcsbench.results.rounds import Metric
 from vcsbench.sandbox import SandboxInfo
 
 

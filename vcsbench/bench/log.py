@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from vcsbench.bench import floor
 from vcsbench.results.metrics import METRICS
-from vcsbench.results.model import RoundError, Rounds
+from vcsbench.results.rounds import RoundError, Rounds
 
 MAX_ERROR_SAMPLES = 20
 SUMMED = tuple(name for name, d in METRICS.items() if d.totalled == "sum" and name != "wall")

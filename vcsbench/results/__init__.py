@@ -7,7 +7,8 @@ from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, P
 from vcsbench.results.io import parse, read, read_many
 from vcsbench.results.metrics import METRICS, MetricDef, metric
 from vcsbench.results.migrate import SCHEMA_VERSION
-from vcsbench.results.model import Benchmark, Metric, RoundError, Rounds, Run
+from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.rounds import Metric, RoundError, Rounds
 from vcsbench.results.schema import SchemaError
 
 __all__ = [
