@@ -517,3 +517,18 @@ def test_a_benchmark_option_given_to_a_load_study_is_refused_not_ignored(study: 
         f"vcsbench: error: --age, --kept, --repos: for benchmark studies; {study}"
     )
     assert "takes --paths, --students, --step-seconds, --fs, --profile, --out, --name" in line
+
+
+def test_every_access_path_of_the_distance_study_reads_in_words() -> None:
+    """A path the study does not run by default (``--backends git-cli[remote=...]``) is
+    named by what its transport is, not by its variant's spelling."""
+    from vcsbench.servers.transports import TRANSPORTS
+    from vcsbench.studies.distance import path_label
+
+    assert "svn over DAV (Apache, mod_dav_svn)" == path_label("svn-cli", "apache-svn")
+    assert "git over smart HTTPS (Apache, mod_ssl, git http-backend)" == path_label(
+        "git-cli", "apache-git-https"
+    )
+    for name, transport in TRANSPORTS.items():
+        label = path_label(f"{transport.vcs}-cli", name)
+        assert "[" not in label and label.startswith(transport.vcs + " over "), label

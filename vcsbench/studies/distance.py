@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from vcsbench.report.format import render_rows
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.servers.transports import TRANSPORTS
 from vcsbench.studies.base import Study
 
 PATHS = (
@@ -71,6 +72,18 @@ def slope_text(points: Sequence[tuple[float, float]]) -> str:
     return f"{fit[0]:.2f} [{fit[0] - half:.2f}–{fit[0] + half:.2f}]"
 
 
+def path_label(backend: str, transport: str) -> str:
+    """An access path in words: the study's own name for it, else what the transport is
+    (``git over smart HTTPS (Apache, mod_ssl, git http-backend)``), never a variant."""
+    for name, remote, label in PATHS:
+        if (name, remote) == (backend, transport):
+            return label
+    known = TRANSPORTS.get(transport)
+    if known is None:
+        return f"{backend}[remote={transport}]" if transport else f"{backend} (local)"
+    return f"{known.vcs} over {known.summary}"
+
+
 def _path_of(bench: Benchmark) -> tuple[str, str]:
     return bench.backend.name, bench.backend.options.get("remote", "")
 
@@ -81,7 +94,6 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
     without distance (the intercept)."""
     benches = [b for run in runs for b in run.benchmarks]
     out: dict[str, str] = {}
-    names = {(backend, transport): label for backend, transport, label in PATHS}
     for op, op_label in OPS.items():
         ours = [b for b in benches if b.op == op or (op == "clone" and b.op == "checkout")]
         if not ours:
@@ -107,7 +119,7 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
             fit = line_fit(points)
             slope = slope_text(points)
             intercept = f"{fit[1]:,.1f} ms" if fit else "—"
-            label = names.get(key, f"{key[0]}[remote={key[1]}]")
+            label = path_label(*key)
             rows.append([label, *cells, slope, intercept])
         table = render_rows(headers, rows, text_columns=1)
         notes = (
