@@ -15,7 +15,6 @@ counted with their cause, and the run goes on to the next access path.
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -26,19 +25,18 @@ from typing import Any
 
 from vcsbench.bench.figures import filesystem_info
 from vcsbench.errors import VcsbenchError
+from vcsbench.load.document import LoadDocument
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.engine_config import EngineConfig
-from vcsbench.load.figures import LATENCY, capacity, step_figures
+from vcsbench.load.figures import capacity, step_figures
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.repositories import fill_present
-from vcsbench.measure.machine import machine_info
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.measure.writers import device_of
 from vcsbench.results import Run, parse
-from vcsbench.results.io import beside, own_directory, write_document
-from vcsbench.results.load import LOAD_SCHEMA
+from vcsbench.results.io import beside, own_directory
 from vcsbench.results.outlock import owned
 from vcsbench.sandbox import Sandbox, open_sandbox
 from vcsbench.servers.apache import APACHE_USER, apache_ids
@@ -120,53 +118,6 @@ def engine_config(
         server_cgroup=str(server.group.path) if server and server.group else None,
         client_home=str(sandbox.make_dir("vcsbench-clients-")),
     )
-
-
-class LoadDocument:
-    """The load result file as the run goes: written again, whole and atomically, after
-    every step, so that whatever stops the run keeps every step that finished."""
-
-    def __init__(self, plan: LoadPlan, out: Path, command: Sequence[str], run_id: str) -> None:
-        self.out = out
-        self.facts: dict[str, Any] = {
-            "schema_version": LOAD_SCHEMA,
-            "run_id": run_id,
-            "command": shlex.join(command),
-            "scenario": plan.scenario.name,
-            "session": plan.scenario.describe(plan.payload, plan.precreate, plan.history),
-            "shape": plan.shape,
-            "max_clients": plan.max_clients if plan.shape == "open" else None,
-            "arrivals": (
-                f"poisson:{plan.arrival_seed}" if plan.arrivals == "poisson" else plan.arrivals
-            )
-            if plan.shape == "open"
-            else None,
-            "think_s": list(plan.think) if plan.think[1] > 0 else None,
-            "students": plan.students,
-            "payload": plan.payload,
-            "precreate": plan.precreate,
-            "age": plan.age,
-            "population": plan.population.text if plan.population else None,
-            "history": plan.history if plan.scenario.name == "clone-storm" else None,
-            "step_seconds": plan.step_seconds,
-            "step_ops": plan.step_ops,
-            "capacity_factor": plan.capacity_factor,
-            "latency": LATENCY[plan.shape],
-            "machine": machine_info(),
-            "loads": [],
-        }
-
-    @property
-    def loads(self) -> list[dict[str, Any]]:
-        loads: list[dict[str, Any]] = self.facts["loads"]
-        return loads
-
-    def write(self) -> None:
-        write_document({"vcsbench_load": self.facts}, self.out)
-
-    def stopped(self, why: str) -> None:
-        self.facts["interrupted"] = why
-        self.write()
 
 
 def run_path(

@@ -28,7 +28,8 @@ from vcsbench.report.format import (
     writers_text,
 )
 from vcsbench.results.deadline import Deadline
-from vcsbench.results.load import Load, LoadPath, LoadStep
+from vcsbench.results.load import Load, LoadPath
+from vcsbench.results.load_step import LoadStep
 from vcsbench.results.model import Run
 
 

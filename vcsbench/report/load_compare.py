@@ -8,7 +8,8 @@ from __future__ import annotations
 from vcsbench.errors import VcsbenchError
 from vcsbench.report.format import level_text, number, render_rows
 from vcsbench.report.load import load_of
-from vcsbench.results.load import Load, LoadPath, LoadStep
+from vcsbench.results.load import Load, LoadPath
+from vcsbench.results.load_step import LoadStep
 from vcsbench.results.model import Run
 from vcsbench.results.stats import mann_whitney_p
 

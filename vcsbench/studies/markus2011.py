@@ -16,7 +16,8 @@ from vcsbench.report.disk import capacity_bracket, pair_lines, per_session
 from vcsbench.report.format import cell, errors_text, fmt_bytes, writers_text
 from vcsbench.results import Run
 from vcsbench.results.deadline import Deadline, need
-from vcsbench.results.load import Load, LoadPath, LoadStep
+from vcsbench.results.load import Load, LoadPath
+from vcsbench.results.load_step import LoadStep
 from vcsbench.results.writers import Writers
 from vcsbench.studies.base import LoadStudy, Throttled
 
