@@ -48,6 +48,8 @@ class RoundRecord:
     floor_tree: dict[str, floor.TreeEntry] | None = None
     held_bytes: int = 0
     """Bytes allocated to the round's measured paths before it (a copied seed, say)."""
+    canary_ns: int | None = None
+    """The canary timed after this round, if one was (:mod:`vcsbench.bench.canary`)."""
 
 
 def _plain(value: float) -> float | int | None:
@@ -75,6 +77,8 @@ class RoundLog:
         self.ok_count = 0
         self.held_bytes = 0
         """Bytes the rounds' measured paths held before their rounds, every round."""
+        self.canary_ns = array("q")
+        """The canaries timed between the rounds."""
 
     def __len__(self) -> int:
         return len(self.wall_ns)

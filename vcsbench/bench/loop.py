@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.bench import floor
+from vcsbench.bench.canary import CanaryTimer
 from vcsbench.bench.figures import round_values
 from vcsbench.bench.log import (
     VERIFY_BATCH,
@@ -108,6 +109,7 @@ class RoundLoop:
             for container in ("repos", "checkouts", "scratch"):
                 (self.workdir / container).mkdir()
         self.probe = Probe(self.workdir, self.sandbox.device_stat_path)
+        self.canary = CanaryTimer(self.workdir / "canary")
         self.log = RoundLog()
         self._sampler = SystemSampler(self.sandbox.device_stat_path)
         self._floor_tree: dict[str, floor.TreeEntry] = {}
@@ -249,6 +251,8 @@ class RoundLoop:
             gc.enable()
         delta = Probe.delta(before, self.probe.after(), wall_ns)
         record = RoundRecord(t_start_s, wall_ns, round_values(delta), held_bytes=held)
+        if self.canary.due(index):  # outside the timing and the probes, beside every round
+            record.canary_ns = self.canary.time_once()
         if is_floor_round and error is None:
             with contextlib.suppress(OSError):  # the floor is then missing, with its reason
                 record.floor_tree = floor.changed(roots, self.workdir, floor_before)
@@ -267,6 +271,8 @@ class RoundLoop:
         with signals_held():
             self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
             self.log.held_bytes += record.held_bytes
+            if record.canary_ns is not None:
+                self.log.canary_ns.append(record.canary_ns)
             self.log.verified += record.verified
         if record.diagnosis and not self.diagnosis:
             self.diagnosis = record.diagnosis

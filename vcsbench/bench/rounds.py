@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vcsbench.bench import harness
+from vcsbench.bench import canary, harness
 from vcsbench.bench.figures import benchmark_metrics, filesystem_info
 from vcsbench.bench.loop import RoundLoop, RoundsEnd
 from vcsbench.bench.maintained import as_kept
@@ -265,6 +265,7 @@ class BenchmarkRun(RoundLoop):
             error_samples=list(log.errors),
             error_kinds=dict(log.error_kinds),
             diagnosis=self.diagnosis,
+            canary=canary.summary(log.canary_ns.tolist()),
             floor=harness.floor_of(self._floor_tree, self.workdir, median_ms),
             harness=harness.record(
                 started=self._started,

@@ -24,7 +24,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
 from vcsbench.results import read
 from vcsbench.results.calibration import fingerprint
-from vcsbench.results.model import Benchmark
+from vcsbench.results.comparison import run_figure
 from vcsbench.results.spread import FIGURES, Spread, SpreadCell, op_class
 
 DEFAULT_RUNS = 8
@@ -32,10 +32,6 @@ DEFAULT_BACKENDS = "git-pygit2,svn-fs"
 DEFAULT_OPS = "create+commit,commit"
 DEFAULT_PAYLOADS = "submission"
 DEFAULT_REPOS = 100
-
-
-def _figure(bench: Benchmark, name: str) -> float | None:
-    return bench.median_ms if name == "time" else bench.per_repo(name)
 
 
 def measure_spread(
@@ -76,7 +72,7 @@ def measure_spread(
                 rounds[key] = bench.repos_ok
                 figures = cells.setdefault(key, {name: [] for name in FIGURES})
                 for name in FIGURES:
-                    value = _figure(bench, name)
+                    value = run_figure(bench, name)
                     if value is not None and value > 0:
                         figures[name].append(value)
             elapsed = time.monotonic() - started

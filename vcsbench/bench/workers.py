@@ -139,6 +139,7 @@ def encode(message: object) -> dict[str, object]:
                 "verified": message.verified,
                 "diagnosis": message.diagnosis,
                 "held_bytes": message.held_bytes,
+                "canary_ns": message.canary_ns,
                 "floor_tree": None
                 if message.floor_tree is None
                 else {
@@ -175,6 +176,7 @@ def decode(data: object) -> RoundRecord | WorkerEnd:
         verified=bool(r["verified"]),
         diagnosis=str(r["diagnosis"]),
         held_bytes=int(r["held_bytes"]),
+        canary_ns=None if r.get("canary_ns") is None else int(r["canary_ns"]),
         floor_tree=None
         if tree is None
         else {

@@ -127,12 +127,20 @@ def _spread_text() -> str:
         f"{found.runs} runs of: {found.command}):"
     ]
     for cell in found.cells:
-        sd = cell.sd_log()
-        reach = single_run_reach(sd, cell.df()) if sd is not None else None
+        used = cell.time_figure()
+        sd = cell.sd_log(used)
+        reach = single_run_reach(sd, cell.df(used)) if sd is not None else None
         medians = ", ".join(f"{v:.3g}" for v in cell.figures.get("time", ()))
+        relative = cell.sd_log("time_canary")
+        against = (
+            f"; over its canary ±{100 * relative:.1f}%"
+            + (" (compare uses this: the machine's drift taken out)" if used != "time" else "")
+            if relative is not None
+            else ""
+        )
         lines.append(
-            f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (sd or 0):.1f}% "
-            f"(medians ms: {medians}); one run a side reads a change beyond "
+            f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}% "
+            f"(medians ms: {medians}){against}; one run a side reads a change beyond "
             + (f"{100 * reach:.0f}%" if reach is not None else "n/a")
         )
     return "\n".join(lines)

@@ -232,11 +232,20 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         f"the calibration the files record; a verdict at p < {ALPHA}, the interval at "
         f"{1 - ALPHA:.0%}). ~ : no verdict, and the cell says why: within the spread, one "
         f"run a side with no spread measured, a busy machine (other processes used over "
-        f"{OTHERS_CPU:g} CPUs), or too few rounds for a run's median to be its level."
+        f"{OTHERS_CPU:g} CPUs), too few rounds for a run's median to be its level, or the "
+        "machine moved (each run times a canary, fixed filesystem work between its rounds; "
+        'it moved between the runs beyond its own spread). "against the canary": each '
+        "run's median over its canary's, used where this machine's calibration found that "
+        "figure moves less between runs than the median alone."
     ]
     if cells:
         spread = ", ".join(
             f"{c.backend} {c.op} {c.fstype} ±{100 * (c.sd_log() or 0):.1f}%"
+            + (
+                f" (against the canary ±{100 * (c.sd_log('time_canary') or 0):.1f}%)"
+                if c.time_figure() != "time"
+                else ""
+            )
             for c in list(cells.values())[:4]
         )
         lines.append(

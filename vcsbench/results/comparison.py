@@ -121,9 +121,40 @@ def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
 
 
 def run_figure(bench: Benchmark, name: str) -> float | None:
-    """A run's one value for a drifting figure: its median time (ms), its CPU per
-    repository."""
+    """A run's one value for a drifting figure (``spread.FIGURES``): its median time
+    (ms), its CPU per repository, that median over its canary's, the canary's median."""
+    if name in ("time_canary", "canary"):
+        median, canary = bench.median_ms, bench.canary
+        if canary is None or name == "canary":
+            return None if canary is None else canary.ms
+        return None if median is None else median / canary.ms
     return bench.median_ms if name == "time" else bench.per_repo(name)
+
+
+def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
+    """The figure a time comparison uses: over each run's canary where every run has
+    one and this machine's calibration found it moves less between runs; else ``time``
+    ("")."""
+    if cell is None or any(b.canary is None for b in benches):
+        return ""
+    return "time_canary" if cell.time_figure() == "time_canary" else ""
+
+
+def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Benchmark]) -> str:
+    """Why a time or CPU verdict on the runs' own figures is withheld because the
+    machine moved between them (their canaries differ beyond the canary's calibrated
+    spread), or ""."""
+    if cell is None or cell.sd_log("canary") is None:
+        return ""
+    moved = between(
+        "canary",
+        [run_figure(b, "canary") for b in base],
+        [run_figure(b, "canary") for b in other],
+        cell,
+    )
+    if not moved.significant or moved.ratio is None:
+        return ""
+    return f"no verdict: the machine moved between the runs (its canary {moved.ratio:.2f}x)"
 
 
 def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
@@ -236,15 +267,18 @@ def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[
             + [("other", r, b) for r, b in zip(others, other, strict=True)],
             cell,
         )
+        relative = time_figure(cell, [*base, *other])
+        moved = withheld or machine_moved(cell, base, other)
         changes: dict[str, Figure] = {
             name: between(
                 name,
-                [run_figure(b, name) for b in base],
-                [run_figure(b, name) for b in other],
+                [run_figure(b, figure or name) for b in base],
+                [run_figure(b, figure or name) for b in other],
                 cell,
-                withheld,
+                withheld if figure else moved,
+                figure,
             )
-            for name in DRIFTING
+            for name, figure in (("time", relative), ("cpu", ""))
         }
         for name in (*COMPARED_METRICS, *DURABILITY_METRICS):
             if name not in DRIFTING:

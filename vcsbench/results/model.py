@@ -29,6 +29,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vcsbench.results.canary import Canary
 from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
 from vcsbench.results.harness import Harness
 from vcsbench.results.metrics import METRICS, metric
@@ -75,6 +76,8 @@ class Benchmark:
     diagnosis: str = ""
     """What the failures have in common, where vcsbench knows (a full sandbox)."""
     floor: dict[str, Any] = field(default_factory=dict)
+    canary: Canary | None = None
+    """Fixed filesystem work timed between its rounds (:mod:`vcsbench.results.canary`)."""
     harness: Harness = field(default_factory=Harness)
     sampler: dict[str, Any] = field(default_factory=dict)
     rounds_asked: int = 0
@@ -201,6 +204,7 @@ class Benchmark:
             "diagnosis": self.diagnosis,
             "metrics": {k: v.to_json() for k, v in self.metrics.items()},
             "floor": self.floor,
+            **({"canary": self.canary.to_json()} if self.canary is not None else {}),
             "harness": self.harness.to_json(),
             "rounds": self.rounds.to_json(),
             "sampler": self.sampler,
@@ -257,6 +261,7 @@ class Benchmark:
             },
             diagnosis=optional(d, "diagnosis", str, where, ""),
             floor=floor,
+            canary=Canary.from_json(d.get("canary"), f"{where}.canary"),
             harness=Harness.from_json(d.get("harness"), f"{where}.harness"),
             sampler=optional(d, "sampler", dict, where, {}),
             writers=None

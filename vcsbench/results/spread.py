@@ -22,8 +22,10 @@ from typing import Any
 
 from vcsbench.results.schema import SchemaError, count, expect, optional, required
 
-FIGURES = ("time", "cpu")
-"""The figures whose spread is measured: they drift; bytes, footprint and counts do not."""
+FIGURES = ("time", "cpu", "time_canary", "canary")
+"""The figures whose spread is measured: they drift; bytes, footprint and counts do not.
+``time_canary``: the median over the run's canary (:mod:`vcsbench.results.canary`);
+``canary``: the canary's own median."""
 SPREAD_FILE_VERSION = 1
 
 
@@ -59,6 +61,15 @@ class SpreadCell:
 
     def df(self, figure: str = "time") -> int:
         return max(0, len(self.figures.get(figure, ())) - 1)
+
+    def time_figure(self) -> str:
+        """``time_canary`` where the median over the canary moved less between the
+        calibration's runs than the median alone (the machine's drift was most of their
+        spread), else ``time``."""
+        raw, relative = self.sd_log("time"), self.sd_log("time_canary")
+        if raw is None or relative is None or self.df("time_canary") < self.df("time"):
+            return "time"
+        return "time_canary" if relative < raw else "time"
 
     def to_json(self) -> dict[str, Any]:
         return {

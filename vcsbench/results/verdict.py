@@ -55,6 +55,14 @@ class Between:
     """Why there is no verdict although the test may have found one (busy, short runs)."""
     basis: str = ""
     """What the spread came from, for a person."""
+    figure: str = ""
+    """The calibration's figure the runs' values are: ``time_canary`` where each run's
+    median is over its canary (the machine's drift taken out); "" for ``name`` itself."""
+
+    @property
+    def relative(self) -> str:
+        """ ", against the canary" where the values are over each run's canary."""
+        return ", against the canary" if self.figure == "time_canary" else ""
 
     @property
     def significant(self) -> bool:
@@ -73,8 +81,8 @@ class Between:
             factor = ratio if ratio >= 1 else 1 / ratio
             assert self.p is not None
             p = "p<0.001" if self.p < 0.001 else f"p={self.p:.3f}"
-            return f"{factor:.2f}x {word} ({shown}, {p})"
-        return f"~ {shown}: {self.why_none()}"
+            return f"{factor:.2f}x {word} ({shown}, {p}{self.relative})"
+        return f"~ {shown}{self.relative}: {self.why_none()}"
 
     def why_none(self) -> str:
         """Why the cell gives no verdict, in a few words (the footnote says more)."""
@@ -92,13 +100,18 @@ def between(
     other: list[float | None],
     cell: SpreadCell | None,
     withheld: str = "",
+    figure: str = "",
 ) -> Between:
     """``other``'s runs against ``base``'s (each value one run's figure), pooling the
-    machine's calibration ``cell`` where there is one."""
+    machine's calibration ``cell`` where there is one; ``figure``: the calibration's
+    figure the values are, if not ``name`` (``time_canary``)."""
+    key = figure or name
     if not base or not other or any(v is None or v <= 0 for v in (*base, *other)):
         kept_b = tuple(v for v in base if v is not None)
         kept_o = tuple(v for v in other if v is not None)
-        return Between(name, kept_b, kept_o, None, None, None, None, None, None, 0, withheld)
+        return Between(
+            name, kept_b, kept_o, None, None, None, None, None, None, 0, withheld, figure=figure
+        )
     b = [math.log(v) for v in base if v is not None]
     o = [math.log(v) for v in other if v is not None]
     mean_b, mean_o = sum(b) / len(b), sum(o) / len(o)
@@ -107,16 +120,16 @@ def between(
     basis = []
     if df:
         basis.append(f"{len(b)} + {len(o)} runs")
-    cell_sd = cell.sd_log(name) if cell is not None else None
+    cell_sd = cell.sd_log(key) if cell is not None else None
     if cell is not None and cell_sd is not None:
-        squares += cell.df(name) * cell_sd**2
-        df += cell.df(name)
-        basis.append(f"this machine's calibration ({cell.df(name) + 1} runs)")
+        squares += cell.df(key) * cell_sd**2
+        df += cell.df(key)
+        basis.append(f"this machine's calibration ({cell.df(key) + 1} runs)")
     diff = mean_o - mean_b
     ratio = math.exp(diff)
     kept = (tuple(math.exp(v) for v in b), tuple(math.exp(v) for v in o))
     if df == 0:
-        return Between(name, *kept, ratio, None, None, None, None, None, 0, withheld)
+        return Between(name, *kept, ratio, None, None, None, None, None, 0, withheld, figure=figure)
     sd = math.sqrt(squares / df)
     se = sd * math.sqrt(1 / len(b) + 1 / len(o))
     from scipy import stats
@@ -138,6 +151,7 @@ def between(
         df,
         withheld,
         " and ".join(basis),
+        figure,
     )
 
 

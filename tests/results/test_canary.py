@@ -1,0 +1,175 @@
+"""The canary between runs: fixed work beside the rounds takes the machine's drift out of
+a time verdict where this machine's calibration shows it moves with the benchmarks, and
+withholds the verdict where the machine moved and the canary does not track them.
+
+Synthetic machines and runs of known drift and known change (the statistic), and the
+frozen result with its rounds and its canary scaled by known factors (``compare``)."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from helpers import REPO, edited_result, scale_times, vcsbench
+
+from vcsbench.bench.canary import EVERY, CanaryTimer, summary
+from vcsbench.results.spread import SpreadCell
+from vcsbench.results.verdict import ALPHA, between
+
+TINY = REPO / "tests" / "data" / "tiny-ext4.json"
+DRIFT = 0.10
+"""The machine's level between runs (log sd): what this project's machine type showed for
+svn-fs commit on ext4 on a noisy day."""
+OWN = 0.015
+"""What moves a run's median apart from the machine (its own sampling, log sd)."""
+
+
+def machine_runs(rng: random.Random, runs: int, change: float = 1.0) -> list[tuple[float, float]]:
+    """``runs`` runs' (median, canary) on a machine whose level drifts by ``DRIFT``; the
+    canary moves with it, the median too and by ``OWN`` of its own."""
+    found = []
+    for _ in range(runs):
+        level = math.exp(rng.gauss(0, DRIFT))
+        found.append((10.0 * level * change * math.exp(rng.gauss(0, OWN)), 1.0 * level))
+    return found
+
+
+def cell_from(runs: list[tuple[float, float]]) -> SpreadCell:
+    figures = {
+        "time": tuple(t for t, _ in runs),
+        "time_canary": tuple(t / c for t, c in runs),
+        "canary": tuple(c for _, c in runs),
+    }
+    return SpreadCell("svn-fs", "commit", "ext4", 100, figures)
+
+
+def test_against_the_canary_drift_gives_no_verdict_and_a_tenth_is_found() -> None:
+    """Three runs a side on a machine that drifts 10 % between runs: the medians alone
+    read a 10 % slowdown less than half the time; over the canary (which this machine's
+    calibration picks) the A/A reads a change at most at the rate asked and the 10 %
+    slowdown at least 19 times in 20."""
+    rng = random.Random(3)
+    trials, false, found, raw_found = 1000, 0, 0, 0
+
+    def over(runs: list[tuple[float, float]]) -> list[float | None]:
+        return [t / c for t, c in runs]
+
+    for _ in range(trials):
+        cell = cell_from(machine_runs(rng, 8))
+        assert cell.time_figure() == "time_canary"
+        base, same = machine_runs(rng, 3), machine_runs(rng, 3)
+        slower = machine_runs(rng, 3, change=1.10)
+        false += between("time", over(base), over(same), cell, figure="time_canary").significant
+        found += between("time", over(base), over(slower), cell, figure="time_canary").significant
+        raw = between("time", [t for t, _ in base], [t for t, _ in slower], cell)
+        raw_found += raw.significant
+    assert false / trials <= 2 * ALPHA, false
+    assert found / trials >= 0.95, found
+    assert raw_found / trials < 0.5, raw_found
+
+
+def test_a_canary_that_does_not_track_the_benchmark_is_not_used() -> None:
+    """Where the canary moves apart from the benchmark, dividing by it adds its spread:
+    the calibration keeps the median alone."""
+    rng = random.Random(5)
+    runs = [(10 * math.exp(rng.gauss(0, 0.02)), math.exp(rng.gauss(0, 0.10))) for _ in range(8)]
+    assert cell_from(runs).time_figure() == "time"
+
+
+# -- compare, with the canaries in the files -----------------------------------------------
+
+
+def spread(runs: list[tuple[float, float]]) -> dict[str, Any]:
+    cells = []
+    for backend in ("git-pygit2", "svn-fs"):
+        cell = cell_from(runs).to_json()
+        cell.update(backend=backend, op="create+commit")
+        cells.append(cell)
+    return {
+        "fingerprint": "test",
+        "machine": "the test's",
+        "measured": "2026-11-27T00:00:00+00:00",
+        "command": "vcsbench run (synthetic)",
+        "runs": len(runs),
+        "cells": cells,
+    }
+
+
+def run_file(
+    tmp_path: Path, name: str, machine: float, change: float, runs: list[tuple[float, float]]
+) -> str:
+    """The frozen result on a machine ``machine`` times as slow (the rounds and the canary
+    both), its benchmarks ``change`` times as slow besides, recording the calibration
+    ``runs``."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        for bench in benches:
+            scale_times(bench, machine * change)
+            bench["canary"] = {"ms": 1.0 * machine, "timed": 20, "every": 5, "method": "test"}
+        document["vcsbench"]["spread"] = spread(runs)
+
+    return edited_result(TINY, tmp_path / f"{name}.json", edit)
+
+
+def time_line(stdout: str) -> str:
+    return next(line for line in stdout.splitlines() if "git-pygit2 create+commit" in line)
+
+
+def test_compare_takes_the_machines_drift_out_against_the_canary(tmp_path: Path) -> None:
+    """The machine 30 % slower in the other run, the benchmark not: no verdict. The
+    benchmark 15 % slower on the same machine: a verdict, said to be against the canary."""
+    # A calibration whose canary moves 10 % with the medians and whose medians move 1 %
+    # of their own: the figure over the canary moves 1 %.
+    levels = [0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.15, 1.2]
+    own = [1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99]
+    runs = [(10 * lv * o, lv) for lv, o in zip(levels, own, strict=True)]
+    base = run_file(tmp_path, "a", 1.0, 1.0, runs)
+    drifted = vcsbench("compare", base, run_file(tmp_path, "b", 1.3, 1.0, runs))
+    assert 0 == drifted.returncode, drifted.stderr
+    line = time_line(drifted.stdout)
+    assert "~ 1.00x [" in line and "against the canary: within run-to-run spread" in line
+    assert "slower" not in drifted.stdout
+    assert "(against the canary ±1.3%)" in drifted.stdout
+    changed = vcsbench("compare", base, run_file(tmp_path, "c", 1.0, 1.15, runs))
+    assert "1.15x slower (1.15x [" in time_line(changed.stdout)
+    assert "against the canary)" in time_line(changed.stdout)
+
+
+def test_compare_withholds_the_verdict_where_the_machine_moved(tmp_path: Path) -> None:
+    """A calibration whose canary does not track the medians (the median alone is used):
+    the machine 40 % slower in the other run reads as no verdict, and says the canary
+    moved, where the median alone would say 1.40x slower."""
+    canaries = [0.99, 1.01, 1.0, 0.98, 1.02, 1.0, 0.99, 1.01]
+    medians = [9.9, 10.2, 10.0, 10.1, 9.8, 10.0, 10.3, 9.7]
+    runs = list(zip(medians, canaries, strict=True))
+    result = vcsbench(
+        "compare", run_file(tmp_path, "a", 1.0, 1.0, runs), run_file(tmp_path, "b", 1.4, 1.0, runs)
+    )
+    assert 0 == result.returncode, result.stderr
+    line = time_line(result.stdout)
+    assert "~ 1.40x [" in line
+    assert "no verdict: the machine moved between the runs (its canary 1.40x)" in line
+
+
+# -- the canary itself ---------------------------------------------------------------------
+
+
+def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: Path) -> None:
+    ticks = iter([0, 2_500_000, 10_000_000, 13_000_000])
+    timer = CanaryTimer(tmp_path / "canary", clock=lambda: next(ticks))
+    took = [timer.time_once(), timer.time_once()]
+    assert took == [2_500_000, 3_000_000]
+    canary = summary([t for t in took if t is not None])
+    assert canary is not None and (canary.ms, canary.timed) == (2.75, 2)
+    assert list((tmp_path / "canary").iterdir()) == []
+    assert [timer.due(i) for i in range(2 * EVERY)].count(True) == 2
+
+
+def test_a_canary_that_fails_is_counted_never_a_sample(tmp_path: Path) -> None:
+    blocked = tmp_path / "canary"
+    blocked.write_text("a file where the canary's directory would go")
+    timer = CanaryTimer(blocked)
+    assert timer.time_once() is None and timer.failed == 1
+    assert summary([]) is None
