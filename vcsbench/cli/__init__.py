@@ -20,10 +20,12 @@ from vcsbench.cli import (
     compare,
     doctor,
     export,
+    history,
     load,
     load_worker,
     report,
     run,
+    store,
     study,
 )
 from vcsbench.cli.command import Command
@@ -32,7 +34,19 @@ from vcsbench.errors import VcsbenchError
 
 COMMANDS: tuple[Command, ...] = tuple(
     module.COMMAND
-    for module in (doctor, run, study, load, load_worker, report, compare, export, cleanup)
+    for module in (
+        doctor,
+        run,
+        study,
+        load,
+        load_worker,
+        report,
+        compare,
+        history,
+        store,
+        export,
+        cleanup,
+    )
 )
 
 

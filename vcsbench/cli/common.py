@@ -30,6 +30,9 @@ def add_selection(
     parser.add_argument(
         "--out", type=Path, default=None, help="results JSON path (default: results/<name>.json)"
     )
+    from vcsbench.cli.store import add_store_option
+
+    add_store_option(parser, " the results are added to, or none")
 
 
 def selection_of(args: argparse.Namespace, **fixed: str) -> Selection:

@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=None, help="results JSON (default results/load-<time>.json)"
     )
     parser.add_argument("--name", default=None, help=argparse.SUPPRESS)
+    from vcsbench.cli.store import add_store_option
+
+    add_store_option(parser, " the results are added to, or none")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         run = run_load(plan, out, ["vcsbench", *sys.argv[1:]], run_id)
     except KeyboardInterrupt:
         return interrupted(out, this_run(out, run_id))
+    from vcsbench.cli.store import remember
+
+    remember(args, out)
     text = write([load_document(run, plan.deadline)], "md")
     table = beside(out, ".md")
     write_file(table, text, "the table")

@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     stopped = interrupted(out, run)
     if stopped or run is None:
         return stopped or code or 1
+    from vcsbench.cli.store import remember
+
+    remember(args, out)
     from vcsbench.results.io import write_file
 
     text = study_markdown(study, [run], out)
@@ -102,7 +105,16 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-LOAD_STUDY_OPTIONS = ("paths", "students", "step_seconds", "fs", "profile", "out", "name")
+LOAD_STUDY_OPTIONS = (
+    "paths",
+    "students",
+    "step_seconds",
+    "fs",
+    "profile",
+    "out",
+    "name",
+    "store",
+)
 """What a load study takes from the command line; it sets the rest itself."""
 
 
@@ -150,8 +162,10 @@ def _load_study(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # the closed loop's file, if this run wrote it
         mine = out.exists() and out.stat().st_mtime >= started
         return interrupted(out, read(out) if mine else None)
+    from vcsbench.cli.store import remember
     from vcsbench.report.terminal import for_terminal
 
+    remember(args, out)
     print()
     print(for_terminal(text))
     print(f"table: {beside(out, '.md')}")

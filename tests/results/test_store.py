@@ -1,0 +1,123 @@
+"""The results store: result files in, a benchmark's series out, with the figures the
+files hold; the same run once; a resumed run in place of its older copy; bad files and
+bad stores refused in one line."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, edited_result, scale_times, vcsbench
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results import read
+from vcsbench.results.store import Store, result_files
+
+TINY = REPO / "tests" / "data" / "tiny-ext4.json"
+GIT = "git-pygit2 create+commit hello ext4:size=256M"
+
+
+def later(tmp_path: Path, name: str, factor: float, day: int, run_id: str = "") -> Path:
+    """The frozen run again on day ``day`` of the month, every round ``factor`` times as
+    long, with a canary of 2 ms and a run id of its own."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["datetime"] = f"2026-12-{day:02d}T10:00:00+00:00"
+        document["vcsbench"]["run_id"] = run_id or f"run-{name}"
+        for bench in benches:
+            scale_times(bench, factor)
+            bench["canary"] = {"ms": 2.0, "timed": 4, "every": 5, "method": "test"}
+
+    return Path(edited_result(TINY, tmp_path / f"{name}.json", edit))
+
+
+def median_of(path: Path, case: str) -> float:
+    bench = next(b for b in read(path).benchmarks if b.case == case)
+    assert bench.median_ms is not None
+    return bench.median_ms
+
+
+def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path) -> None:
+    files = [later(tmp_path, n, f, d) for n, f, d in (("b", 1.2, 9), ("a", 1.0, 2))]
+    with Store(tmp_path / "store.sqlite") as store:
+        assert all(store.add(f).new for f in files)
+        assert not store.add(files[0]).new  # the same bytes again
+        assert store.counts() == (2, 2, 1)
+        (series,) = list(store.series("git-pygit2 create+commit"))
+    assert series.benchmark.startswith(GIT + " (ext4 ")
+    assert [p.started[:10] for p in series.points] == ["2026-12-02", "2026-12-09"]
+    expected = [median_of(files[1], GIT), median_of(files[0], GIT)]
+    assert [p.median_ms for p in series.points] == pytest.approx(expected)
+    assert expected[1] / expected[0] == pytest.approx(1.2, rel=1e-3)
+    assert [p.canary_ms for p in series.points] == [2.0, 2.0]
+    assert series.machine.startswith("vm, ")
+
+
+def test_a_resumed_run_replaces_its_older_copy(tmp_path: Path) -> None:
+    first = later(tmp_path, "first", 1.0, 3, run_id="same")
+    again = later(tmp_path, "again", 1.5, 3, run_id="same")
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(first)
+        assert store.add(again).new
+        assert store.counts()[0] == 1
+        (series,) = list(store.series("git-pygit2"))
+    assert [p.median_ms for p in series.points] == pytest.approx([median_of(again, GIT)])
+
+
+def test_store_add_and_history_from_the_command_line(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, factor, day in (("r1", 1.0, 1), ("r2", 1.1, 2), ("r3", 1.3, 3)):
+        later(results, name, factor, day)
+    (results / "notes.txt").write_text("not a result")
+    store = str(tmp_path / "team.sqlite")
+    added = vcsbench("store", "add", str(results), "--store", store)
+    assert 0 == added.returncode, added.stderr
+    assert "added 3 run(s) (6 benchmark(s)); 0 already there; 0 refused" in added.stdout
+    one = vcsbench("history", "git-pygit2 create+commit", "--store", store)
+    assert 0 == one.returncode, one.stderr
+    rows = [line for line in one.stdout.splitlines() if line.startswith("| ") and "2026" in line]
+    assert len(rows) == 3
+    medians = [median_of(results / f"r{i}.json", GIT) for i in (1, 2, 3)]
+    for row, median in zip(rows, medians, strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[2]) == pytest.approx(median, rel=0.01)
+        assert (cells[3], float(cells[4])) == ("2.00", pytest.approx(median / 2, rel=0.01))
+    every = vcsbench("history", "--store", store, "--json")
+    found = json.loads(every.stdout)
+    assert len(found) == 2 and all(len(s["points"]) == 3 for s in found)
+    assert statistics.mean(len(s["points"]) for s in found) == 3
+
+
+def test_bad_files_and_bad_stores_are_one_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    store = tmp_path / "s.sqlite"
+    result = vcsbench("store", "add", str(broken), "--store", str(store))
+    assert 1 == result.returncode
+    assert "1 refused" in result.stdout and "refused: " in result.stdout
+    not_a_store = tmp_path / "other.sqlite"
+    not_a_store.write_text("plain text, not a database " * 100)
+    with pytest.raises(VcsbenchError, match="not a vcsbench store"):
+        Store(not_a_store)
+    missing = vcsbench("history", "--store", str(tmp_path / "nowhere.sqlite"))
+    assert 2 == missing.returncode and "no store there yet" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path)
+    with pytest.raises(VcsbenchError, match="links are not followed"):
+        result_files([link])
+
+
+def test_a_file_naming_a_benchmark_twice_is_not_added(tmp_path: Path) -> None:
+    def twice(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["benchmarks"].append(json.loads(json.dumps(document["benchmarks"][0])))
+
+    path = Path(edited_result(TINY, tmp_path / "twice.json", twice))
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(VcsbenchError, match="names one benchmark twice"):
+            store.add(path)
+        assert store.counts() == (0, 0, 0)

@@ -1,0 +1,52 @@
+"""``vcsbench history``: a benchmark's figures over time on each machine."""
+
+from __future__ import annotations
+
+import argparse
+
+from vcsbench.cli.command import Command
+from vcsbench.cli.store import add_store_option, store_path
+from vcsbench.errors import VcsbenchError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "pattern",
+        nargs="?",
+        default="",
+        help="series whose benchmark contains this text, e.g. 'svn-fs commit' (default: all)",
+    )
+    add_store_option(parser)
+    parser.add_argument("--json", action="store_true", help="the series as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.report.history import history_text
+    from vcsbench.results.store import Store, dumps
+
+    path = store_path(args)
+    if path is None:
+        raise VcsbenchError("--store none: history needs a store; give its file")
+    if not path.is_file():
+        raise VcsbenchError(
+            f"--store {path}: no store there yet; runs add to it as they finish, or "
+            "vcsbench store add RESULTS... fills it from result files"
+        )
+    with Store(path) as store:
+        found = list(store.series(args.pattern))
+        counts = store.counts()
+    print(dumps(found) if args.json else history_text(found, str(path), counts), end="")
+    return 0
+
+
+COMMAND = Command(
+    "history",
+    add_arguments,
+    run,
+    dict(
+        help="a benchmark's figures over time on each machine, from the results store",
+        description="Each series is one benchmark on one machine (a new machine or kernel "
+        "starts a new one): its runs, oldest first, with the median, the canary beside it "
+        "and the versions each ran with.",
+    ),
+)

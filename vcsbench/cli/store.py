@@ -1,0 +1,114 @@
+"""``vcsbench store``: result files into the results store (an index over them; the
+files stay the record), and what the store holds."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from vcsbench.cli.command import Command
+from vcsbench.errors import VcsbenchError
+
+
+def add_store_option(parser: argparse.ArgumentParser, also: str = "") -> None:
+    parser.add_argument(
+        "--store",
+        metavar="FILE",
+        default=None,
+        help=f"the results store, a SQLite file{also} (default: store.sqlite in vcsbench's "
+        "data directory, $VCSBENCH_DATA or ~/.local/share/vcsbench)",
+    )
+
+
+def store_path(args: argparse.Namespace) -> Path | None:
+    from vcsbench.results.store import default_path
+
+    given = getattr(args, "store", None)
+    if given == "none":
+        return None
+    return Path(given) if given else default_path()
+
+
+def remember(args: argparse.Namespace, out: Path) -> None:
+    """A run's result file into the store, after it is written; a store that fails is a
+    warning, never the run's failure (the file is the record)."""
+    path = store_path(args)
+    if path is None or not out.is_file():
+        return
+    import sqlite3
+
+    from vcsbench.results.store import Store
+
+    try:
+        with Store(path) as store:
+            store.add(out)
+    except (VcsbenchError, OSError, sqlite3.Error) as exc:
+        print(f"warning: the results store {path} did not take {out}: {exc}", file=sys.stderr)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("add", "info"), help="add: result files; info")
+    parser.add_argument(
+        "paths", nargs="*", type=Path, help="add: result files, or directories to search"
+    )
+    add_store_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.bench.progress import duration
+    from vcsbench.results.store import Store, result_files
+
+    path = store_path(args)
+    if path is None:
+        raise VcsbenchError("--store none: this command needs a store; give its file")
+    with Store(path) as store:
+        if args.action == "info":
+            runs, series, machines = store.counts()
+            print(f"{path}: {runs} runs, {series} series on {machines} machine(s)")
+            return 0
+        if not args.paths:
+            raise VcsbenchError("vcsbench store add: give result files or directories")
+        files = result_files(args.paths)
+        added = already = points = 0
+        refused: list[str] = []
+        started = time.monotonic()
+        for index, file in enumerate(files, 1):
+            try:
+                found = store.add(file)
+            except VcsbenchError as exc:
+                refused.append(str(exc))
+                continue
+            added += found.new
+            already += not found.new
+            points += found.benchmarks if found.new else 0
+            if index % 200 == 0:
+                elapsed = time.monotonic() - started
+                left = elapsed / index * (len(files) - index)
+                print(f"{index} of {len(files)} files, ~{duration(left)} left", file=sys.stderr)
+        runs, series, machines = store.counts()
+    print(
+        f"added {added} run(s) ({points} benchmark(s)); {already} already there; "
+        f"{len(refused)} refused; the store {path}: {runs} runs, {series} series on "
+        f"{machines} machine(s)"
+    )
+    for line in refused[:10]:
+        print(f"refused: {line}")
+    if len(refused) > 10:
+        print(f"refused: and {len(refused) - 10} more")
+    return 1 if refused else 0
+
+
+COMMAND = Command(
+    "store",
+    add_arguments,
+    run,
+    dict(
+        help="add result files to the results store (an index over them), or say what it holds",
+        description="The results store indexes result files for vcsbench history: per run "
+        "its file and machine, per benchmark its median, canary, CPU, errors and versions. "
+        "run, study and load add their results to it themselves (--store none: not). "
+        "The result files stay the record.",
+    ),
+)

@@ -1,0 +1,336 @@
+"""The results store: an index over result files, for a benchmark's figures over time.
+
+Result files stay the unit of exchange and the whole record; the store keeps, per run,
+where its file was and the SHA-256 of its bytes, and per benchmark the few figures a
+series needs (median, canary, CPU, errors, busy) with the versions it ran. A **series** is
+one benchmark on one machine: the machine is a fingerprint of what makes it that machine
+(host name, CPU model and count, memory to the GiB, kernel), and the benchmark includes
+its filesystem's mount options; so a new machine or a new kernel starts a new series and
+is never read as a change of code. The versions of the libraries and tools a run used
+are kept beside each point, not in the key: they are what a series is there to watch.
+
+SQLite (the standard library's) in one file: by default ``store.sqlite`` in vcsbench's
+data directory (:func:`vcsbench.results.calibration.data_dir`). Several processes may add
+at once (SQLite's locking, waited for). Nothing read from a result file is run: its
+values are bound as parameters.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vcsbench.errors import VcsbenchError
+from vcsbench.results.bounded import decode, read_bytes
+from vcsbench.results.calibration import data_dir
+from vcsbench.results.comparison import busy
+from vcsbench.results.io import parse
+from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.schema import SchemaError
+from vcsbench.results.spread import SpreadCell
+
+STORE_VERSION = 1
+MAX_TEXT = 4096
+"""Longer text from a result file (a command line, a description) is cut to this."""
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS vcsbench_meta (
+        key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS vcsbench_runs (
+        digest TEXT PRIMARY KEY,
+        run_key TEXT NOT NULL UNIQUE,
+        path TEXT NOT NULL,
+        started TEXT NOT NULL,
+        machine_key TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        command TEXT NOT NULL,
+        vcsbench TEXT NOT NULL,
+        imported TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS vcsbench_points (
+        digest TEXT NOT NULL REFERENCES vcsbench_runs (digest),
+        series TEXT NOT NULL,
+        machine_key TEXT NOT NULL,
+        benchmark TEXT NOT NULL,
+        started TEXT NOT NULL,
+        median_ms DOUBLE PRECISION,
+        canary_ms DOUBLE PRECISION,
+        cpu_ms DOUBLE PRECISION,
+        repos INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        busy TEXT NOT NULL,
+        versions TEXT NOT NULL,
+        spread TEXT NOT NULL,
+        PRIMARY KEY (digest, series))""",
+    """CREATE INDEX IF NOT EXISTS vcsbench_points_series
+        ON vcsbench_points (series, started)""",
+)
+
+
+def default_path() -> Path:
+    return data_dir() / "store.sqlite"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def machine_key(document: dict[str, Any], run: Run) -> tuple[str, str]:
+    """(a digest, a description) of the machine a result file was made on, from what it
+    recorded: pytest-benchmark's host name and vcsbench's machine facts."""
+    info = document.get("machine_info")
+    node = info.get("node") if isinstance(info, dict) else None
+    m = run.machine
+    gib = round(m.memory_bytes / (1 << 30))
+    parts = [
+        str(node or "?"),
+        m.cpu_model or "?",
+        f"{m.cpu_count} CPUs",
+        f"{gib} GiB",
+        f"kernel {m.kernel or '?'}",
+    ]
+    described = _cut(", ".join(parts))
+    return hashlib.sha256(described.encode()).hexdigest()[:16], described
+
+
+def benchmark_key(bench: Benchmark) -> str:
+    """The benchmark of a series: its variant, operation, payload, filesystem (as asked,
+    and its type and mount options as made)."""
+    fs = bench.filesystem
+    return _cut(f"{bench.case} ({fs.fstype or '?'} {fs.mount_options or ''})".strip())
+
+
+def _spread_of(run: Run, bench: Benchmark) -> str:
+    cell = (
+        run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype)
+        if run.spread is not None
+        else None
+    )
+    return json.dumps(cell.to_json()) if cell is not None else ""
+
+
+def versions_of(bench: Benchmark) -> str:
+    """The versions the benchmark ran with, as one line (``svn 1.14.2, libsvn 1.14.2``)."""
+    versions = bench.backend.versions
+    return _cut(", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+
+
+@dataclass(frozen=True)
+class Added:
+    path: str
+    benchmarks: int
+    new: bool
+    """False: a file of the same bytes was in the store already."""
+
+
+@dataclass(frozen=True)
+class Point:
+    started: str
+    median_ms: float | None
+    canary_ms: float | None
+    cpu_ms: float | None
+    repos: int
+    errors: int
+    busy: str
+    versions: str
+    path: str
+    spread: str
+    """The machine's calibration for this cell as the run recorded it (JSON), or ""."""
+
+    def cell(self) -> SpreadCell | None:
+        if not self.spread:
+            return None
+        try:
+            return SpreadCell.from_json(json.loads(self.spread), "the store's spread")
+        except (ValueError, SchemaError):
+            return None
+
+
+@dataclass(frozen=True)
+class Series:
+    machine_key: str
+    machine: str
+    benchmark: str
+    points: tuple[Point, ...]
+
+
+class Store:
+    """One store (a SQLite file), opened for adding and reading."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if path.exists() and not path.is_file():
+            raise VcsbenchError(f"--store {path}: not a file; give a file path for the store")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, timeout=60)
+            with self._db:
+                for statement in SCHEMA:
+                    self._db.execute(statement)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO vcsbench_meta (key, value) VALUES (?, ?)",
+                    ("version", str(STORE_VERSION)),
+                )
+            found = self._db.execute(
+                "SELECT value FROM vcsbench_meta WHERE key = 'version'"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise VcsbenchError(
+                f"--store {path}: not a vcsbench store ({exc}); give another path"
+            ) from None
+        if found is None or found[0] != str(STORE_VERSION):
+            raise VcsbenchError(
+                f"--store {path}: store version {found[0] if found else '?'}, this vcsbench "
+                f"reads {STORE_VERSION}"
+            )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(self, path: Path) -> Added:
+        """A result file into the store (once: the same bytes again change nothing)."""
+        data = read_bytes(path)
+        digest = hashlib.sha256(data).hexdigest()
+        document = decode(data, path)
+        run = parse(document, path)
+        key, machine = machine_key(document if isinstance(document, dict) else {}, run)
+        started = run.datetime or datetime.datetime.now(datetime.UTC).isoformat()
+        rows = []
+        for bench in run.benchmarks:
+            cpu = bench.per_repo("cpu")
+            bench_key = benchmark_key(bench)
+            rows.append(
+                (
+                    digest,
+                    f"{key} {bench_key}",
+                    key,
+                    bench_key,
+                    started,
+                    bench.median_ms,
+                    bench.canary.ms if bench.canary is not None else None,
+                    None if cpu is None else cpu * 1000,
+                    bench.repos,
+                    bench.errors,
+                    _cut(busy(bench, run.machine.cpu_count)),
+                    versions_of(bench),
+                    _spread_of(run, bench),
+                )
+            )
+        run_key = _cut(run.run_id) or digest
+        with self._db:
+            held = self._db.execute(
+                "SELECT digest FROM vcsbench_runs WHERE run_key = ? OR digest = ?",
+                (run_key, digest),
+            ).fetchall()
+            if any(row[0] == digest for row in held):
+                return Added(str(path), len(rows), False)
+            for (older,) in held:  # the same run written again (resumed): this copy
+                self._db.execute("DELETE FROM vcsbench_points WHERE digest = ?", (older,))
+                self._db.execute("DELETE FROM vcsbench_runs WHERE digest = ?", (older,))
+            self._db.execute(
+                "INSERT INTO vcsbench_runs (digest, run_key, path, started, machine_key, "
+                "machine, command, vcsbench, imported) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    run_key,
+                    _cut(str(Path(path).resolve())),
+                    started,
+                    key,
+                    machine,
+                    _cut(run.command),
+                    _cut(run.version),
+                    datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                ),
+            )
+            if len({row[1] for row in rows}) < len(rows):
+                raise VcsbenchError(f"{path}: names one benchmark twice; not added")
+            self._db.executemany(
+                "INSERT INTO vcsbench_points (digest, series, machine_key, "
+                "benchmark, started, median_ms, canary_ms, cpu_ms, repos, errors, busy, "
+                "versions, spread) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return Added(str(path), len(rows), True)
+
+    def counts(self) -> tuple[int, int, int]:
+        """(runs, series, machines) in the store."""
+        with closing(self._db.cursor()) as cursor:
+            runs = cursor.execute("SELECT COUNT(*) FROM vcsbench_runs").fetchone()[0]
+            series = cursor.execute(
+                "SELECT COUNT(DISTINCT series) FROM vcsbench_points"
+            ).fetchone()[0]
+            machines = cursor.execute(
+                "SELECT COUNT(DISTINCT machine_key) FROM vcsbench_runs"
+            ).fetchone()[0]
+        return int(runs), int(series), int(machines)
+
+    def series(self, match: str = "") -> Iterator[Series]:
+        """Every series whose benchmark contains ``match`` (case-insensitive), each with
+        its points oldest first."""
+        query = (
+            "SELECT p.series, p.machine_key, r.machine, p.benchmark, p.started, p.median_ms, "
+            "p.canary_ms, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
+            "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
+            "WHERE lower(p.benchmark) LIKE ? ESCAPE '\\' ORDER BY p.series, p.started"
+        )
+        pattern = (
+            "%" + match.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        )
+        current: str | None = None
+        head: tuple[str, str, str] = ("", "", "")
+        points: list[Point] = []
+        for row in self._db.execute(query, (pattern,)):
+            if row[0] != current:
+                if current is not None:
+                    yield Series(*head, tuple(points))
+                current, head, points = row[0], (row[1], row[2], row[3]), []
+            points.append(Point(*row[4:]))
+        if current is not None:
+            yield Series(*head, tuple(points))
+
+
+def result_files(paths: list[Path], most: int = 1_000_000) -> list[Path]:
+    """The result files among ``paths``: files as given, directories searched for
+    ``*.json`` and ``*.json.gz`` (links not followed); at most ``most``."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_symlink() or not path.exists():
+            raise VcsbenchError(f"{path}: no such file or directory (links are not followed)")
+        if path.is_file():
+            found.append(path)
+            continue
+        for top, dirs, names in os.walk(path):  # links to directories are not followed
+            dirs.sort()
+            for name in sorted(names):
+                item = Path(top) / name
+                if name.endswith((".json", ".json.gz")) and not item.is_symlink():
+                    found.append(item)
+            if len(found) > most:
+                raise VcsbenchError(f"{path}: more than {most:,} files; add fewer at once")
+    return found
+
+
+def to_json(series: Series) -> dict[str, Any]:
+    return {
+        "machine_key": series.machine_key,
+        "machine": series.machine,
+        "benchmark": series.benchmark,
+        "points": [{k: v for k, v in p.__dict__.items() if k != "spread"} for p in series.points],
+    }
+
+
+def dumps(found: list[Series]) -> str:
+    return json.dumps([to_json(s) for s in found], indent=1, allow_nan=False)
