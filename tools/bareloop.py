@@ -196,6 +196,37 @@ def copy_tree(source: Path, target: Path) -> None:
             os.chmod(here / name, (Path(top) / name).stat().st_mode & 0o7777)
 
 
+CANARY_EVERY, CANARY_FILES, CANARY_SIZE = 5, 10, 4096
+"""vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every 5th round,
+outside its timing, a directory, 10 files of 4 KiB written and the first fsync'd."""
+AFTER_CANARY: dict[tuple[str, str], list[float]] = {}
+"""Per backend and operation, each vcsbench run's rounds right after a canary over its
+other rounds (medians): what the canary does to the round after it."""
+CANARIES: list[float] = []
+"""The last loop's canary timings (ms), with ``canary=True``."""
+
+
+def canary_once(root: Path, index: int) -> float:
+    here = root / f"canary-{index}"
+    start = time.perf_counter_ns()
+    here.mkdir()
+    for i in range(CANARY_FILES):
+        fd = os.open(here / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, b"c" * CANARY_SIZE)
+            if i == 0:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    took = (time.perf_counter_ns() - start) / 1e6
+    for i in range(CANARY_FILES):
+        if (here / f"f{i}").stat().st_size != CANARY_SIZE:
+            raise SystemExit(f"{here}: the canary's file {i} is not {CANARY_SIZE} bytes")
+        (here / f"f{i}").unlink()
+    here.rmdir()
+    return took
+
+
 def loop(
     backend: str,
     op: str,
@@ -204,16 +235,19 @@ def loop(
     sync: bool = False,
     copied: bool = False,
     warmup: int = 0,
+    canary: bool = False,
 ) -> float:
     """The median round (ms) of ``rounds`` rounds, each verified after all are timed.
     ``sync``: every timed call starts with the filesystem synced, as vcsbench's rounds
     start (its probe's syncfs); otherwise only commit's prepared repository is synced.
     ``copied``: commit's repository is a copy of one made once, not made in place.
     ``warmup``: rounds made first and left out of the median, as vcsbench's warm-up and
-    pilot rounds are."""
+    pilot rounds are. ``canary``: vcsbench's canary after every 5th round, untimed by the
+    round; its timings in ``CANARIES``."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
+    CANARIES.clear()
     with filesystem(fs) as mnt:
         # In a directory of their own, as vcsbench's are (in one process, alternating, the
         # filesystem's root and one level down took the same: svn-fs create 5.10 / 5.21 ms).
@@ -231,6 +265,8 @@ def loop(
             start = time.perf_counter_ns()
             timed(path)
             took.append(time.perf_counter_ns() - start)
+            if canary and len(took) % CANARY_EVERY == 0:
+                CANARIES.append(canary_once(mnt, len(took)))
         want = {"create": None, "create+commit": FIRST, "commit": {**FIRST, **CHANGE}}[op]
         for path in paths:
             if want is None:
@@ -298,8 +334,9 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
 
 def vcsbench_medians(
     fs: str, ops: list[str], rounds: int, extra: list[str]
-) -> dict[tuple[str, str], float]:
-    """pytest-benchmark's median (ms) per backend and operation, from its JSON."""
+) -> dict[tuple[str, str], tuple[float, float | None]]:
+    """pytest-benchmark's median (ms) per backend and operation, from its JSON, and the
+    median of vcsbench's canary beside its rounds (ms; None if it timed none)."""
     with tempfile.TemporaryDirectory(prefix="bareloop-json-") as where:
         out = Path(where) / "run.json"
         argv = [
@@ -326,7 +363,15 @@ def vcsbench_medians(
     for bench in found["benchmarks"]:
         result = bench["extra_info"]["vcsbench"]
         backend, op = result["backend"]["name"], result["op"]
-        medians[(backend, op)] = bench["stats"]["median"] * 1000
+        canary = result.get("canary") or {}
+        medians[(backend, op)] = (bench["stats"]["median"] * 1000, canary.get("ms"))
+        walls = result["rounds"]["wall_ns"]
+        after = [w for i, w in enumerate(walls) if i and i % CANARY_EVERY == 0]
+        others = [w for i, w in enumerate(walls) if i and i % CANARY_EVERY]
+        if after and others:
+            AFTER_CANARY.setdefault((backend, op), []).append(
+                statistics.median(after) / statistics.median(others)
+            )
     return medians
 
 
@@ -335,22 +380,45 @@ def compare(
 ) -> None:
     print(
         f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
-        "loop, vcsbench, loop (ratio over the two loops' mean)"
+        "loop, vcsbench, loop (ratio over the two loops' mean); both time vcsbench's "
+        "canary after every 5th round, so each ratio is also given over the canaries "
+        "(the machine's drift between the processes taken out)"
         + ("; the loop syncs the filesystem before each call" if sync else "")
         + ("; commit's repository a copy" if copied else "")
     )
     rows: dict[tuple[str, str], list[str]] = {}
+    adjusted: dict[tuple[str, str], list[float]] = {}
+
+    def bare_loop(backend: str, op: str) -> tuple[float, float]:
+        median = loop(backend, op, fs, rounds, sync, copied, canary=True)
+        return median, statistics.median(CANARIES)
+
     for run in range(runs):
-        before = {(b, o): loop(b, o, fs, rounds, sync, copied) for b in BACKENDS for o in ops}
+        before = {(b, o): bare_loop(b, o) for b in BACKENDS for o in ops}
         bench = vcsbench_medians(fs, ops, rounds, extra)
-        after = {(b, o): loop(b, o, fs, rounds, sync, copied) for b in BACKENDS for o in ops}
+        after = {(b, o): bare_loop(b, o) for b in BACKENDS for o in ops}
         for key in before:
-            bare = (before[key] + after[key]) / 2
-            cell = f"{bench[key] / bare:.3f} ({bench[key]:.3f} / {before[key]:.3f}, "
-            rows.setdefault(key, []).append(f"{cell}{after[key]:.3f} ms)")
+            (b_ms, b_can), (a_ms, a_can), (v_ms, v_can) = before[key], after[key], bench[key]
+            bare = (b_ms + a_ms) / 2
+            cell = f"{v_ms / bare:.3f} ({v_ms:.3f} / {b_ms:.3f}, {a_ms:.3f} ms"
+            if v_can:
+                over = (v_ms / v_can) / ((b_ms / b_can + a_ms / a_can) / 2)
+                adjusted.setdefault(key, []).append(over)
+                cell += f"; over the canaries {over:.3f}: {v_can:.3f} / {b_can:.3f}, {a_can:.3f} ms"
+            rows.setdefault(key, []).append(cell + ")")
         print(f"run {run + 1} of {runs} done", file=sys.stderr)
     for (backend, op), cells in rows.items():
         print(f"{backend} {op}: " + "; ".join(cells))
+    for (backend, op), ratios in adjusted.items():
+        print(
+            f"{backend} {op}: median over the canaries {statistics.median(ratios):.3f} "
+            f"(runs {min(ratios):.3f}-{max(ratios):.3f})"
+        )
+    for (backend, op), ratios in AFTER_CANARY.items():
+        print(
+            f"{backend} {op}: vcsbench's rounds right after a canary over its others "
+            f"{statistics.median(ratios):.3f} (runs {min(ratios):.3f}-{max(ratios):.3f})"
+        )
 
 
 SYNC_HELP = "syncfs before every timed call, as vcsbench's rounds start"

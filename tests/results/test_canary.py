@@ -36,12 +36,15 @@ def machine_runs(rng: random.Random, runs: int, change: float = 1.0) -> list[tup
     return found
 
 
-def cell_from(runs: list[tuple[float, float]]) -> SpreadCell:
+def cell_from(runs: list[tuple[float, float]], writes: list[float] | None = None) -> SpreadCell:
+    """A calibration of these (median, canary) runs, and the canary's writes if given."""
     figures = {
         "time": tuple(t for t, _ in runs),
         "time_canary": tuple(t / c for t, c in runs),
         "canary": tuple(c for _, c in runs),
     }
+    if writes is not None:
+        figures["time_writes"] = tuple(t / w for (t, _), w in zip(runs, writes, strict=True))
     return SpreadCell("svn-fs", "commit", "ext4", 100, figures)
 
 
@@ -76,6 +79,19 @@ def test_a_canary_that_does_not_track_the_benchmark_is_not_used() -> None:
     rng = random.Random(5)
     runs = [(10 * math.exp(rng.gauss(0, 0.02)), math.exp(rng.gauss(0, 0.10))) for _ in range(8)]
     assert cell_from(runs).time_figure() == "time"
+
+
+def test_the_calibration_picks_the_canarys_writes_where_they_track_the_benchmark() -> None:
+    """A backend that does not flush moves with the canary's writes, not with its fsync:
+    the calibration picks the writes; one that flushes, the whole canary."""
+    rng = random.Random(9)
+    levels = [math.exp(rng.gauss(0, DRIFT)) for _ in range(8)]
+    flushes = [math.exp(rng.gauss(0, DRIFT)) for _ in range(8)]
+    own = [math.exp(rng.gauss(0, OWN)) for _ in range(8)]
+    no_flush = [(10 * lv * o, lv * f) for lv, f, o in zip(levels, flushes, own, strict=True)]
+    assert cell_from(no_flush, writes=levels).time_figure() == "time_writes"
+    flushing = [(10 * f * o, f) for f, o in zip(flushes, own, strict=True)]
+    assert cell_from(flushing, writes=levels).time_figure() == "time_canary"
 
 
 # -- compare, with the canaries in the files -----------------------------------------------
@@ -157,12 +173,12 @@ def test_compare_withholds_the_verdict_where_the_machine_moved(tmp_path: Path) -
 
 
 def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: Path) -> None:
-    ticks = iter([0, 2_500_000, 10_000_000, 13_000_000])
+    ticks = iter([0, 1_000_000, 2_500_000, 10_000_000, 10_500_000, 13_000_000])
     timer = CanaryTimer(tmp_path / "canary", clock=lambda: next(ticks))
     took = [timer.time_once(), timer.time_once()]
-    assert took == [2_500_000, 3_000_000]
-    canary = summary([t for t in took if t is not None])
-    assert canary is not None and (canary.ms, canary.timed) == (2.75, 2)
+    assert took == [(2_500_000, 1_000_000), (3_000_000, 500_000)]
+    canary = summary([t[0] for t in took if t], [t[1] for t in took if t])
+    assert canary is not None and (canary.ms, canary.writes_ms, canary.timed) == (2.75, 0.75, 2)
     assert list((tmp_path / "canary").iterdir()) == []
     assert [timer.due(i) for i in range(2 * EVERY)].count(True) == 2
 
@@ -172,4 +188,4 @@ def test_a_canary_that_fails_is_counted_never_a_sample(tmp_path: Path) -> None:
     blocked.write_text("a file where the canary's directory would go")
     timer = CanaryTimer(blocked)
     assert timer.time_once() is None and timer.failed == 1
-    assert summary([]) is None
+    assert summary([], []) is None

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import REPO, edited_result, scale_times, vcsbench
+from postgres import database, server
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import read
@@ -18,6 +20,21 @@ from vcsbench.results.store import Store, result_files
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 GIT = "git-pygit2 create+commit hello ext4:size=256M"
+
+
+@pytest.fixture(scope="module")
+def postgres_server() -> Iterator[str]:
+    with server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store of the test's own: a SQLite file, and a database on a PostgreSQL server the
+    tests started."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite")
+    return database(request.getfixturevalue("postgres_server"))
 
 
 def later(tmp_path: Path, name: str, factor: float, day: int, run_id: str = "") -> Path:
@@ -40,9 +57,9 @@ def median_of(path: Path, case: str) -> float:
     return bench.median_ms
 
 
-def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path) -> None:
+def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path, spec: str) -> None:
     files = [later(tmp_path, n, f, d) for n, f, d in (("b", 1.2, 9), ("a", 1.0, 2))]
-    with Store(tmp_path / "store.sqlite") as store:
+    with Store(spec) as store:
         assert all(store.add(f).new for f in files)
         assert not store.add(files[0]).new  # the same bytes again
         assert store.counts() == (2, 2, 1)
@@ -56,10 +73,10 @@ def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path) -> None:
     assert series.machine.startswith("vm, ")
 
 
-def test_a_resumed_run_replaces_its_older_copy(tmp_path: Path) -> None:
+def test_a_resumed_run_replaces_its_older_copy(tmp_path: Path, spec: str) -> None:
     first = later(tmp_path, "first", 1.0, 3, run_id="same")
     again = later(tmp_path, "again", 1.5, 3, run_id="same")
-    with Store(tmp_path / "s.sqlite") as store:
+    with Store(spec) as store:
         store.add(first)
         assert store.add(again).new
         assert store.counts()[0] == 1
@@ -67,13 +84,13 @@ def test_a_resumed_run_replaces_its_older_copy(tmp_path: Path) -> None:
     assert [p.median_ms for p in series.points] == pytest.approx([median_of(again, GIT)])
 
 
-def test_store_add_and_history_from_the_command_line(tmp_path: Path) -> None:
+def test_store_add_and_history_from_the_command_line(tmp_path: Path, spec: str) -> None:
     results = tmp_path / "results"
     results.mkdir()
     for name, factor, day in (("r1", 1.0, 1), ("r2", 1.1, 2), ("r3", 1.3, 3)):
         later(results, name, factor, day)
     (results / "notes.txt").write_text("not a result")
-    store = str(tmp_path / "team.sqlite")
+    store = spec
     added = vcsbench("store", "add", str(results), "--store", store)
     assert 0 == added.returncode, added.stderr
     assert "added 3 run(s) (6 benchmark(s)); 0 already there; 0 refused" in added.stdout
@@ -112,12 +129,12 @@ def test_bad_files_and_bad_stores_are_one_line(tmp_path: Path) -> None:
         result_files([link])
 
 
-def test_a_file_naming_a_benchmark_twice_is_not_added(tmp_path: Path) -> None:
+def test_a_file_naming_a_benchmark_twice_is_not_added(tmp_path: Path, spec: str) -> None:
     def twice(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
         document["benchmarks"].append(json.loads(json.dumps(document["benchmarks"][0])))
 
     path = Path(edited_result(TINY, tmp_path / "twice.json", twice))
-    with Store(tmp_path / "s.sqlite") as store:
+    with Store(spec) as store:
         with pytest.raises(VcsbenchError, match="names one benchmark twice"):
             store.add(path)
         assert store.counts() == (0, 0, 0)

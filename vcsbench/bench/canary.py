@@ -2,8 +2,10 @@
 ``EVERY``-th round, outside the round's timing and its probes (what it is for:
 :mod:`vcsbench.results.canary`).
 
-A directory, ``FILES`` files of ``SIZE`` bytes written into it and the first one
-fsync'd -- on a journaling filesystem a journal commit, on tmpfs system calls alone.
+A directory, ``FILES`` files of ``SIZE`` bytes written into it (the canary's **writes**,
+timed apart: system calls and the page cache, what a backend that does not flush meets)
+and the first one fsync'd -- on a journaling filesystem a journal commit (what a backend
+that flushes meets), on tmpfs nothing.
 Timed with the rounds' clock; then verified (every file there, of its size) and removed,
 untimed. A canary that fails is left out and counted, never a fast sample.
 """
@@ -24,8 +26,8 @@ FILES = 10
 SIZE = 4096
 METHOD = (
     f"after every {EVERY}th round, outside its timing: mkdir, {FILES} files of "
-    f"{SIZE // 1024} KiB written and the first fsync'd, in the sandbox; verified and "
-    "removed untimed"
+    f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "
+    "verified and removed untimed"
 )
 _DATA = b"canary\n" * (SIZE // 7) + b"c" * (SIZE % 7)
 
@@ -43,8 +45,9 @@ class CanaryTimer:
     def due(self, index: int) -> bool:
         return index % EVERY == EVERY - 1
 
-    def time_once(self) -> int | None:
-        """One canary's nanoseconds, or None (counted in ``failed``) if it failed."""
+    def time_once(self) -> tuple[int, int] | None:
+        """One canary's nanoseconds, whole and up to its fsync (its writes alone), or
+        None (counted in ``failed``) if it failed."""
         self._made += 1
         here = self.root / f"c{os.getpid()}-{self._made}"
         try:
@@ -55,11 +58,15 @@ class CanaryTimer:
                 fd = os.open(here / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                 try:
                     os.write(fd, _DATA)
-                    if i == 0:
-                        os.fsync(fd)
                 finally:
                     os.close(fd)
-            took = self.clock() - start
+            written = self.clock()
+            fd = os.open(here / "f0", os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            took = (self.clock() - start, written - start)
             sizes = [os.stat(here / f"f{i}").st_size for i in range(FILES)]
         except OSError:
             self.failed += 1
@@ -72,8 +79,10 @@ class CanaryTimer:
         return took
 
 
-def summary(timings_ns: list[int]) -> Canary | None:
-    """The benchmark's canary from its timings (None: none was timed)."""
+def summary(timings_ns: list[int], writes_ns: list[int]) -> Canary | None:
+    """The benchmark's canary from its timings, whole and its writes alone (None: none
+    was timed)."""
     if not timings_ns:
         return None
-    return Canary(statistics.median(timings_ns) / 1e6, len(timings_ns), EVERY, METHOD)
+    writes = statistics.median(writes_ns) / 1e6 if writes_ns else None
+    return Canary(statistics.median(timings_ns) / 1e6, len(timings_ns), EVERY, METHOD, writes)

@@ -48,8 +48,9 @@ class RoundRecord:
     floor_tree: dict[str, floor.TreeEntry] | None = None
     held_bytes: int = 0
     """Bytes allocated to the round's measured paths before it (a copied seed, say)."""
-    canary_ns: int | None = None
-    """The canary timed after this round, if one was (:mod:`vcsbench.bench.canary`)."""
+    canary_ns: tuple[int, int] | None = None
+    """The canary timed after this round, whole and its writes, if one was
+    (:mod:`vcsbench.bench.canary`)."""
 
 
 def _plain(value: float) -> float | int | None:
@@ -79,6 +80,8 @@ class RoundLog:
         """Bytes the rounds' measured paths held before their rounds, every round."""
         self.canary_ns = array("q")
         """The canaries timed between the rounds."""
+        self.canary_writes_ns = array("q")
+        """Their writes alone."""
 
     def __len__(self) -> int:
         return len(self.wall_ns)

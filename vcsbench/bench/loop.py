@@ -272,7 +272,8 @@ class RoundLoop:
             self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
             self.log.held_bytes += record.held_bytes
             if record.canary_ns is not None:
-                self.log.canary_ns.append(record.canary_ns)
+                self.log.canary_ns.append(record.canary_ns[0])
+                self.log.canary_writes_ns.append(record.canary_ns[1])
             self.log.verified += record.verified
         if record.diagnosis and not self.diagnosis:
             self.diagnosis = record.diagnosis

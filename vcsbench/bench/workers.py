@@ -176,7 +176,9 @@ def decode(data: object) -> RoundRecord | WorkerEnd:
         verified=bool(r["verified"]),
         diagnosis=str(r["diagnosis"]),
         held_bytes=int(r["held_bytes"]),
-        canary_ns=None if r.get("canary_ns") is None else int(r["canary_ns"]),
+        canary_ns=None
+        if r.get("canary_ns") is None
+        else (int(r["canary_ns"][0]), int(r["canary_ns"][1])),
         floor_tree=None
         if tree is None
         else {

@@ -131,12 +131,11 @@ def _spread_text() -> str:
         sd = cell.sd_log(used)
         reach = single_run_reach(sd, cell.df(used)) if sd is not None else None
         medians = ", ".join(f"{v:.3g}" for v in cell.figures.get("time", ()))
-        relative = cell.sd_log("time_canary")
-        against = (
-            f"; over its canary ±{100 * relative:.1f}%"
-            + (" (compare uses this: the machine's drift taken out)" if used != "time" else "")
-            if relative is not None
-            else ""
+        against = "".join(
+            f"; over its {what} ±{100 * sd:.1f}%"
+            + (" (compare uses this: the machine's drift taken out)" if used == name else "")
+            for name, what in (("time_canary", "canary"), ("time_writes", "canary's writes"))
+            if (sd := cell.sd_log(name)) is not None
         )
         lines.append(
             f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}% "

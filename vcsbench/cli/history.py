@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from vcsbench.cli.command import Command
 from vcsbench.cli.store import add_store_option, store_path
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     path = store_path(args)
     if path is None:
         raise VcsbenchError("--store none: history needs a store; give its file")
-    if not path.is_file():
+    if isinstance(path, Path) and not path.is_file():
         raise VcsbenchError(
             f"--store {path}: no store there yet; runs add to it as they finish, or "
             "vcsbench store add RESULTS... fills it from result files"
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     with Store(path) as store:
         found = list(store.series(args.pattern))
         counts = store.counts()
-    print(dumps(found) if args.json else history_text(found, str(path), counts), end="")
+        where = store.where
+    print(dumps(found) if args.json else history_text(found, where, counts), end="")
     return 0
 
 

@@ -15,19 +15,24 @@ from vcsbench.errors import VcsbenchError
 def add_store_option(parser: argparse.ArgumentParser, also: str = "") -> None:
     parser.add_argument(
         "--store",
-        metavar="FILE",
+        metavar="FILE|URL",
         default=None,
-        help=f"the results store, a SQLite file{also} (default: store.sqlite in vcsbench's "
-        "data directory, $VCSBENCH_DATA or ~/.local/share/vcsbench)",
+        help=f"the results store{also}: a SQLite file, or a postgresql:// URL a team shares "
+        "(default: store.sqlite in vcsbench's data directory, $VCSBENCH_DATA or "
+        "~/.local/share/vcsbench)",
     )
 
 
-def store_path(args: argparse.Namespace) -> Path | None:
+def store_path(args: argparse.Namespace) -> str | Path | None:
+    """The store asked for: a SQLite file's path, a PostgreSQL URL, or None (none)."""
     from vcsbench.results.store import default_path
+    from vcsbench.results.store_db import POSTGRES
 
     given = getattr(args, "store", None)
     if given == "none":
         return None
+    if given and POSTGRES.match(given):
+        return str(given)
     return Path(given) if given else default_path()
 
 
@@ -37,15 +42,15 @@ def remember(args: argparse.Namespace, out: Path) -> None:
     path = store_path(args)
     if path is None or not out.is_file():
         return
-    import sqlite3
-
     from vcsbench.results.store import Store
+    from vcsbench.results.store_db import shown_url
 
     try:
         with Store(path) as store:
             store.add(out)
-    except (VcsbenchError, OSError, sqlite3.Error) as exc:
-        print(f"warning: the results store {path} did not take {out}: {exc}", file=sys.stderr)
+    except Exception as exc:  # whatever the database raised: the file is kept, and said
+        where = shown_url(str(path))
+        print(f"warning: the results store {where} did not take {out}: {exc}", file=sys.stderr)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     with Store(path) as store:
         if args.action == "info":
             runs, series, machines = store.counts()
-            print(f"{path}: {runs} runs, {series} series on {machines} machine(s)")
+            print(f"{store.where}: {runs} runs, {series} series on {machines} machine(s)")
             return 0
         if not args.paths:
             raise VcsbenchError("vcsbench store add: give result files or directories")
@@ -90,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         runs, series, machines = store.counts()
     print(
         f"added {added} run(s) ({points} benchmark(s)); {already} already there; "
-        f"{len(refused)} refused; the store {path}: {runs} runs, {series} series on "
+        f"{len(refused)} refused; the store {store.where}: {runs} runs, {series} series on "
         f"{machines} machine(s)"
     )
     for line in refused[:10]:

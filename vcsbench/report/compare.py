@@ -22,6 +22,7 @@ from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.verdict import ALPHA, Between
 
+WHAT = {"time_canary": "canary", "time_writes": "canary's writes"}
 MEMORY_TOLERANCE = 0.01
 """Memory sizes within 1% are the same machine: MemTotal moves with kernel reservations."""
 
@@ -157,8 +158,8 @@ def render(
         time_rows.append(
             [
                 pair.label,
-                _figure_text("time", change.base),
-                _figure_text("time", change.other),
+                _figure_text("time", [m for b in pair.base if (m := b.median_ms) is not None]),
+                _figure_text("time", [m for b in pair.other if (m := b.median_ms) is not None]),
                 change.text(),
                 f"{errors_b}/{errors_o}",
             ]
@@ -234,16 +235,17 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         f"run a side with no spread measured, a busy machine (other processes used over "
         f"{OTHERS_CPU:g} CPUs), too few rounds for a run's median to be its level, or the "
         "machine moved (each run times a canary, fixed filesystem work between its rounds; "
-        'it moved between the runs beyond its own spread). "against the canary": each '
-        "run's median over its canary's, used where this machine's calibration found that "
-        "figure moves less between runs than the median alone."
+        'it moved between the runs beyond its own spread). "against the canary" (or "the '
+        "canary's writes\", up to its fsync): the ratio and verdict are of each run's median "
+        "over its canary's, used where this machine's calibration found that figure moves "
+        "less between runs than the median alone; the medians shown are the runs' own."
     ]
     if cells:
         spread = ", ".join(
             f"{c.backend} {c.op} {c.fstype} ±{100 * (c.sd_log() or 0):.1f}%"
             + (
-                f" (against the canary ±{100 * (c.sd_log('time_canary') or 0):.1f}%)"
-                if c.time_figure() != "time"
+                f" (against the {WHAT[used]} ±{100 * (c.sd_log(used) or 0):.1f}%)"
+                if (used := c.time_figure()) != "time"
                 else ""
             )
             for c in list(cells.values())[:4]

@@ -9,8 +9,66 @@ where the calibration found so: :mod:`vcsbench.results.canary`).
 
 from __future__ import annotations
 
-from vcsbench.report.format import fmt_ms, render_rows
+from dataclasses import dataclass
+
+from vcsbench.report.format import fmt_ms, render_rows, table
+from vcsbench.results.changes import ChangePoint, change_points
 from vcsbench.results.store import Point, Series
+
+SHOWN = {
+    "time": "median",
+    "time_canary": "median / canary",
+    "time_writes": "median / the canary's writes",
+}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A series' change points, and what they were found on."""
+
+    points: list[int]
+    """The runs judged (indexes into the series): neither busy nor with errors."""
+    changes: list[ChangePoint]
+    """Indexes into ``points``."""
+    figure: str
+    """What they were found on, for a person (``SHOWN``)."""
+    key: str
+    """The same as the calibration names it (``spread.TIME_FIGURES``)."""
+    spread: str
+    """Where the spread came from, for a person."""
+
+
+def judged(series: Series) -> Judged:
+    """The change points of a series, on the runs a verdict can use: over the canary
+    where every such run has one and the machine's calibration (as the newest run
+    recorded it) found that figure moves less; else the median."""
+    used = [i for i, p in enumerate(series.points) if not p.busy and not p.errors and p.median_ms]
+    cell = next((c for p in reversed(series.points) if (c := p.cell()) is not None), None)
+    figure = cell.time_figure() if cell is not None else "time"
+    if not all(series.points[i].figure(figure) for i in used):
+        figure = "time"
+    values = [series.points[i].figure(figure) or 0.0 for i in used]
+    spread = (
+        f"this machine's calibration ({cell.df(figure) + 1} runs) or the series' own, the larger"
+        if cell is not None
+        else "the series' own (no calibration recorded)"
+    )
+    return Judged(
+        points=used,
+        changes=change_points(values, cell, figure),
+        figure=SHOWN[figure],
+        key=figure,
+        spread=spread,
+    )
+
+
+def _change_text(change: ChangePoint) -> str:
+    found = change.change
+    assert found.ratio is not None and found.interval is not None
+    word = "slower" if found.ratio > 1 else "faster"
+    factor = found.ratio if found.ratio >= 1 else 1 / found.ratio
+    low, high = found.interval
+    return f"{factor:.2f}x {word} [{low:.2f}–{high:.2f}]"
 
 
 def _day(started: str) -> str:
@@ -33,10 +91,9 @@ def _versions(points: tuple[Point, ...]) -> str:
     )
 
 
-def _over(point: Point) -> str:
-    if point.median_ms is None or not point.canary_ms:
-        return "n/a"
-    return f"{point.median_ms / point.canary_ms:.2f}"
+def _over(point: Point, figure: str) -> str:
+    value = point.figure(figure)
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) -> str:
@@ -52,24 +109,31 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
     if len(found) == 1:
         (one,) = found
         lines += [f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}", ""]
+        judge = judged(one)
+        starts = {judge.points[c.index]: c for c in judge.changes}
+        judged_runs = set(judge.points)
         rows = [
             [
                 str(i),
                 _day(p.started),
                 fmt_ms(p.median_ms),
                 fmt_ms(p.canary_ms),
-                _over(p),
+                _over(p, judge.key if judge.key != "time" else "time_canary"),
                 f"{p.errors}/{p.repos}",
                 p.busy or "no",
                 p.versions or "not recorded",
+                _change_text(starts[i - 1])
+                if i - 1 in starts
+                else ("" if i - 1 in judged_runs else "not judged"),
             ]
             for i, p in enumerate(one.points, 1)
         ]
-        header = ["run", "started (UTC)", "median ms", "canary ms", "median / canary"]
-        lines.append(
-            render_rows([*header, "errors", "busy", "versions"], rows, "md", text_columns=2)
-        )
-        lines += ["", f"results: {one.points[-1].path} (the newest)"]
+        shown = judge.figure if judge.key != "time" else SHOWN["time_canary"]
+        header = ["run", "started (UTC)", "median ms", "canary ms", shown]
+        header += ["errors", "busy", "versions", "change from here"]
+        align = ["right", "left", "right", "right", "right", "right", "left", "left", "left"]
+        lines.append(table(header, rows, "md", align))
+        lines += ["", _method(judge), f"results: {one.points[-1].path} (the newest)"]
         return "\n".join(lines) + "\n"
     by_machine: dict[str, list[Series]] = {}
     for s in found:
@@ -79,19 +143,36 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
         rows = []
         for s in group:
             first, last = s.points[0], s.points[-1]
+            judge = judged(s)
+            changes = "; ".join(
+                f"run {judge.points[c.index] + 1}: {_change_text(c)}" for c in judge.changes
+            )
             rows.append(
                 [
                     s.benchmark,
                     str(len(s.points)),
                     f"{_day(first.started)} → {_day(last.started)}",
                     f"{fmt_ms(first.median_ms)} → {fmt_ms(last.median_ms)}",
+                    changes or ("none" if len(judge.points) >= 4 else "too few runs"),
                     _versions(s.points),
                 ]
             )
         header = ["benchmark", "runs", "from → to (UTC)", "median ms, first → last"]
-        lines += [render_rows([*header, "versions"], rows, "md"), ""]
+        lines += [render_rows([*header, "change points", "versions"], rows, "md"), ""]
     lines.append(
-        "One series (a benchmark on a machine) matched alone lists every run of it: "
+        "Change points: where a series' level moved beyond the machine's run-to-run drift "
+        "(PELT, then the between-runs test at p < 0.01 on the runs either side, its "
+        "interval at 99 %). One series matched alone lists every run of it: "
         "vcsbench history PATTERN."
     )
     return "\n".join(lines) + "\n"
+
+
+def _method(judge: Judged) -> str:
+    return (
+        f"Change points on the {judge.figure} of {len(judge.points)} runs (busy runs and "
+        "runs with errors are not judged): PELT (ruptures) with a penalty of 3 x sd^2 x "
+        f"log n, sd from {judge.spread}; each kept where the runs after it differ from the "
+        "runs before it at p < 0.01 (Student's t on the logarithms, pooled with the calibration "
+        "where there is one), with its 99 % interval."
+    )

@@ -31,9 +31,12 @@ class Canary:
     every: int
     """It ran after every ``every``-th round."""
     method: str
+    writes_ms: float | None = None
+    """The median of its writes alone, up to its fsync (ms)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"ms": self.ms, "timed": self.timed, "every": self.every, "method": self.method}
+        found = {"ms": self.ms, "timed": self.timed, "every": self.every, "method": self.method}
+        return found if self.writes_ms is None else {**found, "writes_ms": self.writes_ms}
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Canary | None:
@@ -46,9 +49,15 @@ class Canary:
         timed = count(d, "timed", where)
         if not 0 < timed <= MAX_TIMED:
             raise SchemaError(f"{where}.timed is {timed}: from 1 to {MAX_TIMED:,}")
+        writes = d.get("writes_ms")
+        if writes is not None:
+            writes = float(expect(writes, (int, float), f"{where}.writes_ms"))
+            if not 0 < writes < float("inf"):
+                raise SchemaError(f"{where}.writes_ms is {writes!r}: a positive time")
         return cls(
             ms=ms,
             timed=timed,
             every=count(d, "every", where, 1),
             method=str(d.get("method") or ""),
+            writes_ms=writes,
         )

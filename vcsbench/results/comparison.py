@@ -123,21 +123,22 @@ def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
 def run_figure(bench: Benchmark, name: str) -> float | None:
     """A run's one value for a drifting figure (``spread.FIGURES``): its median time
     (ms), its CPU per repository, that median over its canary's, the canary's median."""
-    if name in ("time_canary", "canary"):
+    if name in ("time_canary", "time_writes", "canary"):
         median, canary = bench.median_ms, bench.canary
         if canary is None or name == "canary":
             return None if canary is None else canary.ms
-        return None if median is None else median / canary.ms
+        under = canary.ms if name == "time_canary" else canary.writes_ms
+        return None if median is None or under is None else median / under
     return bench.median_ms if name == "time" else bench.per_repo(name)
 
 
 def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
-    """The figure a time comparison uses: over each run's canary where every run has
-    one and this machine's calibration found it moves less between runs; else ``time``
-    ("")."""
-    if cell is None or any(b.canary is None for b in benches):
+    """The figure a time comparison uses: over each run's canary (or its writes) where
+    every run has it and this machine's calibration found it moves least between runs;
+    else the median itself ("")."""
+    if cell is None or (chosen := cell.time_figure()) == "time":
         return ""
-    return "time_canary" if cell.time_figure() == "time_canary" else ""
+    return chosen if all(run_figure(b, chosen) for b in benches) else ""
 
 
 def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Benchmark]) -> str:

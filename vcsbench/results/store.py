@@ -10,9 +10,11 @@ is never read as a change of code. The versions of the libraries and tools a run
 are kept beside each point, not in the key: they are what a series is there to watch.
 
 SQLite (the standard library's) in one file: by default ``store.sqlite`` in vcsbench's
-data directory (:func:`vcsbench.results.calibration.data_dir`). Several processes may add
-at once (SQLite's locking, waited for). Nothing read from a result file is run: its
-values are bound as parameters.
+data directory (:func:`vcsbench.results.calibration.data_dir`); or the same schema on a
+PostgreSQL server a team's machines share (``--store postgresql://...``;
+:mod:`vcsbench.results.store_db`). Several processes may add at once (each file in one
+transaction). Nothing read from a result file is run: its values are bound as
+parameters.
 """
 
 from __future__ import annotations
@@ -21,9 +23,7 @@ import datetime
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from vcsbench.results.io import parse
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.schema import SchemaError
 from vcsbench.results.spread import SpreadCell
+from vcsbench.results.store_db import connect
 
 STORE_VERSION = 1
 MAX_TEXT = 4096
@@ -62,6 +63,7 @@ SCHEMA = (
         started TEXT NOT NULL,
         median_ms DOUBLE PRECISION,
         canary_ms DOUBLE PRECISION,
+        canary_writes_ms DOUBLE PRECISION,
         cpu_ms DOUBLE PRECISION,
         repos INTEGER NOT NULL,
         errors INTEGER NOT NULL,
@@ -135,6 +137,7 @@ class Point:
     started: str
     median_ms: float | None
     canary_ms: float | None
+    canary_writes_ms: float | None
     cpu_ms: float | None
     repos: int
     errors: int
@@ -143,6 +146,12 @@ class Point:
     path: str
     spread: str
     """The machine's calibration for this cell as the run recorded it (JSON), or ""."""
+
+    def figure(self, name: str) -> float | None:
+        """Its value of a time figure (``spread.TIME_FIGURES``), if it has one."""
+        under = {"time": 1.0, "time_canary": self.canary_ms, "time_writes": self.canary_writes_ms}
+        divisor = under.get(name)
+        return self.median_ms / divisor if self.median_ms and divisor else None
 
     def cell(self) -> SpreadCell | None:
         if not self.spread:
@@ -162,33 +171,33 @@ class Series:
 
 
 class Store:
-    """One store (a SQLite file), opened for adding and reading."""
+    """One store, opened for adding and reading: a SQLite file's path, or a
+    ``postgresql://`` URL (the same schema on a server a team shares)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        if path.exists() and not path.is_file():
-            raise VcsbenchError(f"--store {path}: not a file; give a file path for the store")
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, spec: str | Path) -> None:
+        self._db = connect(spec)
+        self.where = self._db.where
         try:
-            self._db = sqlite3.connect(path, timeout=60)
-            with self._db:
+            with self._db.transaction():
                 for statement in SCHEMA:
                     self._db.execute(statement)
                 self._db.execute(
-                    "INSERT OR IGNORE INTO vcsbench_meta (key, value) VALUES (?, ?)",
-                    ("version", str(STORE_VERSION)),
+                    "INSERT INTO vcsbench_meta (key, value) SELECT ?, ? WHERE NOT EXISTS "
+                    "(SELECT 1 FROM vcsbench_meta WHERE key = ?)",
+                    ("version", str(STORE_VERSION), "version"),
                 )
-            found = self._db.execute(
-                "SELECT value FROM vcsbench_meta WHERE key = 'version'"
-            ).fetchone()
-        except sqlite3.DatabaseError as exc:
+            found = self._db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'")
+        except self._db.errors as exc:
+            self._db.close()
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise VcsbenchError(
-                f"--store {path}: not a vcsbench store ({exc}); give another path"
+                f"--store {self.where}: not a vcsbench store ({first}); give another"
             ) from None
-        if found is None or found[0] != str(STORE_VERSION):
+        if not found or found[0][0] != str(STORE_VERSION):
+            self._db.close()
             raise VcsbenchError(
-                f"--store {path}: store version {found[0] if found else '?'}, this vcsbench "
-                f"reads {STORE_VERSION}"
+                f"--store {self.where}: store version {found[0][0] if found else '?'}, this "
+                f"vcsbench reads {STORE_VERSION}"
             )
 
     def close(self) -> None:
@@ -221,6 +230,7 @@ class Store:
                     started,
                     bench.median_ms,
                     bench.canary.ms if bench.canary is not None else None,
+                    bench.canary.writes_ms if bench.canary is not None else None,
                     None if cpu is None else cpu * 1000,
                     bench.repos,
                     bench.errors,
@@ -230,11 +240,11 @@ class Store:
                 )
             )
         run_key = _cut(run.run_id) or digest
-        with self._db:
+        with self._db.transaction():
             held = self._db.execute(
                 "SELECT digest FROM vcsbench_runs WHERE run_key = ? OR digest = ?",
                 (run_key, digest),
-            ).fetchall()
+            )
             if any(row[0] == digest for row in held):
                 return Added(str(path), len(rows), False)
             for (older,) in held:  # the same run written again (resumed): this copy
@@ -259,22 +269,18 @@ class Store:
                 raise VcsbenchError(f"{path}: names one benchmark twice; not added")
             self._db.executemany(
                 "INSERT INTO vcsbench_points (digest, series, machine_key, "
-                "benchmark, started, median_ms, canary_ms, cpu_ms, repos, errors, busy, "
-                "versions, spread) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "benchmark, started, median_ms, canary_ms, canary_writes_ms, cpu_ms, repos, "
+                "errors, busy, versions, spread) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
         return Added(str(path), len(rows), True)
 
     def counts(self) -> tuple[int, int, int]:
         """(runs, series, machines) in the store."""
-        with closing(self._db.cursor()) as cursor:
-            runs = cursor.execute("SELECT COUNT(*) FROM vcsbench_runs").fetchone()[0]
-            series = cursor.execute(
-                "SELECT COUNT(DISTINCT series) FROM vcsbench_points"
-            ).fetchone()[0]
-            machines = cursor.execute(
-                "SELECT COUNT(DISTINCT machine_key) FROM vcsbench_runs"
-            ).fetchone()[0]
+        runs = self._db.execute("SELECT COUNT(*) FROM vcsbench_runs")[0][0]
+        series = self._db.execute("SELECT COUNT(DISTINCT series) FROM vcsbench_points")[0][0]
+        machines = self._db.execute("SELECT COUNT(DISTINCT machine_key) FROM vcsbench_runs")[0][0]
         return int(runs), int(series), int(machines)
 
     def series(self, match: str = "") -> Iterator[Series]:
@@ -282,7 +288,8 @@ class Store:
         its points oldest first."""
         query = (
             "SELECT p.series, p.machine_key, r.machine, p.benchmark, p.started, p.median_ms, "
-            "p.canary_ms, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
+            "p.canary_ms, p.canary_writes_ms, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, "
+            "r.path, p.spread "
             "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE lower(p.benchmark) LIKE ? ESCAPE '\\' ORDER BY p.series, p.started"
         )

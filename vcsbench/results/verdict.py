@@ -56,13 +56,17 @@ class Between:
     basis: str = ""
     """What the spread came from, for a person."""
     figure: str = ""
-    """The calibration's figure the runs' values are: ``time_canary`` where each run's
-    median is over its canary (the machine's drift taken out); "" for ``name`` itself."""
+    """The calibration's figure the runs' values are: ``time_canary`` or ``time_writes``
+    where each run's median is over its canary or the canary's writes (the machine's
+    drift taken out); "" for ``name`` itself."""
 
     @property
     def relative(self) -> str:
-        """ ", against the canary" where the values are over each run's canary."""
-        return ", against the canary" if self.figure == "time_canary" else ""
+        """What the values are over, where not the median itself (for the cell)."""
+        return {
+            "time_canary": ", against the canary",
+            "time_writes": ", against the canary's writes",
+        }.get(self.figure, "")
 
     @property
     def significant(self) -> bool:

@@ -1,0 +1,149 @@
+"""Change points over a series: planted shifts of known size and place found where they
+were planted, noise of the machine's known spread raising (almost) no alert, and the
+machine's drift, which moves the canary too, raising none."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, edited_result, scale_times, vcsbench
+
+from vcsbench.results.changes import change_points
+from vcsbench.results.spread import SpreadCell
+
+TINY = REPO / "tests" / "data" / "tiny-ext4.json"
+SPREAD = 0.021
+"""svn-fs commit on ext4 over its canary, this project's machine type, 2026-11-27
+(``vcsbench doctor --spread --fs ext4``)."""
+
+
+def calibration(rng: random.Random, sd: float = SPREAD, runs: int = 8) -> SpreadCell:
+    return SpreadCell(
+        "svn-fs",
+        "commit",
+        "ext4",
+        100,
+        {"time": tuple(math.exp(rng.gauss(0, sd)) for _ in range(runs))},
+    )
+
+
+def series(
+    rng: random.Random, shifts: dict[int, float], n: int = 60, sd: float = SPREAD
+) -> list[float]:
+    level, values = 0.0, []
+    for i in range(n):
+        level += math.log(shifts.get(i, 1.0))
+        values.append(10 * math.exp(level + rng.gauss(0, sd)))
+    return values
+
+
+def test_a_planted_tenth_is_found_where_it_was_with_its_size() -> None:
+    rng = random.Random(1)
+    found = change_points(series(rng, {30: 1.10}), calibration(rng))
+    assert len(found) == 1
+    (point,) = found
+    assert abs(point.index - 30) <= 2
+    assert point.change.interval is not None
+    low, high = point.change.interval
+    assert low < 1.10 < high and point.change.ratio == pytest.approx(1.10, abs=0.03)
+
+
+def test_the_goal_over_100_series_with_0_to_2_shifts_at_this_machines_spread() -> None:
+    """100 series of 60 runs, each with 0-2 planted shifts of 10 % (up or down, at least 8
+    runs apart), noise this machine's measured spread: at least 95 % of shifts found
+    within 2 runs of where they were planted, at most 5 % of alerts false."""
+    rng = random.Random(2026)
+    planted = found = alerts = false = 0
+    for _ in range(100):
+        where: list[int] = []
+        for _ in range(rng.choice((0, 1, 2))):
+            while True:
+                at = rng.randrange(5, 56)
+                if all(abs(at - w) >= 8 for w in where):
+                    where.append(at)
+                    break
+        shifts = {w: 1.10 ** rng.choice((1, -1)) for w in where}
+        points = [c.index for c in change_points(series(rng, shifts), calibration(rng))]
+        planted += len(where)
+        found += sum(any(abs(c - w) <= 2 for c in points) for w in where)
+        alerts += len(points)
+        false += sum(all(abs(c - w) > 2 for w in where) for c in points)
+    assert planted > 80
+    assert found / planted >= 0.95, (found, planted)
+    assert false / alerts <= 0.05, (false, alerts)
+
+
+def test_noise_alone_raises_no_alert() -> None:
+    rng = random.Random(3)
+    alerts = sum(len(change_points(series(rng, {}), calibration(rng))) for _ in range(50))
+    assert alerts <= 2  # at most 5 % of the 50 series: the goal's false-alert bound
+
+
+# -- history, from the store ---------------------------------------------------------------
+
+
+def history_run(
+    tmp_path: Path, run: int, cell: dict[str, Any], machine: float, change: float
+) -> str:
+    """Run ``run`` of a series: on a machine ``machine`` times as slow (the canary with
+    it), the benchmark ``change`` times as slow besides; a newer library from run 8."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["datetime"] = f"2026-12-{run + 1:02d}T10:00:00+00:00"
+        document["vcsbench"]["run_id"] = f"run-{run}"
+        document["vcsbench"]["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
+        for bench in benches:
+            scale_times(bench, machine * change)
+            bench["canary"] = {"ms": machine, "timed": 2, "every": 5, "method": "t"}
+            if run >= 8:
+                bench["backend"]["versions"] = {"pygit2": "9.9.9"}
+
+    return edited_result(TINY, tmp_path / f"r{run}.json", edit)
+
+
+def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: Path) -> None:
+    """Twelve runs: the machine 20 % slower from run 4 on (the canary with it), the
+    benchmark 25 % slower from run 8 on with another library version. History over the
+    canary names run 8 with its size, and nothing at run 4."""
+    rng = random.Random(4)
+    levels = [math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
+    cell = {
+        "backend": "git-pygit2",
+        "op": "create+commit",
+        "fstype": "ext4",
+        "rounds": 12,
+        "figures": {
+            "time": [10 * v * c for v, c in zip(levels, (0.8, 1.2) * 4, strict=True)],
+            "time_canary": [10 * v for v in levels],
+            "canary": [0.8, 1.2] * 4,
+        },
+    }
+    store = tmp_path / "s.sqlite"
+    for run in range(12):
+        machine = 1.2 if run >= 4 else 1.0
+        change = 1.25 if run >= 8 else 1.0
+        path = history_run(tmp_path, run, cell, machine, change * math.exp(rng.gauss(0, 0.01)))
+        assert 0 == vcsbench("store", "add", path, "--store", str(store)).returncode
+    result = vcsbench("history", "git-pygit2 create+commit", "--store", str(store))
+    assert 0 == result.returncode, result.stderr
+    rows = {
+        int(cells[0]): cells
+        for line in result.stdout.splitlines()
+        if line.startswith("| ")
+        and (cells := [c.strip() for c in line.strip("|").split("|")])[0].isdigit()
+    }
+    assert len(rows) == 12
+    size = re.fullmatch(r"(\d\.\d\d)x slower \[(\d\.\d\d)–(\d\.\d\d)\]", rows[9][-1])
+    assert size is not None, rows[9]
+    assert float(size[1]) == pytest.approx(1.25, abs=0.03)
+    assert float(size[2]) < 1.25 < float(size[3])
+    assert all(rows[i][-1] == "" for i in range(1, 13) if i != 9)
+    assert "Change points on the median / canary of 12 runs" in result.stdout
+    overview = vcsbench("history", "--store", str(store))
+    assert re.search(r"run 9: 1\.2\dx slower \[", overview.stdout), overview.stdout
+    assert "pygit2 9.9.9 (runs 9-12)" in overview.stdout
