@@ -40,8 +40,8 @@ ensure_apt() {
 }
 
 # `bootstrap.sh test-tools`: what the tests need beyond vcsbench (a real browser for the
-# HTML report), once.
-TEST_PACKAGES=(chromium)
+# HTML report; a PostgreSQL server the store's tests start clusters of their own with), once.
+TEST_PACKAGES=(chromium postgresql)
 if [ "${1:-}" = "test-tools" ]; then
   ensure_apt "${TEST_PACKAGES[@]}"
   exit 0

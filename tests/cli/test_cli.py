@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from helpers import run_args, vcsbench
 
 from vcsbench import __version__
 from vcsbench.backends import REGISTRY
+from vcsbench.results import read
 
 
 def test_doctor_json_lists_all_five_backends_with_versions() -> None:
@@ -38,7 +40,8 @@ def test_version_flag_prints_the_version() -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["doctor", "run", "study", "report", "compare", "export", "cleanup"]
+    "command",
+    ["doctor", "run", "study", "report", "compare", "history", "store", "export", "cleanup"],
 )
 def test_every_command_has_help(command: str) -> None:
     result = vcsbench(command, "--help")
@@ -190,3 +193,11 @@ def test_create_runs_once_whatever_the_payloads(tmp_path: Path) -> None:
         for b in json.loads(out.read_text())["benchmarks"]
     )
     assert [("commit", "hello"), ("commit", "submission"), ("create", "hello")] == found
+    # The run added itself to the results store in vcsbench's data directory (the test's).
+    store = Path(os.environ["VCSBENCH_DATA"]) / "store.sqlite"
+    history = vcsbench("history", "git-pygit2 create hello", "--store", str(store))
+    assert 0 == history.returncode, history.stderr
+    assert "1 of 3 series (1 run on 1 machine" in history.stdout
+    medians = {b.op: b.median_ms for b in read(out).benchmarks}
+    row = next(line for line in history.stdout.splitlines() if line.startswith("|     1 |"))
+    assert float(row.split("|")[3]) == pytest.approx(medians["create"], rel=0.01)

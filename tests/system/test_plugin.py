@@ -495,7 +495,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     z = [i - 4.5 for i in range(10)]
     figures = tuple(1 + 0.05 * v / 3.03 for v in z)
     cell = SpreadCell("git-pygit2", "create", fstype, 30, {"time": figures, "cpu": figures})
-    data.mkdir()
+    data.mkdir(exist_ok=True)  # the runs above made it: their results store is there
     spread = Spread(digest, described, "2026-11-26T00:00:00+00:00", "test", 10, (cell,))
     (data / f"spread-{digest}.json").write_text(json.dumps(spread.to_json()))
     same = vcsbench(*common, "--out", str(tmp_path / "c.json"), *compared, env=env)

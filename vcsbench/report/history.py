@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcsbench.report.format import fmt_ms, render_rows, table
+from vcsbench.report.format import fmt_ms, table
 from vcsbench.results.changes import ChangePoint, change_points
 from vcsbench.results.store import Point, Series
 
@@ -65,10 +65,12 @@ def judged(series: Series) -> Judged:
 def _change_text(change: ChangePoint) -> str:
     found = change.change
     assert found.ratio is not None and found.interval is not None
-    word = "slower" if found.ratio > 1 else "faster"
-    factor = found.ratio if found.ratio >= 1 else 1 / found.ratio
     low, high = found.interval
-    return f"{factor:.2f}x {word} [{low:.2f}–{high:.2f}]"
+    if found.ratio >= 1:
+        return f"{found.ratio:.2f}x slower [{low:.2f}–{high:.2f}]"
+    return (
+        f"{1 / found.ratio:.2f}x faster (after / before {found.ratio:.2f}x [{low:.2f}–{high:.2f}])"
+    )
 
 
 def _day(started: str) -> str:
@@ -93,7 +95,7 @@ def _versions(points: tuple[Point, ...]) -> str:
 
 def _over(point: Point, figure: str) -> str:
     value = point.figure(figure)
-    return "n/a" if value is None else f"{value:.3g}"
+    return "n/a" if value is None else fmt_ms(value)
 
 
 def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) -> str:
@@ -158,7 +160,8 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
                 ]
             )
         header = ["benchmark", "runs", "from → to (UTC)", "median ms, first → last"]
-        lines += [render_rows([*header, "change points", "versions"], rows, "md"), ""]
+        align = ["left", "right", "left", "right", "left", "left"]
+        lines += [table([*header, "change points", "versions"], rows, "md", align), ""]
     lines.append(
         "Change points: where a series' level moved beyond the machine's run-to-run drift "
         "(PELT, then the between-runs test at p < 0.01 on the runs either side, its "

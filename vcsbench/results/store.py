@@ -187,11 +187,11 @@ class Store:
                     ("version", str(STORE_VERSION), "version"),
                 )
             found = self._db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'")
-        except self._db.errors as exc:
+        except VcsbenchError as exc:  # the database's own error, in one line
             self._db.close()
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            why = str(exc).split(" (", 1)[-1].split(")", 1)[0]
             raise VcsbenchError(
-                f"--store {self.where}: not a vcsbench store ({first}); give another"
+                f"--store {self.where}: not a vcsbench store ({why}); give another"
             ) from None
         if not found or found[0][0] != str(STORE_VERSION):
             self._db.close()

@@ -41,22 +41,38 @@ class SqliteDb:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        self.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        self.execute("COMMIT")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._db.execute(sql, tuple(params)).fetchall()
+        with failed(self):
+            return self._db.execute(sql, tuple(params)).fetchall()
 
     def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        self._db.executemany(sql, rows)
+        with failed(self):
+            self._db.executemany(sql, rows)
 
     def close(self) -> None:
         self._db.close()
+
+
+@contextlib.contextmanager
+def failed(db: Database) -> Iterator[None]:
+    """A database error as one line naming the store (a file another vcsbench made, a
+    server that went away), not a traceback."""
+    try:
+        yield
+    except db.errors as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise VcsbenchError(
+            f"--store {db.where}: the database failed ({first}); a store made by another "
+            "version of vcsbench is not this one's: give another --store"
+        ) from None
 
 
 def shown_url(url: str) -> str:
@@ -82,7 +98,7 @@ class PostgresDb:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        with self._db.transaction():
+        with failed(self), self._db.transaction():
             yield
 
     @staticmethod
@@ -90,11 +106,12 @@ class PostgresDb:
         return sql.replace("%", "%%").replace("?", "%s")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cursor = self._db.execute(self._sql(sql), tuple(params))
-        return cursor.fetchall() if cursor.description is not None else []
+        with failed(self):
+            cursor = self._db.execute(self._sql(sql), tuple(params))
+            return cursor.fetchall() if cursor.description is not None else []
 
     def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        with self._db.cursor() as cursor:
+        with failed(self), self._db.cursor() as cursor:
             cursor.executemany(self._sql(sql), rows)
 
     def close(self) -> None:
