@@ -71,8 +71,15 @@ def server() -> Iterator[str]:
             capture_output=True,
             timeout=120,
         )
-        options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
-        ctl("-o", options, "-l", str(data / "server.log"), "-w", "start")
+        for attempt in range(3):  # a free port may be taken before the server binds it
+            options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+            try:
+                ctl("-o", options, "-l", str(data / "server.log"), "-w", "start")
+                break
+            except subprocess.CalledProcessError:
+                if attempt == 2:
+                    raise
+                port = _free_port()
         started = True
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:

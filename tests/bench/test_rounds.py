@@ -227,6 +227,11 @@ def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: P
     assert all(w > 0 for w in recycled.rounds.wall_ns)
     # The floor is measured on the last round, which a worker ran.
     assert recycled.floor_ratio is not None
+    # So is the canary after round 5 (and none after the others), with each timing.
+    for bench in (plain, recycled):
+        assert bench.canary is not None and bench.canary.timed == len(bench.canary.each_us) == 1
+        whole, writes = bench.canary.each_us[0]
+        assert 0 < writes <= whole and bench.canary.ms == pytest.approx(whole / 1000, abs=0.001)
 
 
 def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -> None:

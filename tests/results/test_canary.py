@@ -7,6 +7,7 @@ frozen result with its rounds and its canary scaled by known factors (``compare`
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from helpers import REPO, edited_result, scale_times, vcsbench
 
 from vcsbench.bench.canary import EVERY, CanaryTimer, summary
+from vcsbench.results.canary import Canary
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
 
@@ -179,6 +181,8 @@ def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: 
     assert took == [(2_500_000, 1_000_000), (3_000_000, 500_000)]
     canary = summary([t[0] for t in took if t], [t[1] for t in took if t])
     assert canary is not None and (canary.ms, canary.writes_ms, canary.timed) == (2.75, 0.75, 2)
+    assert canary.each_us == ((2500, 1000), (3000, 500))
+    assert Canary.from_json(json.loads(json.dumps(canary.to_json())), "canary") == canary
     assert list((tmp_path / "canary").iterdir()) == []
     assert [timer.due(i) for i in range(2 * EVERY)].count(True) == 2
 

@@ -85,4 +85,8 @@ def summary(timings_ns: list[int], writes_ns: list[int]) -> Canary | None:
     if not timings_ns:
         return None
     writes = statistics.median(writes_ns) / 1e6 if writes_ns else None
-    return Canary(statistics.median(timings_ns) / 1e6, len(timings_ns), EVERY, METHOD, writes)
+    each = tuple(
+        (round(whole / 1000), round(part / 1000))
+        for whole, part in zip(timings_ns, writes_ns, strict=True)
+    )
+    return Canary(statistics.median(timings_ns) / 1e6, len(timings_ns), EVERY, METHOD, writes, each)

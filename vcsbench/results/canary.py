@@ -33,10 +33,22 @@ class Canary:
     method: str
     writes_ms: float | None = None
     """The median of its writes alone, up to its fsync (ms)."""
+    each_us: tuple[tuple[int, int], ...] = ()
+    """Every timing, whole and its writes (whole microseconds), in the order timed: what
+    its median's own sampling error is read from."""
 
     def to_json(self) -> dict[str, Any]:
-        found = {"ms": self.ms, "timed": self.timed, "every": self.every, "method": self.method}
-        return found if self.writes_ms is None else {**found, "writes_ms": self.writes_ms}
+        found: dict[str, Any] = {
+            "ms": self.ms,
+            "timed": self.timed,
+            "every": self.every,
+            "method": self.method,
+        }
+        if self.writes_ms is not None:
+            found["writes_ms"] = self.writes_ms
+        if self.each_us:
+            found["each_us"] = [list(pair) for pair in self.each_us]
+        return found
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Canary | None:
@@ -54,10 +66,20 @@ class Canary:
             writes = float(expect(writes, (int, float), f"{where}.writes_ms"))
             if not 0 < writes < float("inf"):
                 raise SchemaError(f"{where}.writes_ms is {writes!r}: a positive time")
+        each = expect(d.get("each_us") or [], list, f"{where}.each_us")
+        if len(each) > timed:
+            raise SchemaError(f"{where}.each_us holds {len(each)} timings, more than timed")
+        pairs = []
+        for pair in each:
+            items = expect(pair, list, f"{where}.each_us[]")
+            if len(items) != 2 or not all(isinstance(v, int) and v >= 0 for v in items):
+                raise SchemaError(f"{where}.each_us: {str(pair)[:40]} is not two whole numbers")
+            pairs.append((int(items[0]), int(items[1])))
         return cls(
             ms=ms,
             timed=timed,
             every=count(d, "every", where, 1),
             method=str(d.get("method") or ""),
             writes_ms=writes,
+            each_us=tuple(pairs),
         )
