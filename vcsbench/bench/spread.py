@@ -2,9 +2,10 @@
 
 The same benchmarks run K times, each time as a separate ``vcsbench run`` (a process of
 its own, sandboxes made anew), one after another: an A/A across runs. Each run's figures
-(:func:`~vcsbench.report.compare.run_figure`: the median time, the CPU per repository) go
-into a :class:`~vcsbench.results.spread.Spread` kept for this machine, which every later
-run records and every comparison between runs reads. The result files of the K runs are
+(:func:`~vcsbench.results.run_figures.run_figure`: the median time, over the canary and
+over its writes, the CPU per repository) go into a
+:class:`~vcsbench.results.spread.Spread` kept for this machine, which every later run
+records and every comparison between runs reads. The result files of the K runs are
 kept in ``--keep DIR`` if asked, else removed.
 """
 
@@ -24,7 +25,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
 from vcsbench.results import read
 from vcsbench.results.calibration import fingerprint
-from vcsbench.results.comparison import run_figure
+from vcsbench.results.run_figures import run_figure
 from vcsbench.results.spread import FIGURES, Spread, SpreadCell, op_class
 
 DEFAULT_RUNS = 8
