@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
 def _spread_text() -> str:
     """This machine's run-to-run spread as last measured, for a person."""
     from vcsbench.results.calibration import fingerprint, load_spread, spread_path
+    from vcsbench.results.spread import UNDER
     from vcsbench.results.verdict import single_run_reach
 
     digest = fingerprint(machine_info())[0]
@@ -134,7 +135,7 @@ def _spread_text() -> str:
         against = "".join(
             f"; over its {what} ±{100 * sd:.1f}%"
             + (" (compare uses this: the machine's drift taken out)" if used == name else "")
-            for name, what in (("time_canary", "canary"), ("time_writes", "canary's writes"))
+            for name, what in UNDER.items()
             if (sd := cell.sd_log(name)) is not None
         )
         lines.append(

@@ -20,9 +20,9 @@ from vcsbench.results.comparison import (
 )
 from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.spread import UNDER
 from vcsbench.results.verdict import ALPHA, Between
 
-WHAT = {"time_canary": "canary", "time_writes": "canary's writes"}
 MEMORY_TOLERANCE = 0.01
 """Memory sizes within 1% are the same machine: MemTotal moves with kernel reservations."""
 
@@ -244,7 +244,7 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         spread = ", ".join(
             f"{c.backend} {c.op} {c.fstype} ±{100 * (c.sd_log() or 0):.1f}%"
             + (
-                f" (against the {WHAT[used]} ±{100 * (c.sd_log(used) or 0):.1f}%)"
+                f" (against the {UNDER[used]} ±{100 * (c.sd_log(used) or 0):.1f}%)"
                 if (used := c.time_figure()) != "time"
                 else ""
             )

@@ -13,13 +13,10 @@ from dataclasses import dataclass
 
 from vcsbench.report.format import fmt_ms, table
 from vcsbench.results.changes import ChangePoint, change_points
+from vcsbench.results.spread import UNDER
 from vcsbench.results.store import Point, Series
 
-SHOWN = {
-    "time": "median",
-    "time_canary": "median / canary",
-    "time_writes": "median / the canary's writes",
-}
+SHOWN = {"time": "median", **{name: f"median / {under}" for name, under in UNDER.items()}}
 
 
 @dataclass(frozen=True)

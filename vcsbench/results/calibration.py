@@ -18,13 +18,14 @@ from vcsbench.results.schema import SchemaError
 from vcsbench.results.spread import Spread
 
 
-def fingerprint(machine: dict[str, Any]) -> tuple[str, str]:
+def fingerprint(machine: dict[str, Any], node: str | None = None) -> tuple[str, str]:
     """(a short digest, a description) of what makes this machine this one: its host
-    name, CPU model and count, memory (to the GiB: the kernel's reservations move it),
-    kernel. ``machine``: :func:`vcsbench.measure.machine.machine_info`'s facts."""
+    name (``node``; default this host's), CPU model and count, memory (to the GiB: the
+    kernel's reservations move it), kernel. ``machine``:
+    :func:`vcsbench.measure.machine.machine_info`'s facts, or a result's."""
     gib = round(int(machine.get("memory_bytes") or 0) / (1 << 30))
     parts = [
-        platform.node(),
+        platform.node() if node is None else node,
         str(machine.get("cpu_model", "")),
         f"{machine.get('cpu_count', 0)} CPUs",
         f"{gib} GiB",

@@ -10,15 +10,25 @@ from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import between
 
 
+def over(
+    median: float | None, canary: float | None, writes: float | None, name: str
+) -> float | None:
+    """A time figure (``spread.TIME_FIGURES``) from a run's median and its canary's
+    medians, whole and its writes (None where one it needs is missing)."""
+    under = {"time": 1.0, "time_canary": canary, "time_writes": writes}.get(name)
+    return median / under if median is not None and under else None
+
+
 def run_figure(bench: Benchmark, name: str) -> float | None:
     """A run's one value for a drifting figure (``spread.FIGURES``): its median time
     (ms), its CPU per repository, that median over its canary's, the canary's median."""
-    if name in ("time_canary", "time_writes", "canary"):
-        median, canary = bench.median_ms, bench.canary
-        if canary is None or name == "canary":
-            return None if canary is None else canary.ms
-        under = canary.ms if name == "time_canary" else canary.writes_ms
-        return None if median is None or under is None else median / under
+    canary = bench.canary
+    if name == "canary":
+        return None if canary is None else canary.ms
+    if name in ("time_canary", "time_writes"):
+        if canary is None:
+            return None
+        return over(bench.median_ms, canary.ms, canary.writes_ms, name)
     return bench.median_ms if name == "time" else bench.per_repo(name)
 
 

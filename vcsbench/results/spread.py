@@ -29,6 +29,8 @@ FIGURES = ("time", "cpu", "time_canary", "time_writes", "canary")
 canary's own median."""
 TIME_FIGURES = ("time", "time_canary", "time_writes")
 """What a time comparison may use, the calibration choosing per cell."""
+UNDER = {"time_canary": "canary", "time_writes": "canary's writes"}
+"""What each time figure other than the median alone is over, for a person."""
 SPREAD_FILE_VERSION = 1
 
 

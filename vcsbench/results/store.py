@@ -30,13 +30,14 @@ from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.bounded import decode, read_bytes
-from vcsbench.results.calibration import data_dir
+from vcsbench.results.calibration import data_dir, fingerprint
 from vcsbench.results.comparison import busy
 from vcsbench.results.io import parse
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.run_figures import over
 from vcsbench.results.schema import SchemaError
 from vcsbench.results.spread import SpreadCell
-from vcsbench.results.store_db import connect
+from vcsbench.results.store_db import StoreError, connect
 
 STORE_VERSION = 1
 MAX_TEXT = 4096
@@ -89,17 +90,8 @@ def machine_key(document: dict[str, Any], run: Run) -> tuple[str, str]:
     recorded: pytest-benchmark's host name and vcsbench's machine facts."""
     info = document.get("machine_info")
     node = info.get("node") if isinstance(info, dict) else None
-    m = run.machine
-    gib = round(m.memory_bytes / (1 << 30))
-    parts = [
-        str(node or "?"),
-        m.cpu_model or "?",
-        f"{m.cpu_count} CPUs",
-        f"{gib} GiB",
-        f"kernel {m.kernel or '?'}",
-    ]
-    described = _cut(", ".join(parts))
-    return hashlib.sha256(described.encode()).hexdigest()[:16], described
+    digest, described = fingerprint(run.machine.to_json(), _cut(str(node or "?")))
+    return digest, _cut(described)
 
 
 def benchmark_key(bench: Benchmark) -> str:
@@ -149,9 +141,7 @@ class Point:
 
     def figure(self, name: str) -> float | None:
         """Its value of a time figure (``spread.TIME_FIGURES``), if it has one."""
-        under = {"time": 1.0, "time_canary": self.canary_ms, "time_writes": self.canary_writes_ms}
-        divisor = under.get(name)
-        return self.median_ms / divisor if self.median_ms and divisor else None
+        return over(self.median_ms or None, self.canary_ms, self.canary_writes_ms, name)
 
     def cell(self) -> SpreadCell | None:
         if not self.spread:
@@ -187,11 +177,10 @@ class Store:
                     ("version", str(STORE_VERSION), "version"),
                 )
             found = self._db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'")
-        except VcsbenchError as exc:  # the database's own error, in one line
+        except StoreError as exc:
             self._db.close()
-            why = str(exc).split(" (", 1)[-1].split(")", 1)[0]
             raise VcsbenchError(
-                f"--store {self.where}: not a vcsbench store ({why}); give another"
+                f"--store {self.where}: not a vcsbench store ({exc.why}); give another"
             ) from None
         if not found or found[0][0] != str(STORE_VERSION):
             self._db.close()

@@ -17,6 +17,14 @@ from vcsbench.errors import VcsbenchError
 POSTGRES = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
 
 
+class StoreError(VcsbenchError):
+    """A database that failed, in one line; ``why``: its driver's first line."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
+
+
 class Database(Protocol):
     where: str
     """The store as a person names it (a path, or the URL without its password)."""
@@ -69,9 +77,10 @@ def failed(db: Database) -> Iterator[None]:
         yield
     except db.errors as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise VcsbenchError(
+        raise StoreError(
             f"--store {db.where}: the database failed ({first}); a store made by another "
-            "version of vcsbench is not this one's: give another --store"
+            "version of vcsbench is not this one's: give another --store",
+            first,
         ) from None
 
 

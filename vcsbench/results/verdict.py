@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vcsbench.results.spread import SpreadCell
+from vcsbench.results.spread import UNDER, SpreadCell
 
 ALPHA = 0.01
 """Between runs a verdict needs p below this: with 80 cells of an A/A, about one."""
@@ -63,10 +63,7 @@ class Between:
     @property
     def relative(self) -> str:
         """What the values are over, where not the median itself (for the cell)."""
-        return {
-            "time_canary": ", against the canary",
-            "time_writes": ", against the canary's writes",
-        }.get(self.figure, "")
+        return f", against the {UNDER[self.figure]}" if self.figure in UNDER else ""
 
     @property
     def significant(self) -> bool:
