@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from vcsbench import __version__
 from vcsbench.cli import (
+    bisect,
     cleanup,
     compare,
     doctor,
@@ -43,6 +44,7 @@ COMMANDS: tuple[Command, ...] = tuple(
         report,
         compare,
         history,
+        bisect,
         store,
         export,
         cleanup,

@@ -1,0 +1,53 @@
+"""``vcsbench bisect`` on a chain of variants with a known change: a delay from the third."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import vcsbench
+
+CHAIN = ",".join(
+    ["git-pygit2[copy=2]", "git-pygit2[copy=3]"]
+    + [f"git-pygit2[copy={k},delay=3ms]" for k in (4, 5, 6)]
+)
+
+
+def test_bisect_finds_the_first_delayed_version_and_prints_each_step(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    found = vcsbench(
+        "bisect", "--chain", CHAIN, "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out),
+        "--progress", "none", "--perturbation", "off", "--kept", "none",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    text = found.stdout
+    # a 3 ms delay on a create of a few ms: the bad version reads well past the 5 %
+    # threshold, and the first delayed version is named
+    assert "**git-pygit2[copy=4,delay=3ms] is the first version like" in text
+    steps = [line for line in text.splitlines() if line.startswith("step ")]
+    assert 3 == len(steps), text  # 1 + ceil(log2(4))
+    first = steps[0].split()
+    assert first[2] == "git-pygit2[copy=6,delay=3ms]" and float(first[3].rstrip("x")) > 1.2
+    assert "the change to find" in steps[0]
+    answer = (out / "bisect.md").read_text()
+    assert answer.startswith("**git-pygit2[copy=4,delay=3ms] is the first version")
+    assert sorted(p.name for p in out.glob("step-*.json")) == [
+        "step-01.json",
+        "step-02.json",
+        "step-03.json",
+    ]
+
+
+def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    cases = [
+        (["--chain", "git-pygit2[copy=2]"], "two versions at least"),
+        (["--chain", "git-pygit2[copy=2],git-pygit2[copy=2]"], "in the chain twice"),
+        (["git-cli", "--good", "1", "--bad", "2"], "has no library releases to bisect"),
+        (["--chain", "git-pygit2,git-pygit2[copy=2]", "--threshold", "x"], "--threshold 'x'"),
+        (["--chain", "git-pygit2,git-pygit2[copy=2]", "--repos", "10"], "--repos '10'"),
+        ([], "bisect what"),
+    ]
+    for argv, said in cases:
+        found = vcsbench("bisect", *argv, "--out", str(tmp_path / "o"))
+        assert found.returncode == 2, (argv, found.stdout, found.stderr)
+        assert said in found.stderr and len(found.stderr.strip().splitlines()) == 1, found.stderr

@@ -1,0 +1,242 @@
+"""``vcsbench bisect``: the first version of an access path whose figure changed."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vcsbench.cli.command import Command
+from vcsbench.errors import VcsbenchError
+
+if TYPE_CHECKING:
+    from vcsbench.results.paired import Paired
+
+MIN_BLOCKS = 6
+"""The fewest blocks a step runs in: the order-statistics interval of 6 block ratios,
+their smallest to their largest, holds the median with 96.9 %."""
+MIN_ROUNDS = 10 * MIN_BLOCKS
+DEFAULTS: dict[str, str | None] = {
+    "ops": "create+commit",
+    "payloads": "hello",
+    "fs": "tmpfs",
+    "repos": "200",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from vcsbench.bench.options import add_options
+
+    parser.add_argument(
+        "backend",
+        nargs="?",
+        help="the access path whose library releases to bisect (with --good and --bad), "
+        "e.g. git-pygit2",
+    )
+    parser.add_argument("--good", help="the release known good: the first of the chain")
+    parser.add_argument(
+        "--bad", help="the release known bad: the last; every release pip can install here "
+        "between the two is a version to try"
+    )  # fmt: skip
+    parser.add_argument(
+        "--chain",
+        help="instead of a backend and releases: the versions as backend variants, oldest "
+        "first, comma-separated, e.g. 'git-cli[bin=/opt/git-2.30/bin],"
+        "git-cli[bin=/opt/git-2.40/bin]' (the first good, the last bad)",
+    )
+    parser.add_argument(
+        "--threshold",
+        default="5%",
+        help="the smallest change to bisect, as a percentage (default 5%%): the bad version "
+        "must be this much slower or faster than the good one",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="a directory for each step's results and the answer (default: results/bisect-<time>/)",
+    )
+    add_options(
+        parser.add_argument,
+        defaults=DEFAULTS,
+        exclude=("backends", "interleave"),
+    )
+
+
+def threshold_of(text: str) -> float:
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", text)
+    value = float(found.group(1)) / 100 if found else None
+    if value is None or not 0 < value < 10:
+        raise VcsbenchError(
+            f"--threshold {text!r} is not a percentage above 0, e.g. 5% (slower or faster "
+            "by more than that)"
+        )
+    return value
+
+
+def chain_of(args: argparse.Namespace) -> list[str]:
+    """The versions to bisect, as backend variants, oldest first."""
+    from vcsbench.backends import REGISTRY, Variant
+    from vcsbench.bench.options import split_list
+
+    if args.chain:
+        if args.backend or args.good or args.bad:
+            raise VcsbenchError("--chain names every version: give it alone, or a backend "
+                                "with --good and --bad")  # fmt: skip
+        chain = split_list(args.chain)
+    else:
+        if not (args.backend and args.good and args.bad):
+            raise VcsbenchError(
+                "bisect what: a backend with --good and --bad releases (e.g. git-pygit2 "
+                "--good 1.15.1 --bad 1.21.0), or --chain with the versions as variants"
+            )
+        cls = REGISTRY.get(args.backend)
+        if cls is None or cls.pypi is None:
+            offered = ", ".join(n for n, c in REGISTRY.items() if c.pypi is not None)
+            raise VcsbenchError(
+                f"{args.backend!r} has no library releases to bisect; releases: {offered}; "
+                "any other access path: --chain with its versions as variants (bin=...)"
+            )
+        chain = [f"{args.backend}[version={v}]" for v in between(cls.pypi, args.good, args.bad)]
+    if len(chain) < 2:
+        raise VcsbenchError(f"--chain {args.chain!r}: two versions at least, good then bad")
+    texts = [Variant.parse(text).text for text in chain]
+    twice = sorted({t for t in texts if texts.count(t) > 1})
+    if twice:
+        raise VcsbenchError(f"{twice[0]} is in the chain twice: each version once")
+    return texts
+
+
+def between(library: str, good: str, bad: str) -> list[str]:
+    """Every release of ``library`` pip can install here from ``good`` to ``bad``, oldest
+    first (pre-releases left out)."""
+    from vcsbench.bench.envs import releases
+
+    def key(release: str) -> tuple[int, ...] | None:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", release):
+            return None
+        return tuple(int(x) for x in release.split("."))
+
+    listed = releases(library)
+    for name, given in (("--good", good), ("--bad", bad)):
+        if given not in listed:
+            raise VcsbenchError(
+                f"{name} {given}: not a release of {library} pip can install here; the "
+                f"latest it can: {', '.join(listed[-8:])}"
+            )
+    low, high = key(good), key(bad)
+    if low is None or high is None or not low < high:
+        raise VcsbenchError(f"--good {good} --bad {bad}: the good release is the older one")
+    found = [(k, r) for r in listed if (k := key(r)) is not None and low <= k <= high]
+    return [r for _, r in sorted(found)]
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.cli.common import selection_of
+    from vcsbench.report.bisect_text import answer, header, step_line
+    from vcsbench.results.bisection import bisect
+
+    threshold = threshold_of(args.threshold)
+    chain = chain_of(args)
+    selection = selection_of(args, backends=chain[0], interleave="off")
+    if len(selection.ops) != 1 or len(selection.payloads) != 1 or len(selection.fs) != 1:
+        raise VcsbenchError(
+            "bisect measures one figure: give one --ops, one --payloads and one --fs"
+        )
+    repos = args.repos
+    if not str(repos).isdigit() or int(repos) < MIN_ROUNDS:
+        raise VcsbenchError(
+            f"--repos {repos!r}: a whole number of rounds a version, {MIN_ROUNDS} or more "
+            f"(at least {MIN_BLOCKS} blocks of 10: an interval of 95 % or more)"
+        )
+    out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise VcsbenchError(f"--out {out}: exists and is not an empty directory")
+    out.mkdir(parents=True, exist_ok=True)
+    figure = (
+        f"{selection.ops[0].text} · payload {selection.payloads[0]} · fs {selection.fs[0].text}"
+    )
+    print(header(chain, figure, threshold, int(repos)), flush=True)
+    steps = _Steps(args, chain, out, int(repos))
+    outcome = bisect(
+        chain, steps.measure, threshold, say=lambda s: print(step_line(s, chain), flush=True)
+    )
+    text = answer(outcome, figure, out)
+    (out / "bisect.md").write_text(text)
+    print()
+    print(text, end="")
+    print(f"each step's results and pytest's lines: {out}/step-NN.json, .log; this answer: "
+          f"{out / 'bisect.md'}")  # fmt: skip
+    return steps.stopped or (0 if outcome.first_bad is not None else 1)
+
+
+class _Steps:
+    """Each step: the good version and one other, interleaved in one run of their own."""
+
+    def __init__(self, args: argparse.Namespace, chain: list[str], out: Path, repos: int):
+        self.args, self.chain, self.out, self.repos = args, chain, out, repos
+        self.made = 0
+        self.stopped = 0
+
+    def measure(self, index: int, attempt: int) -> Paired | None:
+        from vcsbench.bench.runner import run_suite
+        from vcsbench.cli.common import interrupted, selection_of, this_run
+        from vcsbench.results.bisection import Skip
+        from vcsbench.results.paired import paired
+
+        if self.stopped:
+            raise Skip("stopped")
+        good, other = self.chain[0], self.chain[index]
+        repos = self.repos * 2 ** (attempt - 1)
+        blocks = max(MIN_BLOCKS, min(30, repos // 10))
+        selection = selection_of(
+            self.args, backends=f"{good},{other}", repos=str(repos), interleave=str(blocks)
+        )
+        self.made += 1
+        path = self.out / f"step-{self.made:02d}.json"
+        command = ["vcsbench", *sys.argv[1:], f"(step {self.made}: {other} against {good})"]
+        log = path.with_suffix(".log")
+        try:  # pytest's own lines go to the step's log; progress (stderr) stays in view
+            with log.open("w") as into, contextlib.redirect_stdout(into):
+                code, run_id = run_suite(
+                    selection, path, [], command=command, door="vcsbench bisect"
+                )
+        except VcsbenchError as why:
+            raise Skip(str(why)) from None
+        run = this_run(path, run_id)
+        self.stopped = interrupted(path, run)
+        if self.stopped:
+            raise Skip(f"interrupted; its results so far in {path}")
+        if run is None:
+            raise Skip(f"its run wrote no results (exit {code}); see {log}")
+        found = {b.label: b for b in run.benchmarks}
+        for text in (good, other):
+            bench = found.get(text)
+            if bench is None:
+                raise Skip(f"{text} did not run (exit {code}); see {log}")
+            if bench.errors:
+                raise Skip(f"{text}: {bench.errors} of {bench.repos} rounds failed")
+        mine, base = found[other].harness.interleaved, found[good].harness.interleaved
+        if mine is None or base is None:
+            raise Skip("its run was not interleaved")
+        return paired(base.median_ms, mine.median_ms)
+
+
+COMMAND = Command(
+    "bisect",
+    add_arguments,
+    run,
+    dict(
+        help="find the first version of an access path whose figure changed",
+        description="Given a good and a bad version (library releases from the package "
+        "index, or any chain of variants such as bin= directories), each step runs one "
+        "version against the good one interleaved in one run and reads its ratio with an "
+        "interval, block by block; a version is like the bad one when its interval lies "
+        "past the halfway point of the change. N versions take 1 + ceil(log2(N-1)) steps, "
+        "plus one for each unclear or skipped version.",
+    ),
+)

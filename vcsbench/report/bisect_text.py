@@ -1,0 +1,113 @@
+"""What ``vcsbench bisect`` prints: its plan, each step as it is found, and the answer
+(Markdown, first, then the steps and how they were decided)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from vcsbench.results.bisection import METHOD, Outcome, Step
+from vcsbench.results.paired import LEVEL
+
+_RELEASE = re.compile(r"(?P<backend>[^\[]+)\[version=(?P<version>[^\],]+)\]")
+
+
+def names(chain: list[str]) -> list[str]:
+    """Each version as the answer names it: the release alone where every version is
+    one backend's ``[version=...]``, else the variant as written."""
+    found = [_RELEASE.fullmatch(text) for text in chain]
+    if all(found) and len({m.group("backend") for m in found if m}) == 1:
+        return [m.group("version") for m in found if m]
+    return list(chain)
+
+
+def most_steps(count: int) -> int:
+    return 1 + math.ceil(math.log2(max(1, count - 1)))
+
+
+def header(chain: list[str], figure: str, threshold: float, repos: int) -> str:
+    shown = names(chain)
+    what = (
+        f"{_RELEASE.fullmatch(chain[0]).group('backend')} releases "  # type: ignore[union-attr]
+        if shown != chain
+        else ""
+    )
+    return (
+        f"vcsbench bisect: {figure} — {len(chain)} {what}versions from {shown[0]} (good) to "
+        f"{shown[-1]} (bad), a change past {threshold:.0%} to find; each step runs one version "
+        f"against {shown[0]} interleaved in one run, {repos} rounds each "
+        f"({most_steps(len(chain))} steps, one more for each unclear or skipped version)"
+    )
+
+
+def reading(step: Step, good: str, bad: str) -> str:
+    return {
+        "change": "the change to find",
+        "bad": f"like {bad}",
+        "good": f"like {good}",
+        "unclear": "across the halfway point: measured again with twice the rounds",
+        "by its median": f"still across it: {step.why}",
+        "skipped": f"skipped: {step.why}",
+    }[step.side]
+
+
+def step_line(step: Step, chain: list[str]) -> str:
+    shown = names(chain)
+    width = max(len(n) for n in shown)
+    return (
+        f"step {step.number:<3} {shown[step.index]:<{width}}  {step.cell():<24} "
+        f"{reading(step, shown[0], shown[-1])}"
+    )
+
+
+def answer(outcome: Outcome, figure: str, out: Path) -> str:
+    shown = names(outcome.versions)
+    good, bad = shown[0], shown[-1]
+    if outcome.first_bad is None:
+        first = outcome.nothing
+    else:
+        found = outcome.measured(outcome.first_bad)
+        before = outcome.measured(outcome.last_good)
+        if outcome.last_good and before is not None:
+            was = (
+                f"where {shown[outcome.last_good]}, the last version like {good}, read "
+                f"{before.cell()}"
+            )
+        else:
+            was = f"the version right after {good}"
+        first = (
+            f"**{shown[outcome.first_bad]} is the first version like {bad}**: "
+            f"{found.cell() if found else '—'} of {good} ({figure}), {was}."
+        )
+        share = outcome.share()
+        if share is not None:
+            first += f" That step holds {share:.0%} of the change from {good} to {bad}."
+        passed = [shown[i] for i in range(outcome.last_good + 1, outcome.first_bad)]
+        if passed:
+            first += f" Between them, skipped: {', '.join(passed)}."
+        if outcome.uncertain:
+            steps = ", ".join(str(s.number) for s in outcome.uncertain)
+            first += (
+                f" Not certain: step {steps} read across the halfway point twice and was "
+                "decided by its median."
+            )
+    rows = [
+        "| step | version | against " + good + ", by block | reading |",
+        "|---|---|---|---|",
+    ]
+    rows += [
+        f"| {s.number} | {shown[s.index]} | {s.cell()} | {reading(s, good, bad)} |"
+        for s in outcome.steps
+    ]
+    return "\n".join(
+        [
+            first,
+            "",
+            *rows,
+            "",
+            f"How: {METHOD} Interval: at least {100 * LEVEL:.0f}%. Each step's results: "
+            f"{out}/step-NN.json.",
+            "",
+        ]
+    )
