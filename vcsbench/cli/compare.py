@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcsbench.cli.command import Command
+from vcsbench.cli.store import add_store_option
 from vcsbench.errors import VcsbenchError
+
+if TYPE_CHECKING:
+    from vcsbench.results.earlier import Seen_in
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--other-runs", nargs="+", metavar="FILE", help="several runs of the other side"
     )
+    add_store_option(
+        parser,
+        " whose earlier runs of each benchmark (this machine, the same versions) widen the "
+        "calibration's spread where theirs is wider; none: the calibration alone",
+    )
     parser.add_argument(
         "--fail-on",
         metavar="SPEC",
@@ -35,7 +47,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _seen(args: argparse.Namespace, stack: contextlib.ExitStack) -> Seen_in | None:
+    """The store's spread of earlier runs, where a store is there to read (a missing
+    default store is no store yet: the calibration alone)."""
+    from vcsbench.cli.store import store_path
+    from vcsbench.results.earlier import seen_in
+    from vcsbench.results.store import Store
+
+    path = store_path(args)
+    if path is None or (isinstance(path, Path) and not path.is_file()):
+        return None
+    return seen_in(stack.enter_context(Store(path)))
+
+
 def run(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        return _run(args, stack)
+
+
+def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.report.compare import render
     from vcsbench.report.load_compare import compare_loads
     from vcsbench.results import read
@@ -73,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(compare_loads(bases[0], side[0]) for side in sides), end="")
         return 0
     failed: list[str] = []
+    seen = _seen(args, stack)
     for i, others in enumerate(sides):
-        pairs, left = compare_runs(bases, others)
+        pairs, left = compare_runs(bases, others, seen)
         if i:
             print()
         print(render(bases, others, pairs, left), end="")

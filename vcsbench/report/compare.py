@@ -230,7 +230,9 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         f"Time and CPU: the runs are the unit ({n_base} base, {n_other} other): each run's "
         "median is one value; the change must stand out of this machine's run-to-run spread "
         "(Student's t on the logarithms, pooling the spread between each side's runs with "
-        f"the calibration the files record; a verdict at p < {ALPHA}, the interval at "
+        "the calibration the files record, or with the spread between this benchmark's "
+        "earlier runs on this machine in the results store where that is wider; a verdict "
+        f"at p < {ALPHA}, the interval at "
         f"{1 - ALPHA:.0%}). ~ : no verdict, and the cell says why: within the spread, one "
         f"run a side with no spread measured, a busy machine (other processes used over "
         f"{OTHERS_CPU:g} CPUs), too few rounds for a run's median to be its level, or the "
@@ -248,11 +250,16 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
                 if (used := c.time_figure()) != "time"
                 else ""
             )
+            + (
+                f" from the store's {seen.runs} earlier runs"
+                if (seen := c.store_spread(used)) is not None
+                else ""
+            )
             for c in list(cells.values())[:4]
         )
         lines.append(
             f"This machine's run-to-run spread (one standard deviation between runs, from "
-            f"vcsbench doctor --spread): {spread}"
+            f"vcsbench doctor --spread or the store): {spread}"
             + (f" and {len(cells) - 4} more" if len(cells) > 4 else "")
             + "."
         )

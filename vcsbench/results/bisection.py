@@ -2,8 +2,8 @@
 
 Versions are given oldest first; the first is *good*, the last *bad*. Every step
 measures one version against the good one **in one interleaved run** (blocks
-alternating, the block as the unit: :mod:`vcsbench.results.paired`), so the machine's
-drift between steps cancels and every step's ratio is against the same reference.
+alternating; the median of the block ratios with its interval), so the machine's drift
+between steps cancels and every step's ratio is against the same reference.
 
 The first step measures the bad version: the change to find is its ratio, and bisection
 goes on only where that ratio's interval leaves out 1 and the ratio is past the

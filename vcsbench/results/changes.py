@@ -19,12 +19,10 @@ its penalised cost in linear time, and the penalty is where the machine's spread
 
 from __future__ import annotations
 
-import itertools
 import math
-import statistics
 from dataclasses import dataclass
 
-from vcsbench.results.spread import SpreadCell
+from vcsbench.results.spread import SpreadCell, own_spread
 from vcsbench.results.verdict import Between, between
 
 PENALTY = 3.0
@@ -40,16 +38,6 @@ class ChangePoint:
     """The first run at the new level (0-based)."""
     change: Between
     """Runs after against runs before (to the neighbouring change points)."""
-
-
-def own_spread(logs: list[float]) -> float | None:
-    """A series' run-to-run spread from itself: the median absolute difference of
-    neighbouring runs over 0.954 (for normal noise, |d| of two draws has median
-    0.954 sd); a step moves one difference only."""
-    diffs = [abs(b - a) for a, b in itertools.pairwise(logs)]
-    if len(diffs) < 3:
-        return None
-    return statistics.median(diffs) / 0.954 or None
 
 
 def change_points(

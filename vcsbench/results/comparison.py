@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import machine_moved, run_figure, time_figure
-from vcsbench.results.spread import SpreadCell
+from vcsbench.results.run_figures import calibrated_cell, machine_moved, run_figure, time_figure
+from vcsbench.results.spread import Seen, SpreadCell
 from vcsbench.results.stats import mann_whitney_p
 from vcsbench.results.verdict import MIN_ROUNDS, Between, between, runs_needed
 
@@ -167,17 +168,6 @@ def check_consistent(run: Run) -> None:
             )
 
 
-def _cell(runs: list[Run], bench: Benchmark) -> SpreadCell | None:
-    cells = [
-        cell
-        for run in runs
-        if run.spread is not None
-        and (cell := run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype))
-        is not None
-    ]
-    return max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
-
-
 def _withheld(pair_runs: list[tuple[str, Run, Benchmark]], cell: SpreadCell | None) -> str:
     """Why drift may have made a verdict on these runs whatever the test says, or ""."""
     for side, run, bench in pair_runs:
@@ -193,9 +183,15 @@ def _withheld(pair_runs: list[tuple[str, Run, Benchmark]], cell: SpreadCell | No
     return ""
 
 
-def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[str]]:
+def compare_runs(
+    bases: list[Run],
+    others: list[Run],
+    seen: Callable[[Benchmark, list[Run]], dict[str, Seen]] | None = None,
+) -> tuple[list[Pair], list[str]]:
     """The benchmarks of the first base run found in every run of both sides, with their
-    changes; and a line for each benchmark found in some runs only."""
+    changes; and a line for each benchmark found in some runs only. ``seen``: the spread
+    of a benchmark's earlier runs (the results store's), used where wider than the
+    calibration's."""
     for run in (*bases, *others):
         check_consistent(run)
     first = bases[0]
@@ -225,7 +221,7 @@ def compare_runs(bases: list[Run], others: list[Run]) -> tuple[list[Pair], list[
         ]
         if partial:
             label += f" [partial: {'both' if len(partial) == 2 else partial[0]}]"
-        cell = _cell([*bases, *others], bench)
+        cell = calibrated_cell([*bases, *others], bench, seen)
         withheld = _withheld(
             [("base", r, b) for r, b in zip(bases, base, strict=True)]
             + [("other", r, b) for r, b in zip(others, other, strict=True)],

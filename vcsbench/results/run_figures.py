@@ -5,8 +5,10 @@ canary's writes), whichever this machine's calibration found steadiest
 
 from __future__ import annotations
 
-from vcsbench.results.model import Benchmark
-from vcsbench.results.spread import SpreadCell
+from collections.abc import Callable
+
+from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.spread import Seen, SpreadCell, op_class
 from vcsbench.results.verdict import between
 
 
@@ -21,10 +23,10 @@ def over(
 
 def run_figure(bench: Benchmark, name: str) -> float | None:
     """A run's one value for a drifting figure (``spread.FIGURES``): its median time
-    (ms), its CPU per repository, that median over its canary's, the canary's median."""
+    (ms), its CPU per repository, that median over its canary's, the canary's medians."""
     canary = bench.canary
-    if name == "canary":
-        return None if canary is None else canary.ms
+    if name in ("canary", "writes"):
+        return None if canary is None else canary.ms if name == "canary" else canary.writes_ms
     if name in ("time_canary", "time_writes"):
         if canary is None:
             return None
@@ -43,16 +45,38 @@ def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
 
 def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Benchmark]) -> str:
     """Why a time or CPU verdict on the runs' own figures is withheld because the
-    machine moved between them (their canaries differ beyond the canary's calibrated
-    spread), or ""."""
-    if cell is None or cell.sd_log("canary") is None:
-        return ""
-    moved = between(
-        "canary",
-        [run_figure(b, "canary") for b in base],
-        [run_figure(b, "canary") for b in other],
-        cell,
-    )
-    if not moved.significant or moved.ratio is None:
-        return ""
-    return f"no verdict: the machine moved between the runs (its canary {moved.ratio:.2f}x)"
+    machine moved between them (their canaries, whole or their writes, differ beyond
+    that figure's calibrated spread), or ""."""
+    for name, said in (("canary", "canary"), ("writes", "canary's writes")):
+        if cell is None or cell.sd_log(name) is None:
+            continue
+        moved = between(
+            name, [run_figure(b, name) for b in base], [run_figure(b, name) for b in other], cell
+        )
+        if moved.significant and moved.ratio is not None:
+            return f"no verdict: the machine moved between the runs (its {said} {moved.ratio:.2f}x)"
+    return ""
+
+
+def calibrated_cell(
+    runs: list[Run],
+    bench: Benchmark,
+    seen: Callable[[Benchmark, list[Run]], dict[str, Seen]] | None = None,
+) -> SpreadCell | None:
+    """The machine's spread for ``bench`` as the runs' files record it (the widest of
+    theirs), widened by ``seen`` -- the spread between its earlier runs in the results
+    store -- where that is wider."""
+    cells = [
+        cell
+        for run in runs
+        if run.spread is not None
+        and (cell := run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype))
+        is not None
+    ]
+    cell = max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
+    earlier = seen(bench, runs) if seen is not None else {}
+    if not earlier:
+        return cell
+    fs = bench.filesystem.fstype
+    empty = SpreadCell(bench.backend.name, op_class(bench.op), fs, 0, {})
+    return (cell or empty).with_seen(earlier)

@@ -15,6 +15,8 @@ Where a machine's calibration is kept: :mod:`vcsbench.results.calibration`.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -22,11 +24,11 @@ from typing import Any
 
 from vcsbench.results.schema import SchemaError, count, expect, optional, required
 
-FIGURES = ("time", "cpu", "time_canary", "time_writes", "canary")
+FIGURES = ("time", "cpu", "time_canary", "time_writes", "canary", "writes")
 """The figures whose spread is measured: they drift; bytes, footprint and counts do not.
 ``time_canary``: the median over the run's canary (:mod:`vcsbench.results.canary`);
-``time_writes``: over the canary's writes alone (up to its fsync); ``canary``: the
-canary's own median."""
+``time_writes``: over the canary's writes alone (up to its fsync); ``canary``, ``writes``:
+the canary's own medians, whole and its writes."""
 TIME_FIGURES = ("time", "time_canary", "time_writes")
 """What a time comparison may use, the calibration choosing per cell."""
 UNDER = {"time_canary": "canary", "time_writes": "canary's writes"}
@@ -40,6 +42,41 @@ def op_class(op: str) -> str:
     return op.split("[", 1)[0]
 
 
+SEEN_RUNS = 30
+"""The most recent earlier runs of a benchmark the store's spread is read from."""
+SEEN_LEAST = 6
+"""Fewer earlier runs than this and the store's spread is not used."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A figure's spread between a benchmark's earlier runs on this machine, with the
+    same versions, as the results store holds them."""
+
+    sd: float
+    runs: int
+    since: str
+    """The oldest of those runs' start (ISO 8601)."""
+
+    @property
+    def df(self) -> int:
+        """What the estimate is worth in degrees of freedom: a median of absolute
+        differences is about a third as efficient as a variance, so a third of the
+        differences it was read from."""
+        return max(1, (self.runs - 1) // 3)
+
+
+def own_spread(logs: list[float]) -> float | None:
+    """A series' run-to-run spread from itself (logarithms, oldest first): the median
+    absolute difference of neighbouring runs over 0.954 (for normal noise, |d| of two
+    draws has median 0.954 sd); a step where something changed, or a slow trend, moves
+    one difference only."""
+    diffs = [abs(b - a) for a, b in itertools.pairwise(logs)]
+    if len(diffs) < 3:
+        return None
+    return statistics.median(diffs) / 0.954 or None
+
+
 @dataclass(frozen=True)
 class SpreadCell:
     """One backend, operation and filesystem type, run K times: each run's figures."""
@@ -51,21 +88,52 @@ class SpreadCell:
     """Rounds each run had: the spread is of runs that long."""
     figures: dict[str, tuple[float, ...]]
     """Per figure (``FIGURES``), each run's value: the median ms, the CPU s per repository."""
+    seen: dict[str, Seen] = field(default_factory=dict, compare=False)
+    """Per figure, the spread the results store saw between this benchmark's earlier
+    runs (:func:`own_spread`), where it had enough; never written to a file."""
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.backend, self.op, self.fstype)
 
-    def sd_log(self, figure: str = "time") -> float | None:
-        """The standard deviation of the logarithms of the runs' figures (None below two
-        runs or where one is not positive)."""
+    def _own_sd(self, figure: str) -> float | None:
         values = self.figures.get(figure, ())
         if len(values) < 2 or min(values) <= 0:
             return None
         return statistics.stdev(math.log(v) for v in values)
 
+    def store_spread(self, figure: str) -> Seen | None:
+        """The store's spread of ``figure`` where it is wider than the calibration's."""
+        found = self.seen.get(figure)
+        own = self._own_sd(figure)
+        return found if found is not None and (own is None or found.sd > own) else None
+
+    def sd_log(self, figure: str = "time") -> float | None:
+        """The standard deviation of the logarithms of the runs' figures (None below two
+        runs or where one is not positive): the calibration's, or the store's where that
+        is wider -- the spread a comparison must stand out of is the wider one."""
+        wider = self.store_spread(figure)
+        return wider.sd if wider is not None else self._own_sd(figure)
+
     def df(self, figure: str = "time") -> int:
+        wider = self.store_spread(figure)
+        return wider.df if wider is not None else self._own_df(figure)
+
+    def _own_df(self, figure: str) -> int:
         return max(0, len(self.figures.get(figure, ())) - 1)
+
+    def basis(self, figure: str = "time") -> str:
+        """Where the spread :meth:`sd_log` gives was measured, for a person."""
+        wider = self.store_spread(figure)
+        if wider is not None:
+            return (
+                f"this benchmark's {wider.runs} earlier runs in the store (since "
+                f"{wider.since[:10]}), wider than the calibration"
+            )
+        return f"this machine's calibration ({self._own_df(figure) + 1} runs)"
+
+    def with_seen(self, seen: dict[str, Seen]) -> SpreadCell:
+        return dataclasses.replace(self, seen=dict(seen))
 
     def time_figure(self) -> str:
         """Of the median alone, over the canary and over the canary's writes
@@ -75,7 +143,7 @@ class SpreadCell:
         sds = {
             name: sd
             for name in TIME_FIGURES
-            if (sd := self.sd_log(name)) is not None and self.df(name) >= self.df("time")
+            if (sd := self.sd_log(name)) is not None and self._own_df(name) >= self._own_df("time")
         }
         if "time" not in sds:
             return "time"

@@ -297,6 +297,19 @@ class Store:
         if current is not None:
             yield Series(*head, tuple(points))
 
+    def earlier(self, series: str, before: str, versions: str, most: int) -> list[Point]:
+        """The last ``most`` points of ``series`` started before ``before`` with these
+        versions, on a machine not busy and with every round ok, oldest first."""
+        rows = self._db.execute(
+            "SELECT p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.cpu_ms, "
+            "p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
+            "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
+            "WHERE p.series = ? AND p.started < ? AND p.versions = ? AND p.busy = '' "
+            "AND p.errors = 0 ORDER BY p.started DESC LIMIT ?",
+            (series, before, versions, most),
+        )
+        return [Point(*row) for row in reversed(rows)]
+
 
 def result_files(paths: list[Path], most: int = 1_000_000) -> list[Path]:
     """The result files among ``paths``: files as given, directories searched for

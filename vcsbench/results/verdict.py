@@ -125,7 +125,7 @@ def between(
     if cell is not None and cell_sd is not None:
         squares += cell.df(key) * cell_sd**2
         df += cell.df(key)
-        basis.append(f"this machine's calibration ({cell.df(key) + 1} runs)")
+        basis.append(cell.basis(key))
     diff = mean_o - mean_b
     ratio = math.exp(diff)
     kept = (tuple(math.exp(v) for v in b), tuple(math.exp(v) for v in o))
