@@ -23,7 +23,7 @@ def test_bisect_finds_the_first_delayed_version_and_prints_each_step(tmp_path: P
     text = found.stdout
     # a 20 ms delay on a create of a few ms: the bad version reads far past the
     # threshold, and the first delayed version is named
-    assert "**git-pygit2[copy=4,delay=20ms] is the first version like" in text
+    assert "**git-pygit2[copy=4,delay=20ms] is the first version where it changed" in text
     steps = [line for line in text.splitlines() if line.startswith("step ")]
     # 1 + ceil(log2(4)) steps, and one more for each step measured again (a shared
     # machine can make a block read across the halfway point)
@@ -32,8 +32,14 @@ def test_bisect_finds_the_first_delayed_version_and_prints_each_step(tmp_path: P
     first = steps[0].split()
     assert first[2] == "git-pygit2[copy=6,delay=20ms]" and float(first[3].rstrip("x")) > 1.5
     assert "the change to find" in steps[0]
+    # progress on stderr: what runs, and from the second step the time left
+    assert (
+        "running step 1 of 3: git-pygit2[copy=6,delay=20ms] against git-pygit2[copy=2], "
+        "120 rounds each\n" in found.stderr
+    ), found.stderr
+    assert "s a step so far, ~" in found.stderr
     answer = (out / "bisect.md").read_text()
-    assert answer.startswith("**git-pygit2[copy=4,delay=20ms] is the first version")
+    assert answer.startswith("**git-pygit2[copy=4,delay=20ms] is the first version where")
     made = sorted(p.name for p in out.glob("step-*.json"))
     assert made == [f"step-{k:02d}.json" for k in range(1, len(steps) + 1)], text
 

@@ -136,7 +136,7 @@ def test_the_answer_names_the_version_its_ratio_and_the_one_before() -> None:
     text = answer(out, "create+commit · payload hello · fs tmpfs", Path("results/b"))
     assert names(chain) == VERSIONS
     assert text.startswith(
-        "**1.9.0 is the first version like 1.15.0**: 0.850x [0.833–0.867] of 1.0.0 "
+        "**1.9.0 is the first version where it changed**: 0.850x [0.833–0.867] of 1.0.0 "
         "(create+commit · payload hello · fs tmpfs), where 1.8.0, the last version like "
         "1.0.0, read 1.000x [0.980–1.020]. That step holds 100% of the change"
     )

@@ -181,6 +181,26 @@ class _Steps:
         self.args, self.chain, self.out, self.repos = args, chain, out, repos
         self.made = 0
         self.stopped = 0
+        self.took: list[float] = []
+
+    def _say_running(self, index: int, repos: int) -> None:
+        """What runs now, and the time left at the pace so far (stderr: progress)."""
+        from vcsbench.report.bisect_text import most_steps, names
+
+        shown = names(self.chain)
+        most = max(most_steps(len(self.chain)), self.made)
+        pace = ""
+        if self.took:
+            each = sum(self.took) / len(self.took)
+            pace = (
+                f"; ~{each:.0f}s a step so far, ~{each * (most - self.made + 1):.0f}s left at most"
+            )
+        print(
+            f"running step {self.made} of {most}: {shown[index]} against {shown[0]}, "
+            f"{repos} rounds each{pace}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def measure(self, index: int, attempt: int) -> Paired | None:
         from vcsbench.bench.runner import run_suite
@@ -198,8 +218,10 @@ class _Steps:
         )
         self.made += 1
         path = self.out / f"step-{self.made:02d}.json"
+        self._say_running(index, repos)
         command = ["vcsbench", *sys.argv[1:], f"(step {self.made}: {other} against {good})"]
         log = path.with_suffix(".log")
+        started = time.monotonic()
         try:  # pytest's own lines go to the step's log; progress (stderr) stays in view
             with log.open("w") as into, contextlib.redirect_stdout(into):
                 code, run_id = run_suite(
@@ -207,6 +229,7 @@ class _Steps:
                 )
         except VcsbenchError as why:
             raise Skip(str(why)) from None
+        self.took.append(time.monotonic() - started)
         run = this_run(path, run_id)
         self.stopped = interrupted(path, run)
         if self.stopped:

@@ -34,7 +34,7 @@ def header(chain: list[str], figure: str, threshold: float, repos: int) -> str:
         else ""
     )
     return (
-        f"vcsbench bisect: {figure} — {len(chain)} {what}versions from {shown[0]} (good) to "
+        f"vcsbench bisect: {figure} — {len(chain)} {what or 'versions '}from {shown[0]} (good) to "
         f"{shown[-1]} (bad), a change past {threshold:.0%} to find; each step runs one version "
         f"against {shown[0]} interleaved in one run, {repos} rounds each "
         f"({most_steps(len(chain))} steps, one more for each unclear or skipped version)"
@@ -77,7 +77,7 @@ def answer(outcome: Outcome, figure: str, out: Path) -> str:
         else:
             was = f"the version right after {good}"
         first = (
-            f"**{shown[outcome.first_bad]} is the first version like {bad}**: "
+            f"**{shown[outcome.first_bad]} is the first version where it changed**: "
             f"{found.cell() if found else '—'} of {good} ({figure}), {was}."
         )
         share = outcome.share()
