@@ -37,7 +37,7 @@ def header(chain: list[str], figure: str, threshold: float, repos: int) -> str:
         f"vcsbench bisect: {figure} — {len(chain)} {what or 'versions '}from {shown[0]} (good) to "
         f"{shown[-1]} (bad), a change past {threshold:.0%} to find; each step runs one version "
         f"against {shown[0]} interleaved in one run, {repos} rounds each "
-        f"({most_steps(len(chain))} steps, one more for each unclear or skipped version)"
+        f"(at most {most_steps(len(chain))} steps, one more for each unclear or skipped version)"
     )
 
 
