@@ -194,3 +194,24 @@ def keep_rounds(bench: dict[str, Any], count: int) -> None:
     bench["repos_ok"] = sum(rounds["ok"])
     bench["errors"] = count - bench["repos_ok"]
     bench["verified"] = min(bench["verified"], count)
+
+
+def history_run(
+    tmp_path: Path, run: int, cell: dict[str, Any], machine: float, change: float
+) -> str:
+    """Run ``run`` of a series: on a machine ``machine`` times as slow (the canary with
+    it), the benchmark ``change`` times as slow besides; a newer library from run 8."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["datetime"] = f"2026-12-{run + 1:02d}T10:00:00+00:00"
+        document["vcsbench"]["run_id"] = f"run-{run}"
+        document["vcsbench"]["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
+        for bench in benches:
+            scale_times(bench, machine * change)
+            bench["canary"] = {"ms": machine, "timed": 2, "every": 5, "method": "t"}
+            if run >= 8:
+                bench["backend"]["versions"] = {"pygit2": "9.9.9"}
+
+    return edited_result(
+        REPO / "tests" / "data" / "tiny-ext4.json", tmp_path / f"r{run}.json", edit
+    )

@@ -8,15 +8,13 @@ import math
 import random
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import REPO, edited_result, scale_times, vcsbench
+from helpers import history_run, vcsbench
 
 from vcsbench.results.changes import change_points
 from vcsbench.results.spread import SpreadCell
 
-TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 SPREAD = 0.021
 """svn-fs commit on ext4 over its canary, this project's machine type, 2026-11-27
 (``vcsbench doctor --spread --fs ext4``)."""
@@ -85,25 +83,6 @@ def test_noise_alone_raises_no_alert() -> None:
 
 
 # -- history, from the store ---------------------------------------------------------------
-
-
-def history_run(
-    tmp_path: Path, run: int, cell: dict[str, Any], machine: float, change: float
-) -> str:
-    """Run ``run`` of a series: on a machine ``machine`` times as slow (the canary with
-    it), the benchmark ``change`` times as slow besides; a newer library from run 8."""
-
-    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["datetime"] = f"2026-12-{run + 1:02d}T10:00:00+00:00"
-        document["vcsbench"]["run_id"] = f"run-{run}"
-        document["vcsbench"]["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
-        for bench in benches:
-            scale_times(bench, machine * change)
-            bench["canary"] = {"ms": machine, "timed": 2, "every": 5, "method": "t"}
-            if run >= 8:
-                bench["backend"]["versions"] = {"pygit2": "9.9.9"}
-
-    return edited_result(TINY, tmp_path / f"r{run}.json", edit)
 
 
 def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: Path) -> None:

@@ -19,6 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_store_option(parser)
     parser.add_argument("--json", action="store_true", help="the series as JSON")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="DIR",
+        help="also a static page, DIR/history.html, with each series' plot beside it "
+        "(the median per run, its level between change points, the canary below)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +44,21 @@ def run(args: argparse.Namespace) -> int:
         found = list(store.series(args.pattern))
         counts = store.counts()
         where = store.where
+    if args.html is not None:
+        from vcsbench.report.history_page import MAX_SERIES
+
+        if not found:
+            raise VcsbenchError(f"--html: no series matches {args.pattern!r}; nothing to draw")
+        if len(found) > MAX_SERIES:
+            raise VcsbenchError(
+                f"--html: {len(found)} series match {args.pattern!r}; a page holds at most "
+                f"{MAX_SERIES}: give a narrower PATTERN"
+            )
     print(dumps(found) if args.json else history_text(found, where, counts), end="")
+    if args.html is not None:
+        from vcsbench.report.history_page import history_page
+
+        print(f"page: {history_page(found, where, args.html)}")
     return 0
 
 

@@ -59,7 +59,7 @@ def judged(series: Series) -> Judged:
     )
 
 
-def _change_text(change: ChangePoint) -> str:
+def change_text(change: ChangePoint) -> str:
     found = change.change
     assert found.ratio is not None and found.interval is not None
     low, high = found.interval
@@ -95,6 +95,33 @@ def _over(point: Point, figure: str) -> str:
     return "n/a" if value is None else fmt_ms(value)
 
 
+def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], list[str]]:
+    """A series' runs, oldest first, one row each: the header, the rows, the alignment."""
+    starts = {judge.points[c.index]: c for c in judge.changes}
+    judged_runs = set(judge.points)
+    rows = [
+        [
+            str(i),
+            _day(p.started),
+            fmt_ms(p.median_ms),
+            fmt_ms(p.canary_ms),
+            _over(p, judge.key if judge.key != "time" else "time_canary"),
+            f"{p.errors}/{p.repos}",
+            p.busy or "no",
+            p.versions or "not recorded",
+            change_text(starts[i - 1])
+            if i - 1 in starts
+            else ("" if i - 1 in judged_runs else "not judged"),
+        ]
+        for i, p in enumerate(one.points, 1)
+    ]
+    shown = judge.figure if judge.key != "time" else SHOWN["time_canary"]
+    header = ["run", "started (UTC)", "median ms", "canary ms", shown]
+    header += ["errors", "busy", "versions", "change from here"]
+    align = ["right", "left", "right", "right", "right", "right", "left", "left", "left"]
+    return header, rows, align
+
+
 def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) -> str:
     runs, series, machines = counts
     head = (
@@ -109,30 +136,9 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
         (one,) = found
         lines += [f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}", ""]
         judge = judged(one)
-        starts = {judge.points[c.index]: c for c in judge.changes}
-        judged_runs = set(judge.points)
-        rows = [
-            [
-                str(i),
-                _day(p.started),
-                fmt_ms(p.median_ms),
-                fmt_ms(p.canary_ms),
-                _over(p, judge.key if judge.key != "time" else "time_canary"),
-                f"{p.errors}/{p.repos}",
-                p.busy or "no",
-                p.versions or "not recorded",
-                _change_text(starts[i - 1])
-                if i - 1 in starts
-                else ("" if i - 1 in judged_runs else "not judged"),
-            ]
-            for i, p in enumerate(one.points, 1)
-        ]
-        shown = judge.figure if judge.key != "time" else SHOWN["time_canary"]
-        header = ["run", "started (UTC)", "median ms", "canary ms", shown]
-        header += ["errors", "busy", "versions", "change from here"]
-        align = ["right", "left", "right", "right", "right", "right", "left", "left", "left"]
+        header, rows, align = run_rows(one, judge)
         lines.append(table(header, rows, "md", align))
-        lines += ["", _method(judge), f"results: {one.points[-1].path} (the newest)"]
+        lines += ["", method(judge), f"results: {one.points[-1].path} (the newest)"]
         return "\n".join(lines) + "\n"
     by_machine: dict[str, list[Series]] = {}
     for s in found:
@@ -144,7 +150,7 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
             first, last = s.points[0], s.points[-1]
             judge = judged(s)
             changes = "; ".join(
-                f"run {judge.points[c.index] + 1}: {_change_text(c)}" for c in judge.changes
+                f"run {judge.points[c.index] + 1}: {change_text(c)}" for c in judge.changes
             )
             rows.append(
                 [
@@ -168,7 +174,7 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
     return "\n".join(lines) + "\n"
 
 
-def _method(judge: Judged) -> str:
+def method(judge: Judged) -> str:
     return (
         f"Change points on the {judge.figure} of {len(judge.points)} runs (busy runs and "
         "runs with errors are not judged): PELT (ruptures) with a penalty of 3 x sd^2 x "
