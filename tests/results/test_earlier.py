@@ -60,21 +60,29 @@ def time_line(stdout: str) -> str:
     return next(line for line in stdout.splitlines() if "git-pygit2 create+commit" in line)
 
 
+def stored(tmp_path: Path, hour: int, seed: int) -> Path:
+    """A store of 20 runs, one a minute from ``hour``:00, whose level moved 6 % (lognormal)
+    from run to run."""
+    rng = random.Random(seed)
+    store = tmp_path / "store.sqlite"
+    runs = [
+        run_file(
+            tmp_path, f"s{i:02d}", f"2026-11-27T{hour:02d}:{i:02d}:00+00:00",
+            rng.lognormvariate(0, 0.06),
+        )
+        for i in range(20)
+    ]  # fmt: skip
+    added = vcsbench("store", "add", *runs, "--store", str(store))
+    assert 0 == added.returncode, added.stderr
+    return store
+
+
 def test_a_drift_the_store_saw_gives_no_verdict_and_a_change_beyond_it_one(tmp_path: Path) -> None:
     """Twenty earlier runs whose level moved 6 % from run to run (the machine over an
     hour); a calibration of ±1 %. An A/A pair 1.10x apart reads "slower" on the
     calibration alone, and nothing once the store's spread is used; 1.50x still reads
     slower."""
-    rng = random.Random(47)
-    store = tmp_path / "store.sqlite"
-    earlier = [
-        run_file(
-            tmp_path, f"e{i:02d}", f"2026-11-27T09:{i:02d}:00+00:00", rng.lognormvariate(0, 0.06)
-        )
-        for i in range(20)
-    ]
-    added = vcsbench("store", "add", *earlier, "--store", str(store))
-    assert 0 == added.returncode, added.stderr
+    store = stored(tmp_path, hour=9, seed=47)
     a = run_file(tmp_path, "a", "2026-11-27T10:00:00+00:00", 1.0)
     b = run_file(tmp_path, "b", "2026-11-27T10:01:00+00:00", 1.10)
     c = run_file(tmp_path, "c", "2026-11-27T10:02:00+00:00", 1.50)
@@ -92,15 +100,7 @@ def test_a_drift_the_store_saw_gives_no_verdict_and_a_change_beyond_it_one(tmp_p
 def test_runs_after_the_ones_compared_are_not_used(tmp_path: Path) -> None:
     """The store's spread is of runs before the compared ones: later ones, however
     noisy, leave the calibration's verdict as it was."""
-    rng = random.Random(3)
-    store = tmp_path / "store.sqlite"
-    later = [
-        run_file(
-            tmp_path, f"l{i:02d}", f"2026-11-27T11:{i:02d}:00+00:00", rng.lognormvariate(0, 0.06)
-        )
-        for i in range(20)
-    ]
-    assert 0 == vcsbench("store", "add", *later, "--store", str(store)).returncode
+    store = stored(tmp_path, hour=11, seed=3)
     a = run_file(tmp_path, "a", "2026-11-27T10:00:00+00:00", 1.0)
     b = run_file(tmp_path, "b", "2026-11-27T10:01:00+00:00", 1.10)
     result = vcsbench("compare", a, b, "--store", str(store))
