@@ -215,3 +215,32 @@ def history_run(
     return edited_result(
         REPO / "tests" / "data" / "tiny-ext4.json", tmp_path / f"r{run}.json", edit
     )
+
+
+def planted_history_store(tmp_path: Path) -> Path:
+    """A store of twelve runs of one series: the machine 20 % slower from run 5 on (the
+    canary with it), the benchmark 25 % slower from run 9 on with another library
+    version (:func:`history_run`); a calibration whose medians move with the canary."""
+    import math
+    import random
+
+    rng = random.Random(4)
+    levels = [math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
+    cell = {
+        "backend": "git-pygit2",
+        "op": "create+commit",
+        "fstype": "ext4",
+        "rounds": 12,
+        "figures": {
+            "time": [10 * v * c for v, c in zip(levels, (0.8, 1.2) * 4, strict=True)],
+            "time_canary": [10 * v for v in levels],
+            "canary": [0.8, 1.2] * 4,
+        },
+    }
+    store = tmp_path / "s.sqlite"
+    for run in range(12):
+        machine = 1.2 if run >= 4 else 1.0
+        change = 1.25 if run >= 8 else 1.0
+        path = history_run(tmp_path, run, cell, machine, change * math.exp(rng.gauss(0, 0.01)))
+        assert 0 == vcsbench("store", "add", path, "--store", str(store)).returncode
+    return store

@@ -5,46 +5,22 @@ canary with it)."""
 from __future__ import annotations
 
 import math
-import random
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from helpers import history_run, skip_or_fail, vcsbench
+from helpers import planted_history_store, skip_or_fail, vcsbench
 
 from vcsbench.report.history import judged
 from vcsbench.report.history_page import levels, series_plot
 from vcsbench.results.store import Store
 
 
-def planted_store(tmp_path: Path) -> Path:
-    rng = random.Random(4)
-    noise = [math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
-    cell = {
-        "backend": "git-pygit2",
-        "op": "create+commit",
-        "fstype": "ext4",
-        "rounds": 12,
-        "figures": {
-            "time": [10 * v * c for v, c in zip(noise, (0.8, 1.2) * 4, strict=True)],
-            "time_canary": [10 * v for v in noise],
-            "canary": [0.8, 1.2] * 4,
-        },
-    }
-    store = tmp_path / "s.sqlite"
-    for run in range(12):
-        machine = 1.2 if run >= 4 else 1.0
-        change = 1.25 if run >= 8 else 1.0
-        path = history_run(tmp_path, run, cell, machine, change * math.exp(rng.gauss(0, 0.01)))
-        assert 0 == vcsbench("store", "add", path, "--store", str(store)).returncode
-    return store
-
-
 def test_the_plot_draws_each_runs_median_and_the_levels_either_side_of_the_change(
     tmp_path: Path,
 ) -> None:
-    with Store(planted_store(tmp_path)) as store:
+    with Store(planted_history_store(tmp_path)) as store:
         (series,) = list(store.series("git-pygit2 create+commit"))
     judge = judged(series)
     assert [judge.points[c.index] + 1 for c in judge.changes] == [9]
@@ -67,7 +43,7 @@ def test_the_plot_draws_each_runs_median_and_the_levels_either_side_of_the_chang
 
 
 def test_the_page_holds_every_series_and_renders_in_headless_chromium(tmp_path: Path) -> None:
-    store = planted_store(tmp_path)
+    store = planted_history_store(tmp_path)
     out = tmp_path / "page"
     result = vcsbench("history", "git-pygit2", "--store", str(store), "--html", str(out))
     assert 0 == result.returncode, result.stderr
@@ -103,7 +79,7 @@ def test_the_page_holds_every_series_and_renders_in_headless_chromium(tmp_path: 
 
 
 def test_html_refuses_a_pattern_no_series_matches(tmp_path: Path) -> None:
-    store = planted_store(tmp_path)
+    store = planted_history_store(tmp_path)
     result = vcsbench(
         "history", "svn-nothing", "--store", str(store), "--html", str(tmp_path / "p")
     )

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import history_run, vcsbench
+from helpers import planted_history_store, vcsbench
 
 from vcsbench.results.changes import change_points
 from vcsbench.results.spread import SpreadCell
@@ -89,25 +89,7 @@ def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: 
     """Twelve runs: the machine 20 % slower from run 4 on (the canary with it), the
     benchmark 25 % slower from run 8 on with another library version. History over the
     canary names run 8 with its size, and nothing at run 4."""
-    rng = random.Random(4)
-    levels = [math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
-    cell = {
-        "backend": "git-pygit2",
-        "op": "create+commit",
-        "fstype": "ext4",
-        "rounds": 12,
-        "figures": {
-            "time": [10 * v * c for v, c in zip(levels, (0.8, 1.2) * 4, strict=True)],
-            "time_canary": [10 * v for v in levels],
-            "canary": [0.8, 1.2] * 4,
-        },
-    }
-    store = tmp_path / "s.sqlite"
-    for run in range(12):
-        machine = 1.2 if run >= 4 else 1.0
-        change = 1.25 if run >= 8 else 1.0
-        path = history_run(tmp_path, run, cell, machine, change * math.exp(rng.gauss(0, 0.01)))
-        assert 0 == vcsbench("store", "add", path, "--store", str(store)).returncode
+    store = planted_history_store(tmp_path)
     result = vcsbench("history", "git-pygit2 create+commit", "--store", str(store))
     assert 0 == result.returncode, result.stderr
     rows = {
