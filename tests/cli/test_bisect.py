@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import vcsbench
+from helpers import vcsbench
 
 CHAIN = ",".join(
     ["git-pygit2[copy=2]", "git-pygit2[copy=3]"]
