@@ -40,6 +40,7 @@ def test_the_plot_draws_each_runs_median_and_the_levels_either_side_of_the_chang
     assert any("run 9: 1.2" in t.get_text() and "slower" in t.get_text() for t in top.texts)
     canary = low.lines[0]
     assert list(canary.get_ydata()) == [1.0] * 4 + [1.2] * 8
+    assert [t.get_text()[:24] for t in low.texts] == ["the machine, run 5: 1.20"]
 
 
 def test_the_page_holds_every_series_and_renders_in_headless_chromium(tmp_path: Path) -> None:

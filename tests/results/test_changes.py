@@ -88,7 +88,8 @@ def test_noise_alone_raises_no_alert() -> None:
 def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: Path) -> None:
     """Twelve runs: the machine 20 % slower from run 4 on (the canary with it), the
     benchmark 25 % slower from run 8 on with another library version. History over the
-    canary names run 8 with its size, and nothing at run 4."""
+    canary names run 9 (the 9th; 0-based 8) as the benchmark's change with its size, and
+    run 5 as the machine's, from the canary's own series."""
     store = planted_history_store(tmp_path)
     result = vcsbench("history", "git-pygit2 create+commit", "--store", str(store))
     assert 0 == result.returncode, result.stderr
@@ -103,8 +104,15 @@ def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: 
     assert size is not None, rows[9]
     assert float(size[1]) == pytest.approx(1.25, abs=0.03)
     assert float(size[2]) < 1.25 < float(size[3])
-    assert all(rows[i][-1] == "" for i in range(1, 13) if i != 9)
+    # the machine's step is the canary's: said as the machine's, at its run
+    machine = re.fullmatch(
+        r"the machine: canary (\d\.\d\d)x \[(\d\.\d\d)–(\d\.\d\d)\]", rows[5][-1]
+    )
+    assert machine is not None, rows[5]
+    assert float(machine[2]) < 1.2 < float(machine[3])
+    assert all(rows[i][-1] == "" for i in range(1, 13) if i not in (5, 9))
     assert "Change points on the median / canary of 12 runs" in result.stdout
     overview = vcsbench("history", "--store", str(store))
     assert re.search(r"run 9: 1\.2\dx slower \[", overview.stdout), overview.stdout
+    assert "the machine at run 5: canary 1.20x [" in overview.stdout
     assert "pygit2 9.9.9 (runs 9-12)" in overview.stdout

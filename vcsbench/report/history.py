@@ -9,7 +9,7 @@ where the calibration found so: :mod:`vcsbench.results.canary`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vcsbench.report.format import fmt_ms, table
 from vcsbench.results.changes import ChangePoint, change_points
@@ -33,6 +33,9 @@ class Judged:
     """The same as the calibration names it (``spread.TIME_FIGURES``)."""
     spread: str
     """Where the spread came from, for a person."""
+    machine: list[ChangePoint] = field(default_factory=list)
+    """Where the canary's own level moved (indexes into ``points``): the machine, not
+    the code -- the same detector on the canary's medians."""
 
 
 def judged(series: Series) -> Judged:
@@ -50,12 +53,15 @@ def judged(series: Series) -> Judged:
         if cell is not None
         else "the series' own (no calibration recorded)"
     )
+    canaries = [series.points[i].canary_ms or 0.0 for i in used]
+    machine = change_points(canaries, cell, "canary") if all(canaries) else []
     return Judged(
         points=used,
         changes=change_points(values, cell, figure),
         figure=SHOWN[figure],
         key=figure,
         spread=spread,
+        machine=machine,
     )
 
 
@@ -68,6 +74,23 @@ def change_text(change: ChangePoint) -> str:
     return (
         f"{1 / found.ratio:.2f}x faster (after / before {found.ratio:.2f}x [{low:.2f}–{high:.2f}])"
     )
+
+
+def _change_cell(code: ChangePoint | None, machine: ChangePoint | None, judged: bool) -> str:
+    """What starts at a run: a change of the benchmark's level, of the machine's (its
+    canary's), both, or nothing ("not judged" for a busy run or one with errors)."""
+    said = [change_text(code)] if code is not None else []
+    if machine is not None:
+        said.append(f"the machine: canary {machine_text(machine)}")
+    return "; ".join(said) or ("" if judged else "not judged")
+
+
+def machine_text(change: ChangePoint) -> str:
+    """A change of the canary's level: after over before, with its interval."""
+    found = change.change
+    assert found.ratio is not None and found.interval is not None
+    low, high = found.interval
+    return f"{found.ratio:.2f}x [{low:.2f}–{high:.2f}]"
 
 
 def _day(started: str) -> str:
@@ -98,6 +121,7 @@ def _over(point: Point, figure: str) -> str:
 def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], list[str]]:
     """A series' runs, oldest first, one row each: the header, the rows, the alignment."""
     starts = {judge.points[c.index]: c for c in judge.changes}
+    moved = {judge.points[c.index]: c for c in judge.machine}
     judged_runs = set(judge.points)
     rows = [
         [
@@ -109,9 +133,7 @@ def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], li
             f"{p.errors}/{p.repos}",
             p.busy or "no",
             p.versions or "not recorded",
-            change_text(starts[i - 1])
-            if i - 1 in starts
-            else ("" if i - 1 in judged_runs else "not judged"),
+            _change_cell(starts.get(i - 1), moved.get(i - 1), i - 1 in judged_runs),
         ]
         for i, p in enumerate(one.points, 1)
     ]
@@ -150,7 +172,11 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
             first, last = s.points[0], s.points[-1]
             judge = judged(s)
             changes = "; ".join(
-                f"run {judge.points[c.index] + 1}: {change_text(c)}" for c in judge.changes
+                [f"run {judge.points[c.index] + 1}: {change_text(c)}" for c in judge.changes]
+                + [
+                    f"the machine at run {judge.points[c.index] + 1}: canary {machine_text(c)}"
+                    for c in judge.machine
+                ]
             )
             rows.append(
                 [
@@ -180,5 +206,7 @@ def method(judge: Judged) -> str:
         "runs with errors are not judged): PELT (ruptures) with a penalty of 3 x sd^2 x "
         f"log n, sd from {judge.spread}; each kept where the runs after it differ from the "
         "runs before it at p < 0.01 (Student's t on the logarithms, pooled with the calibration "
-        "where there is one), with its 99 % interval."
+        "where there is one), with its 99 % interval. The same on the canary's medians says "
+        'where the machine moved ("the machine: canary 1.20x"): a change there and none in '
+        "the benchmark over its canary is the machine's, not the code's."
     )

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from vcsbench.report.document import Document, Heading, paragraph, table
 from vcsbench.report.document import Figure as PageFigure
 from vcsbench.report.formats.html import page
-from vcsbench.report.history import Judged, change_text, judged, method, run_rows
+from vcsbench.report.history import Judged, change_text, judged, machine_text, method, run_rows
 from vcsbench.report.plotkit import save, slug
 from vcsbench.results.io import write_file
 from vcsbench.results.store import Series
@@ -88,6 +88,18 @@ def series_plot(series: Series, judge: Judged) -> Figure:
         low.legend(fontsize=7, loc="upper left")
     else:
         low.text(0.5, 0.5, "no canary recorded", ha="center", va="center", transform=low.transAxes)
+    for change in judge.machine:
+        at = judge.points[change.index] + 1
+        low.axvline(at - 0.5, color="tab:green", ls="--", lw=1)
+        low.annotate(
+            f"the machine, run {at}: {machine_text(change)}",
+            (at - 0.5, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -10),
+            textcoords="offset points",
+            fontsize=7,
+            color="tab:green",
+        )
     low.set_ylabel("canary ms")
     low.set_xlabel("run (oldest first)")
     fig.text(
