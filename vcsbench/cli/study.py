@@ -82,8 +82,14 @@ def run(args: argparse.Namespace) -> int:
     selection = selection_of(args, **fixed)
     out = out_path(args, study.name)
     check_out(out, table=True)
+    # pytest-benchmark's own tables (in its units, per group) stay in the result file:
+    # the study's tables below are its answer
     code, run_id = run_suite(
-        selection, out, [], command=["vcsbench", *sys.argv[1:]], door="vcsbench study"
+        selection,
+        out,
+        ["--benchmark-quiet"],
+        command=["vcsbench", *sys.argv[1:]],
+        door="vcsbench study",
     )
     run = this_run(out, run_id)
     stopped = interrupted(out, run)

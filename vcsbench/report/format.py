@@ -114,6 +114,25 @@ def table(
     )
 
 
+EMPTY_CELLS = ("—", "n/a", "")
+"""What a cell without a figure shows."""
+
+
+def without_empty(
+    header: list[str], rows: list[list[Any]], text_columns: int = 1
+) -> tuple[list[str], list[list[Any]], list[str]]:
+    """The table without the figure columns that no row has a figure in, and their
+    names (a column of "—" or "n/a" in every row tells a reader nothing: the 2013 totals
+    at another N, device bytes on tmpfs)."""
+    keep = [
+        i
+        for i in range(len(header))
+        if i < text_columns or any(str(row[i]).strip() not in EMPTY_CELLS for row in rows)
+    ]
+    dropped = [name for i, name in enumerate(header) if i not in keep]
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows], dropped
+
+
 def render_rows(
     header: list[str], rows: list[list[Any]], fmt: str = "md", text_columns: int = 1
 ) -> str:

@@ -5,7 +5,15 @@ Ruby bindings, git via grit). Its figures are quoted below as published.
 
 from __future__ import annotations
 
-from vcsbench.report.format import counted, fmt_metric, fmt_ms, fmt_num, fmt_ratio, render_rows
+from vcsbench.report.format import (
+    counted,
+    fmt_metric,
+    fmt_ms,
+    fmt_num,
+    fmt_ratio,
+    render_rows,
+    without_empty,
+)
 from vcsbench.report.ratios import EXPLAINED, time_ratio
 from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
@@ -90,6 +98,37 @@ def durability_counted(group: list[Benchmark]) -> str:
     )
 
 
+def _answer(group: list[Benchmark], index: dict[tuple[str, str], Benchmark]) -> str:
+    """The study's answer in one sentence: svn's time over git's per operation, with
+    its interval and the blog's figure, for the first svn / git pair (like with like
+    where the run has a git that flushes); "" where there is none."""
+    pairs = _pairs(group)
+    flushing = [
+        (svn, git) for svn, git in pairs if index_durability(index, git).startswith("fsync")
+    ]
+    if not pairs:
+        return ""
+    svn, git = (flushing or pairs)[0]
+    parts = []
+    for op, label in OP_LABELS.items():
+        s, g = index.get((svn, op)), index.get((git, op))
+        found = time_ratio(s, g) if s is not None and g is not None else None
+        if found is None:
+            continue
+        ps, pg = _published(op, "svn"), _published(op, "git")
+        then = f" (2013: {fmt_ratio(ps.per_repo_ms / pg.per_repo_ms)})" if ps and pg else ""
+        parts.append(f"{label} {found.text()}{then}")
+    if not parts:
+        return ""
+    like = " (both flush: like with like)" if flushing else ""
+    return f"**{svn} / {git}, time per repository{like}**: {'; '.join(parts)}.\n\n"
+
+
+def index_durability(index: dict[tuple[str, str], Benchmark], label: str) -> str:
+    found = next((b for (name, _), b in index.items() if name == label), None)
+    return found.backend.durability if found is not None else ""
+
+
 def markus2013_tables(files: list[Run]) -> dict[str, str]:
     """Markdown per filesystem: this run beside the blog's figures, per repository, with
     each row's durability and IO, then svn/git ratios like with like."""
@@ -129,28 +168,26 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                     f"{bench.errors}",
                 ]
             )
-        table = render_rows(
-            [
-                "operation",
-                "backend",
-                "durability",
-                "N",
-                "median ms",
-                "ms/repo (mean)",
-                "2013 ms/repo",
-                "total ms for N",
-                "2013 total ms (same N only)",
-                "CPU ms/repo",
-                "logical KiB written/repo",
-                "device KiB written/repo",
-                *(f"{METRICS[m].label}/repo" for m in shown),
-                "allocated KiB/repo",
-                *(["kept KiB/repo"] if kept else []),
-                "errors",
-            ],
-            rows,
-            text_columns=3,
-        )
+        header = [
+            "operation",
+            "backend",
+            "durability",
+            "N",
+            "median ms",
+            "ms/repo (mean)",
+            "2013 ms/repo",
+            "total ms for N",
+            "2013 total ms (same N only)",
+            "CPU ms/repo",
+            "logical KiB written/repo",
+            "device KiB written/repo",
+            *(f"{METRICS[m].label}/repo" for m in shown),
+            "allocated KiB/repo",
+            *(["kept KiB/repo"] if kept else []),
+            "errors",
+        ]
+        header, rows, dropped = without_empty(header, rows, text_columns=3)
+        table = render_rows(header, rows, text_columns=3)
         ratio_rows = []
         for svn, git in _pairs(group):
             for op in OP_LABELS:
@@ -198,7 +235,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
                         f"{fmt_ratio(disk[svn] / disk[git])} vs 2013 {fmt_ratio(disk_2013)}",
                     ]
                 )
-        ratios = render_rows(
+        ratio_header, ratio_rows, dropped_ratios = without_empty(
             [
                 "svn / git",
                 "operation",
@@ -211,6 +248,8 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
             ratio_rows,
             text_columns=2,
         )
+        ratios = render_rows(ratio_header, ratio_rows, text_columns=2)
+        dropped += [f"{name} (svn / git)" for name in dropped_ratios]
         flushing = any(
             b.backend.vcs == "git" and b.backend.durability.startswith("fsync") for b in group
         )
@@ -231,7 +270,13 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
             f"totals are set beside the 2013 ones only at its N ({MARKUS2013_REPOS:,}). "
             f"2013: {MARKUS2013_SOURCE}. Time ratios: {EXPLAINED}"
         )
-        out[fs] = f"### markus2013 on {fs}\n\n{table}\n\n{ratios}\n\n_{notes}_\n"
+        if dropped:
+            notes += (
+                " Left out, no row having a figure at this N and on this filesystem: "
+                f"{', '.join(dropped)}."
+            )
+        answer = _answer(group, index)
+        out[fs] = f"### markus2013 on {fs}\n\n{answer}{ratios}\n\n{table}\n\n_{notes}_\n"
     return out
 
 
