@@ -118,7 +118,7 @@ def test_the_stored_spread_of_a_known_noise_and_a_step() -> None:
     rng = random.Random(1)
     noise = [rng.lognormvariate(0, 0.05) for _ in range(30)]
     found = spreads([point(10 * v) for v in noise])["time"]
-    assert isinstance(found, Seen) and found.runs == 30 and found.df == 9
+    assert isinstance(found, Seen) and found.runs == 30 and found.df == 19
     assert abs(found.sd - 0.05) < 0.0125, found.sd
     steps = [10 * v * (1.1 if i >= 15 else 1) for i, v in enumerate(noise)]
     stepped = spreads([point(v) for v in steps])["time"]
@@ -133,5 +133,5 @@ def test_a_calibration_wider_than_the_store_keeps_its_own() -> None:
     assert widened.sd_log() == cell.sd_log() and widened.df() == 3
     assert widened.basis() == "this machine's calibration (4 runs)"
     wider = cell.with_seen({"time": Seen(0.2, 30, "2026-11-27T09:00")})
-    assert wider.sd_log() == 0.2 and wider.df() == 9
+    assert wider.sd_log() == 0.2 and wider.df() == 19
     assert "30 earlier runs in the store (since 2026-11-27)" in wider.basis()

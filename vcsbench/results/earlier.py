@@ -7,9 +7,9 @@ it did in them (2026-11-27: svn-fs create+commit over its canary's writes ±1.4 
 calibration, ±3.6 % between the 40 A/A runs that followed). Every run goes into the
 store, so the store holds what the machine did over hours: the runs of the same
 benchmark, on the same machine, with the same versions, before the ones compared. Their
-spread, read from neighbouring runs (:func:`~vcsbench.results.spread.own_spread`, which a
-real change between two of them moves by one difference only), is used where it is
-wider than the calibration's.
+spread, read from neighbouring runs (:func:`tail_spread`: a slow trend moves it little, a
+real change between two of them is one difference of many), is used where it is wider
+than the calibration's.
 """
 
 from __future__ import annotations
