@@ -135,3 +135,11 @@ def test_a_calibration_wider_than_the_store_keeps_its_own() -> None:
     wider = cell.with_seen({"time": Seen(0.2, 30, "2026-11-27T09:00")})
     assert wider.sd_log() == 0.2 and wider.df() == 19
     assert "30 earlier runs in the store (since 2026-11-27)" in wider.basis()
+
+
+def test_a_store_named_that_is_not_there_is_one_line(tmp_path: Path) -> None:
+    a = run_file(tmp_path, "a", "2026-11-27T10:00:00+00:00", 1.0)
+    result = vcsbench("compare", a, a, "--store", str(tmp_path / "nope.sqlite"))
+    assert result.returncode == 2
+    assert "nope.sqlite: no store there" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

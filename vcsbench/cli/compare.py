@@ -55,9 +55,14 @@ def _seen(args: argparse.Namespace, stack: contextlib.ExitStack) -> Seen_in | No
     from vcsbench.results.store import Store
 
     path = store_path(args)
-    if path is None or (isinstance(path, Path) and not path.is_file()):
+    if isinstance(path, Path) and not path.is_file():
+        if args.store is not None:
+            raise VcsbenchError(
+                f"--store {path}: no store there (runs add to one as they finish); give the "
+                "store's file, or --store none to judge by the calibration alone"
+            )
         return None
-    return seen_in(stack.enter_context(Store(path)))
+    return None if path is None else seen_in(stack.enter_context(Store(path)))
 
 
 def run(args: argparse.Namespace) -> int:
