@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 from pathlib import Path
 
-from helpers import vcsbench
+import pytest
+from helpers import CLI, vcsbench
 
 CHAIN = ",".join(
     ["git-pygit2[copy=2]", "git-pygit2[copy=3]"]
@@ -57,3 +61,36 @@ def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         found = vcsbench("bisect", *argv, "--out", str(tmp_path / "o"))
         assert found.returncode == 2, (argv, found.stdout, found.stderr)
         assert said in found.stderr and len(found.stderr.strip().splitlines()) == 1, found.stderr
+
+
+@pytest.mark.serial
+def test_a_stop_signal_ends_the_bisection_at_its_step_with_the_steps_before_kept(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "b"
+    proc = subprocess.Popen(
+        [
+            *CLI, "bisect", "--chain", CHAIN, "--ops", "create", "--payloads", "hello",
+            "--fs", f"dir:{tmp_path}", "--repos", "120", "--out", str(out),
+            "--progress", "none", "--perturbation", "off", "--kept", "none",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # whatever this test inherited (cron, nohup), the child takes the signal as sent
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("running step 2 of"):
+            break
+    else:
+        raise AssertionError("step 2 never started")
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=120)
+    assert 128 + signal.SIGTERM == proc.returncode, stdout
+    assert "step 1   git-pygit2[copy=6,delay=20ms]" in stdout
+    assert "bisect stopped during step 2: the steps before it are above" in stdout
+    assert not (out / "bisect.md").exists()
+    assert (out / "step-01.json").is_file()

@@ -162,16 +162,25 @@ def run(args: argparse.Namespace) -> int:
     )
     print(header(chain, figure, threshold, int(repos)), flush=True)
     steps = _Steps(args, chain, out, int(repos))
-    outcome = bisect(
-        chain, steps.measure, threshold, say=lambda s: print(step_line(s, chain), flush=True)
-    )
+    try:
+        outcome = bisect(
+            chain, steps.measure, threshold, say=lambda s: print(step_line(s, chain), flush=True)
+        )
+    except Stopped as stop:
+        print(f"bisect stopped during step {steps.made}: the steps before it are above, each "
+              f"step's results in {out}")  # fmt: skip
+        return int(str(stop))
     text = answer(outcome, figure, out)
     (out / "bisect.md").write_text(text)
     print()
     print(text, end="")
     print(f"each step's results and pytest's lines: {out}/step-NN.json, .log; this answer: "
           f"{out / 'bisect.md'}")  # fmt: skip
-    return steps.stopped or (0 if outcome.first_bad is not None else 1)
+    return 0 if outcome.first_bad is not None else 1
+
+
+class Stopped(Exception):
+    """A stop signal during a step: the bisection ends there (128 + the signal)."""
 
 
 class _Steps:
@@ -208,8 +217,6 @@ class _Steps:
         from vcsbench.results.bisection import Skip
         from vcsbench.results.paired import paired
 
-        if self.stopped:
-            raise Skip("stopped")
         good, other = self.chain[0], self.chain[index]
         repos = self.repos * 2 ** (attempt - 1)
         blocks = max(MIN_BLOCKS, min(30, repos // 10))
@@ -233,7 +240,7 @@ class _Steps:
         run = this_run(path, run_id)
         self.stopped = interrupted(path, run)
         if self.stopped:
-            raise Skip(f"interrupted; its results so far in {path}")
+            raise Stopped(self.stopped)
         if run is None:
             raise Skip(f"its run wrote no results (exit {code}); see {log}")
         found = {b.label: b for b in run.benchmarks}
