@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import re
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -262,11 +263,20 @@ COMMAND = Command(
     run,
     dict(
         help="find the first version of an access path whose figure changed",
-        description="Given a good and a bad version (library releases from the package "
-        "index, or any chain of variants such as bin= directories), each step runs one "
-        "version against the good one interleaved in one run and reads its ratio with an "
-        "interval, block by block; a version is like the bad one when its interval lies "
-        "past the halfway point of the change. N versions take 1 + ceil(log2(N-1)) steps, "
-        "plus one for each unclear or skipped version.",
+        description=textwrap.fill(
+            "Given a good and a bad version (library releases from the package "
+            "index, or any chain of variants such as bin= directories), each step runs one "
+            "version against the good one interleaved in one run and reads its ratio with an "
+            "interval, block by block; a version is like the bad one when its interval lies "
+            "past the halfway point of the change. N versions take 1 + ceil(log2(N-1)) steps, "
+            "plus one for each unclear or skipped version. One operation, one payload, one "
+            "filesystem.",
+            width=80,
+        ),
+        epilog="examples:\n"
+        "  vcsbench bisect git-pygit2 --good 1.15.1 --bad 1.21.0 --ops create+commit --fs tmpfs\n"
+        "  vcsbench bisect --chain 'git-cli[bin=/opt/git-2.30/bin],git-cli[bin=/opt/git-2.40/bin]'"
+        " --ops clone --payloads submission --fs ext4\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     ),
 )
