@@ -138,3 +138,29 @@ def test_a_file_naming_a_benchmark_twice_is_not_added(tmp_path: Path, spec: str)
         with pytest.raises(VcsbenchError, match="names one benchmark twice"):
             store.add(path)
         assert store.counts() == (0, 0, 0)
+
+
+def test_a_load_runs_steps_are_series_one_per_access_path_and_level(
+    tmp_path: Path, spec: str
+) -> None:
+    """The reference deadline load (5 access paths, 10 closed-loop steps each): a series
+    per path and level, each point the step's median session latency, its sessions and
+    the server's CPU per session, as the file has them."""
+    reference = REPO / "results" / "reference" / "markus2011.json.gz"
+    load = read(reference).load
+    assert load is not None
+    with Store(spec) as store:
+        assert store.add(reference).benchmarks == sum(len(p.steps) for p in load.paths)
+        found = {s.benchmark: s for s in store.series("load deadline closed")}
+    path = next(p for p in load.paths if p.path == "apache-svn")
+    step = next(s for s in path.steps if s.level == 16)
+    (series,) = [
+        s
+        for name, s in found.items()
+        if name.startswith("load deadline closed: apache-svn at 16 clients")
+    ]
+    (point,) = series.points
+    assert point.median_ms == pytest.approx(step.latency_ms["p50"])
+    assert point.repos == step.sessions
+    assert point.cpu_ms == pytest.approx(step.server_cpu_s * 1000 / step.sessions)
+    assert point.errors == sum(step.errors.values())

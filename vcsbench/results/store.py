@@ -116,6 +116,40 @@ def versions_of(bench: Benchmark) -> str:
     return _cut(", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
 
 
+def load_points(run: Run) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """A load run's steps as points of series, one series per access path and level: its
+    median session latency where a benchmark has its median, sessions for rounds, the
+    server's CPU per session, its errors, the versions its backend ran with."""
+    load = run.load
+    if load is None:
+        return
+    unit = "clients" if load.shape == "closed" else "arrivals/s"
+    for path in load.paths:
+        fs = path.filesystem.spec if path.filesystem is not None else "?"
+        backend = path.path.rsplit(":", 1)[-1].split("[", 1)[0]
+        versions = run.machine.backend_versions.get(backend) or {}
+        text = _cut(", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+        for step in path.steps:
+            key = _cut(
+                f"load {load.scenario} {load.shape}: {path.path} at {step.level:g} {unit} "
+                f"({load.payload}, {fs})"
+            )
+            cpu = step.server_cpu_s * 1000 / step.sessions if step.sessions else None
+            errors = sum(step.errors.values())
+            point = (
+                step.latency_ms.get("p50"),
+                None,
+                None,
+                cpu,
+                step.sessions,
+                errors,
+                "",
+                text,
+                "",
+            )
+            yield key, point
+
+
 @dataclass(frozen=True)
 class Added:
     path: str
@@ -228,6 +262,8 @@ class Store:
                     _spread_of(run, bench),
                 )
             )
+        for step_key, step_row in load_points(run):
+            rows.append((digest, f"{key} {step_key}", key, step_key, started, *step_row))
         run_key = _cut(run.run_id) or digest
         with self._db.transaction():
             held = self._db.execute(
