@@ -94,3 +94,77 @@ def test_a_stop_signal_ends_the_bisection_at_its_step_with_the_steps_before_kept
     assert "bisect stopped during step 2: the steps before it are above" in stdout
     assert not (out / "bisect.md").exists()
     assert (out / "step-01.json").is_file()
+
+
+INSTALL = (
+    'mkdir -p "$VCSBENCH_PREFIX/bin" && cp git.sh "$VCSBENCH_PREFIX/bin/git" && '
+    'chmod +x "$VCSBENCH_PREFIX/bin/git"'
+)
+"""The build of the checkout below: its script installed as the tool."""
+
+
+def source_checkout(where: Path, slow_from: int, commits: int) -> Path:
+    """A git checkout whose build installs a ``git`` that runs this machine's git; from
+    commit ``slow_from`` (0 = the first) on, it sleeps 30 ms first."""
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    repo = where / "src"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    for k in range(commits):
+        wait = "sleep 0.03\n" if k >= slow_from else ""
+        (repo / "git.sh").write_text(f'#!/bin/sh\n# version {k}\n{wait}exec {real} "$@"\n')
+        git("add", "git.sh")
+        git("commit", "-q", "-m", f"commit {k}")
+        git("tag", f"c{k}")
+    return repo
+
+
+def test_bisect_over_a_source_checkout_builds_each_commit_and_names_the_slow_one(
+    tmp_path: Path,
+) -> None:
+    repo = source_checkout(tmp_path, slow_from=3, commits=5)
+    out = tmp_path / "b"
+    build = INSTALL
+    found = vcsbench(
+        "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c4",
+        "--build", build, "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out),
+        "--progress", "none", "--perturbation", "off", "--kept", "none",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    sha = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "c3"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert f"**{sha[:10]} is the first version where it changed**" in found.stdout
+    assert f"The commit: {sha} commit 3" in found.stdout
+    # the worktrees went; the installs stayed beside the results
+    listed = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True, check=True
+    ).stdout
+    assert len(listed.strip().splitlines()) == 1, listed
+    assert not list((out / "builds").glob("src-*"))
+    assert (out / "builds" / f"install-{sha[:12]}" / "bin" / "git").is_file()
+
+
+def test_a_commit_that_does_not_build_is_skipped_and_said(tmp_path: Path) -> None:
+    repo = source_checkout(tmp_path, slow_from=2, commits=4)
+    # the build fails at the commit the bisection tries first between the two ends
+    build = f'! grep -q "# version 2" git.sh && {INSTALL}'
+    found = vcsbench(
+        "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c3",
+        "--build", build, "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(tmp_path / "b"),
+        "--progress", "none", "--perturbation", "off", "--kept", "none",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "skipped: the build failed (exit 1)" in found.stdout
+    assert "Between them, skipped:" in found.stdout

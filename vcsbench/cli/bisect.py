@@ -8,6 +8,7 @@ import re
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
 
 if TYPE_CHECKING:
+    from vcsbench.backends.builds import Builds
     from vcsbench.results.paired import Paired
 
 MIN_BLOCKS = 6
@@ -48,6 +50,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of a backend and releases: the versions as backend variants, oldest "
         "first, comma-separated, e.g. 'git-cli[bin=/opt/git-2.30/bin],"
         "git-cli[bin=/opt/git-2.40/bin]' (the first good, the last bad)",
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        metavar="DIR",
+        help="instead of releases: commits of this git checkout from --good to --bad (the "
+        "first-parent line), each built with --build and run as BACKEND[bin=...] "
+        "(git-cli or svn-cli)",
+    )
+    parser.add_argument(
+        "--build",
+        metavar="CMD",
+        help="with --source: the shell command that builds a commit in its worktree and "
+        "installs it into $VCSBENCH_PREFIX (its tools in $VCSBENCH_PREFIX/bin), e.g. "
+        "'make -j2 prefix=$VCSBENCH_PREFIX install'",
     )
     parser.add_argument(
         "--threshold",
@@ -112,6 +129,28 @@ def chain_of(args: argparse.Namespace) -> list[str]:
     return texts
 
 
+def source_versions(args: argparse.Namespace, out: Path) -> tuple[list[str], Builds]:
+    """``--source``: the commits from --good to --bad (their short hashes) and what builds
+    each on demand."""
+    from vcsbench.backends import REGISTRY
+    from vcsbench.backends.builds import Builds, commits
+
+    cls = REGISTRY.get(args.backend or "")
+    if cls is None or "bin" not in cls.option_defaults:
+        offered = ", ".join(n for n, c in REGISTRY.items() if "bin" in c.option_defaults)
+        raise VcsbenchError(
+            f"--source: the backend {args.backend!r} does not run tools from a directory; "
+            f"one of {offered} does (BACKEND[bin=DIR])"
+        )
+    if not (args.good and args.bad and args.build):
+        raise VcsbenchError("--source needs --good and --bad (commits) and --build (a command)")
+    if args.chain:
+        raise VcsbenchError("--source names its versions by commit: give it without --chain")
+    found = commits(args.source.resolve(), args.good, args.bad)
+    builds = Builds(args.source.resolve(), args.build, (out / "builds").resolve(), found)
+    return [c.sha[:10] for c in found], builds
+
+
 def between(library: str, good: str, bad: str) -> list[str]:
     """Every release of ``library`` pip can install here from ``good`` to ``bad``, oldest
     first (pre-releases left out)."""
@@ -142,8 +181,16 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.results.bisection import bisect
 
     threshold = threshold_of(args.threshold)
-    chain = chain_of(args)
-    selection = selection_of(args, backends=chain[0], interleave="off")
+    out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise VcsbenchError(f"--out {out}: exists and is not an empty directory")
+    if args.source is not None:
+        chain, builds = source_versions(args, out)
+        spec_of = builds.spec_of(args.backend)
+    else:
+        chain, builds = chain_of(args), None
+        spec_of = chain.__getitem__
+    selection = selection_of(args, backends=args.backend or chain[0], interleave="off")
     if len(selection.ops) != 1 or len(selection.payloads) != 1 or len(selection.fs) != 1:
         raise VcsbenchError(
             "bisect measures one figure: give one --ops, one --payloads and one --fs"
@@ -154,15 +201,12 @@ def run(args: argparse.Namespace) -> int:
             f"--repos {repos!r}: a whole number of rounds a version, {MIN_ROUNDS} or more "
             f"(at least {MIN_BLOCKS} blocks of 10: an interval of 95 % or more)"
         )
-    out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise VcsbenchError(f"--out {out}: exists and is not an empty directory")
     out.mkdir(parents=True, exist_ok=True)
     figure = (
         f"{selection.ops[0].text} · payload {selection.payloads[0]} · fs {selection.fs[0].text}"
     )
     print(header(chain, figure, threshold, int(repos)), flush=True)
-    steps = _Steps(args, chain, out, int(repos))
+    steps = _Steps(args, chain, spec_of, out, int(repos))
     try:
         outcome = bisect(
             chain, steps.measure, threshold, say=lambda s: print(step_line(s, chain), flush=True)
@@ -171,7 +215,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"bisect stopped during step {steps.made}: the steps before it are above, each "
               f"step's results in {out}")  # fmt: skip
         return int(str(stop))
+    finally:
+        if builds is not None:
+            builds.close()
     text = answer(outcome, figure, out)
+    if builds is not None and outcome.first_bad is not None:
+        found = builds.commits[outcome.first_bad]
+        text += f"\nThe commit: {found.sha} {found.subject}\n"
     (out / "bisect.md").write_text(text)
     print()
     print(text, end="")
@@ -187,8 +237,17 @@ class Stopped(Exception):
 class _Steps:
     """Each step: the good version and one other, interleaved in one run of their own."""
 
-    def __init__(self, args: argparse.Namespace, chain: list[str], out: Path, repos: int):
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        chain: list[str],
+        spec_of: Callable[[int], str],
+        out: Path,
+        repos: int,
+    ) -> None:
         self.args, self.chain, self.out, self.repos = args, chain, out, repos
+        self.spec_of = spec_of
+        """The variant that runs a version (a release, a variant as given, a build)."""
         self.made = 0
         self.stopped = 0
         self.took: list[float] = []
@@ -213,20 +272,24 @@ class _Steps:
         )
 
     def measure(self, index: int, attempt: int) -> Paired | None:
+        from vcsbench.backends.builds import BuildFailed
         from vcsbench.bench.runner import run_suite
         from vcsbench.cli.common import interrupted, selection_of, this_run
         from vcsbench.results.bisection import Skip
         from vcsbench.results.paired import paired
 
-        good, other = self.chain[0], self.chain[index]
         repos = self.repos * 2 ** (attempt - 1)
+        self._say_running(index, repos)
+        try:
+            good, other = self.spec_of(0), self.spec_of(index)
+        except BuildFailed as why:
+            raise Skip(str(why)) from None
         blocks = max(MIN_BLOCKS, min(30, repos // 10))
         selection = selection_of(
             self.args, backends=f"{good},{other}", repos=str(repos), interleave=str(blocks)
         )
         self.made += 1
         path = self.out / f"step-{self.made:02d}.json"
-        self._say_running(index, repos)
         command = ["vcsbench", *sys.argv[1:], f"(step {self.made}: {other} against {good})"]
         log = path.with_suffix(".log")
         started = time.monotonic()
@@ -265,7 +328,8 @@ COMMAND = Command(
         help="find the first version of an access path whose figure changed",
         description=textwrap.fill(
             "Given a good and a bad version (library releases from the package "
-            "index, or any chain of variants such as bin= directories), each step runs one "
+            "index, commits of a local source checkout built with your command, or any "
+            "chain of variants such as bin= directories), each step runs one "
             "version against the good one interleaved in one run and reads its ratio with an "
             "interval, block by block; a version is like the bad one when its interval lies "
             "past the halfway point of the change. N versions take 1 + ceil(log2(N-1)) steps, "
@@ -276,7 +340,9 @@ COMMAND = Command(
         epilog="examples:\n"
         "  vcsbench bisect git-pygit2 --good 1.15.1 --bad 1.21.0 --ops create+commit --fs tmpfs\n"
         "  vcsbench bisect --chain 'git-cli[bin=/opt/git-2.30/bin],git-cli[bin=/opt/git-2.40/bin]'"
-        " --ops clone --payloads submission --fs ext4\n",
+        " --ops clone --payloads submission --fs ext4\n"
+        "  vcsbench bisect git-cli --source ~/src/git --good v2.39.0 --bad v2.40.0 "
+        "--build 'make -j2 prefix=$VCSBENCH_PREFIX install' --ops commit --fs ext4\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     ),
 )
