@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -38,6 +39,20 @@ def levels(series: Series, judge: Judged) -> list[tuple[int, int, float]]:
     return found
 
 
+def _mark(ax: Any, at: int, text: str, colour: str) -> None:
+    """A dashed line where a change starts (before run ``at``), said at the top."""
+    ax.axvline(at - 0.5, color=colour, ls="--", lw=1)
+    ax.annotate(
+        text,
+        (at - 0.5, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, -12),
+        textcoords="offset points",
+        fontsize=7,
+        color=colour,
+    )
+
+
 def series_plot(series: Series, judge: Judged) -> Figure:
     """Two panels over the run number: the median (judged runs filled, busy or failed
     ones hollow), its level between change points and a line where each starts; the
@@ -63,16 +78,7 @@ def series_plot(series: Series, judge: Judged) -> Figure:
         top.hlines(level, first - 0.4, last + 0.4, color="tab:orange", lw=2)
     for change in judge.changes:
         at = judge.points[change.index] + 1
-        top.axvline(at - 0.5, color="tab:red", ls="--", lw=1)
-        top.annotate(
-            f"run {at}: {change_text(change)}",
-            (at - 0.5, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, -12),
-            textcoords="offset points",
-            fontsize=8,
-            color="tab:red",
-        )
+        _mark(top, at, f"run {at}: {change_text(change)}", "tab:red")
     top.set_ylabel("median ms")
     top.set_title(f"{series.benchmark}\nmachine {series.machine_key}", fontsize=9)
     top.legend(fontsize=7, loc="best")
@@ -90,16 +96,7 @@ def series_plot(series: Series, judge: Judged) -> Figure:
         low.text(0.5, 0.5, "no canary recorded", ha="center", va="center", transform=low.transAxes)
     for change in judge.machine:
         at = judge.points[change.index] + 1
-        low.axvline(at - 0.5, color="tab:green", ls="--", lw=1)
-        low.annotate(
-            f"the machine, run {at}: {machine_text(change)}",
-            (at - 0.5, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, -10),
-            textcoords="offset points",
-            fontsize=7,
-            color="tab:green",
-        )
+        _mark(low, at, f"the machine, run {at}: {machine_text(change)}", "tab:green")
     low.set_ylabel("canary ms")
     low.set_xlabel("run (oldest first)")
     fig.text(
