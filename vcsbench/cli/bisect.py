@@ -279,6 +279,7 @@ class _Steps:
         from vcsbench.results.paired import paired
 
         repos = self.repos * 2 ** (attempt - 1)
+        self.made += 1  # the step's number, as the bisection counts it (a skip is one)
         self._say_running(index, repos)
         try:
             good, other = self.spec_of(0), self.spec_of(index)
@@ -288,7 +289,6 @@ class _Steps:
         selection = selection_of(
             self.args, backends=f"{good},{other}", repos=str(repos), interleave=str(blocks)
         )
-        self.made += 1
         path = self.out / f"step-{self.made:02d}.json"
         command = ["vcsbench", *sys.argv[1:], f"(step {self.made}: {other} against {good})"]
         log = path.with_suffix(".log")
