@@ -207,6 +207,31 @@ def releases(library: str) -> list[str]:
     return _RELEASES[library]
 
 
+def release_key(release: str) -> tuple[int, ...] | None:
+    """A plain release's numbers (``1.18.2`` -> (1, 18, 2)); None for a pre-release or
+    anything else."""
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", release):
+        return None
+    return tuple(int(x) for x in release.split("."))
+
+
+def between(library: str, good: str, bad: str) -> list[str]:
+    """Every release of ``library`` pip can install here from ``good`` to ``bad``, oldest
+    first (pre-releases left out); one line for a release it cannot install."""
+    listed = releases(library)
+    for name, given in (("--good", good), ("--bad", bad)):
+        if given not in listed:
+            raise VcsbenchError(
+                f"{name} {given}: not a release of {library} pip can install here; the "
+                f"latest it can: {', '.join(listed[-8:])}"
+            )
+    low, high = release_key(good), release_key(bad)
+    if low is None or high is None or not low < high:
+        raise VcsbenchError(f"--good {good} --bad {bad}: the good release is the older one")
+    found = [(k, r) for r in listed if (k := release_key(r)) is not None and low <= k <= high]
+    return [r for _, r in sorted(found)]
+
+
 def expand_range(library: str, text: str) -> list[str]:
     """``1.14..1.21``: the last patch release of each minor from 1.14 to 1.21 that pip
     can install here (pre-releases left out); a release number: itself."""
@@ -217,9 +242,9 @@ def expand_range(library: str, text: str) -> list[str]:
     high = (int(found.group(3)), int(found.group(4)))
     last: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
     for release in releases(library):
-        if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", release):
+        parts = release_key(release)
+        if parts is None:
             continue
-        parts = tuple(int(x) for x in release.split("."))
         minor = (parts[0], parts[1])
         if low <= minor <= high and (minor not in last or parts > last[minor][0]):
             last[minor] = (parts, release)
@@ -249,6 +274,7 @@ def environment_of(variant: Variant) -> Environment | None:
 __all__ = [
     "RANGE",
     "Environment",
+    "between",
     "cache_root",
     "environment",
     "environment_of",

@@ -119,6 +119,8 @@ def chain_of(args: argparse.Namespace) -> list[str]:
                 f"{args.backend!r} has no library releases to bisect; releases: {offered}; "
                 "any other access path: --chain with its versions as variants (bin=...)"
             )
+        from vcsbench.bench.envs import between
+
         chain = [f"{args.backend}[version={v}]" for v in between(cls.pypi, args.good, args.bad)]
     if len(chain) < 2:
         raise VcsbenchError(f"--chain {args.chain!r}: two versions at least, good then bad")
@@ -151,34 +153,11 @@ def source_versions(args: argparse.Namespace, out: Path) -> tuple[list[str], Bui
     return [c.sha[:10] for c in found], builds
 
 
-def between(library: str, good: str, bad: str) -> list[str]:
-    """Every release of ``library`` pip can install here from ``good`` to ``bad``, oldest
-    first (pre-releases left out)."""
-    from vcsbench.bench.envs import releases
-
-    def key(release: str) -> tuple[int, ...] | None:
-        if not re.fullmatch(r"[0-9]+(\.[0-9]+)+", release):
-            return None
-        return tuple(int(x) for x in release.split("."))
-
-    listed = releases(library)
-    for name, given in (("--good", good), ("--bad", bad)):
-        if given not in listed:
-            raise VcsbenchError(
-                f"{name} {given}: not a release of {library} pip can install here; the "
-                f"latest it can: {', '.join(listed[-8:])}"
-            )
-    low, high = key(good), key(bad)
-    if low is None or high is None or not low < high:
-        raise VcsbenchError(f"--good {good} --bad {bad}: the good release is the older one")
-    found = [(k, r) for r in listed if (k := key(r)) is not None and low <= k <= high]
-    return [r for _, r in sorted(found)]
-
-
 def run(args: argparse.Namespace) -> int:
     from vcsbench.cli.common import selection_of
     from vcsbench.report.bisect_text import answer, header, step_line
     from vcsbench.results.bisection import bisect
+    from vcsbench.results.io import write_file
 
     threshold = threshold_of(args.threshold)
     out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -222,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     if builds is not None and outcome.first_bad is not None:
         found = builds.commits[outcome.first_bad]
         text += f"\nThe commit: {found.sha} {found.subject}\n"
-    (out / "bisect.md").write_text(text)
+    write_file(out / "bisect.md", text, "the answer")
     print()
     print(text, end="")
     print(f"each step's results and pytest's lines: {out}/step-NN.json, .log; this answer: "

@@ -112,7 +112,11 @@ def _spread_of(run: Run, bench: Benchmark) -> str:
 
 def versions_of(bench: Benchmark) -> str:
     """The versions the benchmark ran with, as one line (``svn 1.14.2, libsvn 1.14.2``)."""
-    versions = bench.backend.versions
+    return versions_text(bench.backend.versions)
+
+
+def versions_text(versions: dict[str, str]) -> str:
+    """Versions as one line, sorted by name."""
     return _cut(", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
 
 
@@ -127,8 +131,7 @@ def load_points(run: Run) -> Iterator[tuple[str, tuple[Any, ...]]]:
     for path in load.paths:
         fs = path.filesystem.spec if path.filesystem is not None else "?"
         backend = path.path.rsplit(":", 1)[-1].split("[", 1)[0]
-        versions = run.machine.backend_versions.get(backend) or {}
-        text = _cut(", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+        text = versions_text(run.machine.backend_versions.get(backend) or {})
         for step in path.steps:
             key = _cut(
                 f"load {load.scenario} {load.shape}: {path.path} at {step.level:g} {unit} "
