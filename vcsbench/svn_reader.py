@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import signal
 import sys
 import uuid
@@ -65,7 +66,10 @@ def serve(requests: IO[str], replies: IO[str]) -> None:
 def main() -> None:
     # Ctrl-C reaches the whole process group; the reader ends when its input closes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    serve(sys.stdin, sys.stdout)
+    try:
+        serve(sys.stdin, sys.stdout)
+    except BrokenPipeError:  # whoever asked is gone: nobody is owed the answer
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

@@ -178,3 +178,45 @@ def test_a_reader_lost_with_answers_owed_fails_those_and_only_those(tmp_path: Pa
         assert all(p[0].endswith("VerifierLost: the Subversion reader process ended while "
                                   "reading this repository") for p in lost)  # fmt: skip
         assert backend.verify_many([(repo, HELLO) for repo in repos]) == [[]] * 6
+
+
+def test_workers_use_the_readers_their_spawner_lent_and_new_ones_after_one_dies(
+    tmp_path: Path,
+) -> None:
+    """Round workers forked one at a time share the readers their spawner started (no
+    reader start per worker); a worker that ends without a clean exit may leave answers
+    owed, so the next one is lent new readers, and every answer is still its own."""
+    from vcsbench.bench.workers import Spawner, WorkerExit
+
+    repos = [_repo(tmp_path, f"r{i}", {"test.txt": f"repo {i}".encode()}) for i in range(4)]
+    backend = make_backend("svn-fs")
+    items = [(repo, {"test.txt": f"repo {i}".encode()}) for i, repo in enumerate(repos)]
+
+    def work(first: int, count: int, total: int, send: object) -> None:
+        readers = [backend._reader, *backend._readers]  # type: ignore[attr-defined]
+        problems = backend.verify_many(items)
+        pids = sorted(r._proc.pid for r in readers)
+        lent = [(r._owner, r._lent) for r in readers] == [(os.getppid(), True)] * len(readers)
+        send((first, problems, pids, lent))  # type: ignore[operator]
+        if first == 1:  # dies with a request owed to its readers
+            readers[0].send(repos[0], ["test.txt"])
+            os._exit(3)
+        os._exit(0)
+
+    spawner = Spawner(work, backend.lend_helpers)
+    try:
+        seen = []
+        for first in range(3):
+            spawner.start_worker(first, 1, 3)
+            while not isinstance(message := spawner._results.recv(), WorkerExit):
+                if message[0] != "started":
+                    seen.append(message)
+        assert [problems for _, problems, _, _ in seen] == [[[]] * 4] * 3
+        assert all(lent for *_, lent in seen), seen
+        pids = [tuple(p) for _, _, p, _ in seen]
+        assert len(pids[0]) == min(2, os.cpu_count() or 1)
+        assert pids[0] == pids[1]  # the second worker used the first one's readers
+        assert not set(pids[2]) & set(pids[1])  # after it died: new ones
+    finally:
+        spawner.stop()
+        backend.close()

@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -203,6 +203,21 @@ class SvnBackend(Backend):
     def ready(self, temp_root: Path) -> None:
         super().ready(temp_root)
         self.config_dir()
+
+    def lend_helpers(self) -> Callable[[], None]:
+        if self._reader is None:
+            return lambda: None
+        while len(self._readers) < min(READERS, os.cpu_count() or 1) - 1:
+            self._readers.append(SvnVerifier())
+        readers = (self._reader, *self._readers)
+        for reader in readers:
+            reader.lend()
+
+        def end() -> None:
+            for reader in readers:
+                reader.close()
+
+        return end
 
     def close(self) -> None:
         if self._reader is not None:

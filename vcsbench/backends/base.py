@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -119,6 +119,13 @@ class Backend(abc.ABC):
         """Make, below ``temp_root``, what the backend's calls will need (an empty template,
         a client configuration), so that no timed call makes it."""
         self.temp_root = temp_root
+
+    def lend_helpers(self) -> Callable[[], None]:
+        """Start, in this process, the helper processes verification uses (a reader of
+        its own), for the processes it forks next to use one at a time (the rounds'
+        worker processes) instead of each starting its own; what ends them. Most
+        backends have none."""
+        return lambda: None
 
     def close(self) -> None:
         """Release what the backend holds (temporary config or template directories)."""

@@ -48,14 +48,49 @@ class SvnVerifier:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[str] | None = None
         self._owner = 0
+        self._lent = False
+        """Started to be used by the processes this one forks, one at a time
+        (:meth:`lend`)."""
         self._outstanding = 0
         self._finalizer: weakref.finalize[[subprocess.Popen[str], int], SvnVerifier] | None = None
 
+    def _usable(self) -> bool:
+        """Whether this process may talk to the reader: it started it, or its parent
+        started it to lend it (a forked process must not share pipes it was not lent)."""
+        return self._owner == os.getpid() or (self._lent and self._owner == os.getppid())
+
+    def _alive(self) -> bool:
+        """Whether the reader runs (one lent by the parent cannot be polled here: only
+        its parent can reap it; one that died unseen fails its next answer, and a new
+        one is started)."""
+        if self._proc is None:
+            return False
+        if self._owner == os.getpid():
+            return self._proc.poll() is None
+        try:
+            os.kill(self._proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def lend(self) -> None:
+        """Start the reader here for the processes this one forks next, one at a time,
+        each of which leaves no answer owed (a worker process of the rounds): they use it
+        instead of each starting a reader of its own (a Python with the bindings, about
+        80 ms). A reader this process lent before is ended first: a new one owes no
+        answers to a worker that did not end cleanly."""
+        if self._proc is not None and self._owner == os.getpid():
+            self._end()
+        self._process()
+        self._lent = True
+
     def _process(self) -> subprocess.Popen[str]:
-        # A forked worker must not share its parent's pipes: it starts a reader of its own.
-        if self._proc is None or self._owner != os.getpid() or self._proc.poll() is not None:
+        # A forked worker must not share its parent's pipes unless they were lent to it:
+        # it starts a reader of its own.
+        if self._proc is None or not self._usable() or not self._alive():
             if self._proc is not None and self._owner == os.getpid():
                 self._end()
+            self._lent = False
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "vcsbench.svn_reader"],
                 stdin=subprocess.PIPE,
@@ -76,7 +111,7 @@ class SvnVerifier:
     def send(self, repo: Path, paths: list[str]) -> None:
         """Ask for one repository; the answers come back in the order asked
         (:meth:`receive`), so several may be asked before the first is read."""
-        if self._outstanding and (self._proc is None or self._proc.poll() is not None):
+        if self._outstanding and not self._alive():
             # The reader died with answers owed: this one is lost with them, not sent to
             # a new reader whose answers would be taken for theirs.
             self._outstanding += 1
@@ -95,7 +130,7 @@ class SvnVerifier:
         self._outstanding = max(0, self._outstanding - 1)
         proc = self._proc
         line = ""
-        if proc is not None and proc.stdout is not None and self._owner == os.getpid():
+        if proc is not None and proc.stdout is not None and self._usable():
             try:
                 line = proc.stdout.readline()
             except (OSError, ValueError):  # the pipe broke or was closed: the reader is gone

@@ -32,11 +32,14 @@ class Placement:
         environment: Path | None,
         spec: Callable[[], dict[str, object]],
         recycle: int,
+        lend: Callable[[], Callable[[], None]] | None = None,
     ) -> None:
         """``work``: a forked worker's rounds; ``environment``: the interpreter of a worker
         of another kind instead, which makes the benchmark from ``spec()`` and stays for
-        blocks until it has run ``recycle`` rounds (0: every block)."""
+        blocks until it has run ``recycle`` rounds (0: every block). ``lend``: starts the
+        helpers forked workers share in turn (:class:`Spawner`)."""
         self._work = work
+        self._lend = lend
         self._environment = environment
         self._spec = spec
         self._recycle = recycle
@@ -54,7 +57,7 @@ class Placement:
         another interpreter runs first, unrecorded."""
         if self._spawner is None:
             self._spawner = (
-                Spawner(self._work)
+                Spawner(self._work, self._lend)
                 if self._environment is None
                 else EnvironmentSpawner(self._environment, self._spec(), self._recycle)
             )

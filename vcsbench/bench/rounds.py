@@ -140,6 +140,7 @@ class BenchmarkRun(RoundLoop):
                 self.environment,
                 self._worker_spec,
                 recycle=self.plan.recycle if 0 < self.plan.recycle < self.rounds else 0,
+                lend=self.operation.backend.lend_helpers,
             )
         warmup = self.plan.warmup if first == 0 else 0
         for record in self._placement.rounds(first, count, self.rounds, warmup):

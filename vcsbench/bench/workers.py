@@ -42,7 +42,15 @@ class Spawner:
     records and its :class:`WorkerEnd`, then the spawner's :class:`WorkerExit` for it
     (written after the worker is reaped, so nothing of the worker's can follow it)."""
 
-    def __init__(self, work: Callable[[int, int, int, Callable[[object], None]], None]) -> None:
+    def __init__(
+        self,
+        work: Callable[[int, int, int, Callable[[object], None]], None],
+        lend: Callable[[], Callable[[], None]] | None = None,
+    ) -> None:
+        """``lend``: called in the spawner before its first worker, to start there the
+        helper processes every worker uses in turn (the backend's readers); it returns
+        what ends them. After a worker that did not exit cleanly (it may have left answers
+        owed) they are started again."""
         context = multiprocessing.get_context("fork")
         self._results, results_writer = context.Pipe(duplex=False)
         requests, self._requests = context.Pipe(duplex=False)
@@ -50,10 +58,13 @@ class Spawner:
         self.pid = os.fork()
         if self.pid == 0:  # the spawner: serves requests until the benchmark closes its pipe
             code = 0
+            end_lent: Callable[[], None] = lambda: None  # noqa: E731
             try:
                 as_helper()
                 self._results.close()
                 self._requests.close()
+                if lend is not None:
+                    end_lent = lend()
                 while True:
                     try:
                         first, count, total = requests.recv()
@@ -71,10 +82,14 @@ class Spawner:
                         if os.WIFEXITED(status)
                         else f"was killed by signal {os.WTERMSIG(status)}"
                     )
+                    if lend is not None and how != "exited with 0":
+                        end_lent = lend()  # new ones: none owes the old worker an answer
                     results_writer.send(WorkerExit(how))
             except BaseException:
                 code = 1
             finally:
+                with contextlib.suppress(BaseException):
+                    end_lent()
                 os._exit(code)
         requests.close()
         results_writer.close()
