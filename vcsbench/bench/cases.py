@@ -48,6 +48,8 @@ def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[st
                     f"{backend.text} × {op}: skipped, {backend.name} has no "
                     f"{', '.join(sorted(lacks))}"
                 )
+            elif not op.supported_by(backend.cls):
+                continue  # a command for another VCS's repositories (cmd[vcs=...]): by design
             elif op.back and any(not is_history(p) for p in payloads):
                 plain = [p for p in payloads if not is_history(p)]
                 lines.append(

@@ -86,7 +86,8 @@ OPTIONS: tuple[OptionDef, ...] = (
     OptionDef(
         "ops",
         ",".join(DEFAULT_OPS),
-        f"comma-separated operations: {', '.join(OPS)}, or all; options as NAME[key=value], "
+        f"comma-separated operations: {', '.join(OPS)}, or all; cmd[run=COMMAND] (your "
+        "command: see vcsbench time); options as NAME[key=value], "
         f"e.g. log[history=1000] (default: {','.join(DEFAULT_OPS)})",
         "LIST",
     ),

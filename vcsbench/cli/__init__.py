@@ -28,6 +28,7 @@ from vcsbench.cli import (
     run,
     store,
     study,
+    timing,
 )
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import interrupted
@@ -38,6 +39,7 @@ COMMANDS: tuple[Command, ...] = tuple(
     for module in (
         doctor,
         run,
+        timing,
         study,
         load,
         load_worker,

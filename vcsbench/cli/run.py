@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if not selection.cases():
         raise VcsbenchError("nothing to run: " + "; ".join(selection.unsupported() or ["no case"]))
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
-    return _conclude(args, out, run_id, code)
+    return conclude(args, out, run_id, code)
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -108,10 +108,10 @@ def _resume(args: argparse.Namespace) -> int:
     print(f"resuming {path}: {kept} finished benchmark(s) kept, running the rest of: {shown}")
     command = ["vcsbench", "run", *selection.command_line(), "--out", str(path)]
     code, run_id = run_suite(selection, path, extra, command=command, carry=carry)
-    return _conclude(args, path, run_id, code)
+    return conclude(args, path, run_id, code)
 
 
-def _conclude(args: argparse.Namespace, out: Path, run_id: str, code: int) -> int:
+def conclude(args: argparse.Namespace, out: Path, run_id: str, code: int) -> int:
     """This run's summary table and results path, then the exit status."""
     from vcsbench.report.summary import summary
 

@@ -106,6 +106,8 @@ class Operation(abc.ABC):
     takes_payload: ClassVar[bool] = True
     """Whether the payload changes what is timed (``create`` makes an empty repository
     whatever the payload: it runs once, with the first payload named)."""
+    in_all: ClassVar[bool] = True
+    """Whether ``--ops all`` runs it (not one that needs an option to mean anything)."""
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""
@@ -144,6 +146,11 @@ class Operation(abc.ABC):
         """What the operation needs of a backend with these options: reaching back into a
         replayed history (``back=K``) takes revisions by number."""
         return cls.needs | {"revisions"} if given.get("back") else cls.needs
+
+    @classmethod
+    def supports(cls, backend: type[Backend], given: Mapping[str, str]) -> bool:
+        """Whether ``backend`` can run it with these options."""
+        return cls.needs_with(given) <= backend.capabilities
 
     @property
     def label(self) -> str:

@@ -26,6 +26,7 @@ from vcsbench.backends import Backend
 from vcsbench.backends.files import Files, verify_with, write_tree
 from vcsbench.backends.tools import split_variant, variant_label
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.command import Command
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
     Operation,
@@ -113,9 +114,11 @@ OPERATIONS: dict[str, type[Operation]] = {
         TopoLog,
         RevList,
         Objects,
+        Command,
     )
 }
-OPS = tuple(OPERATIONS)
+OPS = tuple(name for name, cls in OPERATIONS.items() if cls.in_all)
+"""What ``--ops all`` runs: every operation but ``cmd`` (your command: ``vcsbench time``)."""
 LAYOUTS = ("flat", "hashed")
 DEFAULT_OPS = ("create", "create+commit", "commit", "checkout")
 """What ``--ops`` runs unless told: the 2013 study's operations and a checkout."""
@@ -174,7 +177,7 @@ class OperationSpec:
         return int(value) if value else None
 
     def supported_by(self, backend: type[Backend]) -> bool:
-        return self.needs <= backend.capabilities
+        return self.cls.supports(backend, self.options)
 
     def make(self, backend: Backend, payload: Payload) -> Operation:
         return self.cls(backend, payload, dict(self.options))

@@ -1,0 +1,101 @@
+"""``vcsbench time``: a command of the user's, timed in each backend's repositories, with
+the figures of the work it does (known bytes, a known delay), its exit status and the
+repository's state verifying each round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import require_backend, vcsbench
+
+from vcsbench.results import read
+from vcsbench.workload.command import argv_of, decode, encode, spec_text
+from vcsbench.workload.operations import OperationSpec
+
+QUICK = ["--perturbation", "off", "--repos", "4"]
+
+
+def _time(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    done = vcsbench(
+        "time", *args, *QUICK, "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json")
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_command_that_writes_a_mebibyte_reads_as_that_mebibyte(tmp_path: Path) -> None:
+    """dd of 16 blocks of 64 KiB into the repository: 1 MiB written by the round's process
+    (the command's, counted as the child it is), 1 MiB more in the repository's footprint;
+    only git's backends run it (its first word names git? no: dd; the prefix says git)."""
+    require_backend("git-pygit2")
+    code, out, err = _time(
+        tmp_path,
+        "git: dd if=/dev/zero of=made bs=64k count=16 status=none",
+        "--backends",
+        "git-pygit2,svn-fs",
+        "--check",
+        "test -s made",
+    )
+    assert code == 0, err
+    (bench,) = read(tmp_path / "t.json").benchmarks
+    assert bench.label == "git-pygit2" and bench.op.startswith("cmd[")
+    assert bench.errors == 0 and bench.repos == 4
+    assert bench.per_repo("io_write_syscall") == pytest.approx(1 << 20, rel=0.01)
+    assert bench.per_repo("footprint_change") == pytest.approx(1 << 20, rel=0.05)
+    assert "git-pygit2" in out and "svn-fs" not in out.split("results:")[0].split("\n\n")[-1]
+
+
+def test_a_known_delay_is_the_round_time_and_a_shell_runs_only_where_needed(
+    tmp_path: Path,
+) -> None:
+    """sleep 0.2 as its words (no shell): every round's time is 200 ms and a little (the
+    process start); the same through a shell (a ';' in it) takes the shell's start more."""
+    require_backend("git-pygit2")
+    assert argv_of("sleep 0.2") == ["sleep", "0.2"]
+    assert argv_of("sleep 0.2; true")[:2] == ["/bin/sh", "-c"]
+    code, _, err = _time(tmp_path, "git: sleep 0.2", "--backends", "git-pygit2")
+    assert code == 0, err
+    (bench,) = read(tmp_path / "t.json").benchmarks
+    assert all(0.2 <= s < 0.26 for s in bench.samples_s), bench.samples_s
+
+
+def test_a_command_that_fails_is_an_error_never_a_fast_sample(tmp_path: Path) -> None:
+    require_backend("git-pygit2")
+    code, out, err = _time(
+        tmp_path, "git: sh -c 'echo no such thing >&2; exit 3'", "--backends", "git-pygit2"
+    )
+    assert code != 0, out + err
+    assert "run= exited with 3: no such thing" in (tmp_path / "t.json").read_text()
+
+
+def test_a_command_that_breaks_the_repository_fails_its_verification(tmp_path: Path) -> None:
+    """Removing the repository's refs leaves git's HEAD unreadable: the default
+    verification (the payload's revision still the newest) fails every round."""
+    require_backend("git-pygit2")
+    code, _, _ = _time(tmp_path, "git: rm -rf refs packed-refs", "--backends", "git-pygit2")
+    assert code != 0
+    assert "verify:" in (tmp_path / "t.json").read_text()
+
+
+def test_any_command_is_one_option_and_reads_back_as_given() -> None:
+    command = "sh -c '[ -d . ] && printf %s a,b > x'"
+    assert decode(encode(command)) == command
+    spec = OperationSpec.parse(spec_text(command, prepare="git gc", vcs="git"))
+    assert decode(spec.options["run"]) == command
+    assert OperationSpec.parse(spec.text) == spec  # the result's name parses again
+
+
+def test_bad_commands_are_one_line(tmp_path: Path) -> None:
+    for args, says in (
+        ([" "], "command ' ' is empty"),
+        (["git: x", "git: x"], "the same command is given twice"),
+        (["x" * 5000], "at most 4,096"),
+        (["git gc", "--backends", "svn-fs"], "nothing to time: no backend of --backends"),
+    ):
+        done = vcsbench("time", *args, "--out", str(tmp_path / "t.json"))
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = vcsbench("run", "--ops", "cmd", "--out", str(tmp_path / "r.json"))
+    assert done.returncode == 2 and "operation cmd needs run=COMMAND" in done.stderr
+    done = vcsbench("run", "--ops", "cmd[run=true,vcs=cvs]", "--out", str(tmp_path / "r.json"))
+    assert done.returncode == 2 and "vcs='cvs' is not a VCS" in done.stderr

@@ -1,0 +1,139 @@
+"""``vcsbench time``: your command timed in each backend's repositories, on the
+filesystems asked, with every figure ``run`` gives (hyperfine's door, with vcsbench's IO,
+footprint and interleaving). It is ``vcsbench run --ops 'cmd[run=...]'`` written for you:
+:mod:`vcsbench.workload.command` is the operation."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from vcsbench.cli.command import Command
+from vcsbench.cli.common import add_selection, check_out, out_path, selection_of
+from vcsbench.errors import VcsbenchError
+from vcsbench.workload.command import MAX_COMMAND, VCSES, spec_text
+
+_PREFIX = re.compile(r"^(git|svn|hg):\s*")
+TOOLS = {
+    "git": "git",
+    "svn": "svn",
+    "svnadmin": "svn",
+    "svnlook": "svn",
+    "svnserve": "svn",
+    "hg": "hg",
+}
+"""A command's first word and the VCS whose repositories it is for."""
+
+EPILOG = """\
+examples:
+  vcsbench time 'git gc -q' --backends git-cli,git-pygit2 --fs ext4,xfs
+  vcsbench time 'svnadmin verify -q .' 'git fsck' --repos 50
+  vcsbench time --prepare 'git repack -adq' 'git count-objects -v'
+  vcsbench time 'hg: sh -c "hg log > /dev/null"' --payloads many-files
+
+Each round: a fresh repository with the payload as its first revision, made by the
+backend under test (untimed); --prepare in it (untimed); COMMAND timed, in it. A command
+starting with git, svn, svnadmin, svnlook or hg runs on that VCS's backends only; 'git:',
+'svn:' or 'hg:' before a command says so for any other. Several filesystems or variants
+run interleaved in blocks, as in 'vcsbench run'.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "commands",
+        nargs="+",
+        metavar="COMMAND",
+        help="a command to time in each round's repository (its working directory); "
+        "$VCSBENCH_REPO, $VCSBENCH_SCRATCH, $VCSBENCH_VCS and $VCSBENCH_BACKEND are set; "
+        "run through /bin/sh only where it needs a shell",
+    )
+    parser.add_argument(
+        "--prepare",
+        default="",
+        metavar="CMD",
+        help="run in each round's repository before COMMAND, untimed (exit 0 or the round fails)",
+    )
+    parser.add_argument(
+        "--check",
+        default="",
+        metavar="CMD",
+        help="verify each round by this command's exit status, untimed (default: the "
+        "backend's reader finds the payload's revision still the newest)",
+    )
+    add_selection(parser, defaults={"payloads": "hello", "kept": "none"}, exclude=("ops",))
+
+
+def ops_of(args: argparse.Namespace) -> list[str]:
+    """The ``cmd[...]`` operations for the commands given, each kept to its VCS."""
+    ops: list[str] = []
+    for given in args.commands:
+        vcs, command = vcs_of(given)
+        if not command:
+            raise VcsbenchError(f"command {given!r} is empty; give the command to time")
+        for name, text in (
+            ("COMMAND", command),
+            ("--prepare", args.prepare),
+            ("--check", args.check),
+        ):
+            if len(text) > MAX_COMMAND:
+                raise VcsbenchError(
+                    f"{name} is {len(text):,} characters; at most {MAX_COMMAND:,} are accepted"
+                )
+        ops.append(spec_text(command, args.prepare, args.check, vcs))
+    if len(set(ops)) != len(ops):
+        raise VcsbenchError("the same command is given twice; give each once")
+    return ops
+
+
+def vcs_of(given: str) -> tuple[str, str]:
+    """(the VCS a command is for, or "", the command): from a ``git:`` prefix, else from
+    its first word."""
+    text = given.strip()
+    prefix = _PREFIX.match(text)
+    if prefix:
+        return prefix.group(1), text[prefix.end() :].strip()
+    words = text.split(maxsplit=1)
+    return (TOOLS.get(words[0], "") if words else ""), text
+
+
+def run(args: argparse.Namespace) -> int:
+    from vcsbench.bench.runner import run_suite
+    from vcsbench.cli.run import conclude
+
+    ops = ops_of(args)
+    selection = selection_of(args, ops=",".join(ops))
+    out = out_path(args, "time")
+    check_out(out)
+    if not selection.cases():
+        why = selection.unsupported() or [
+            "no backend of --backends keeps the repositories the commands are for "
+            f"({', '.join(sorted({vcs_of(c)[0] or 'any' for c in args.commands}))}); "
+            f"a 'VCS:' before a command says which ({', '.join(VCSES)})"
+        ]
+        raise VcsbenchError("nothing to time: " + "; ".join(why))
+    command = ["vcsbench", *sys.argv[1:]]
+    # pytest-benchmark's own tables (in us, per test) stay in the result file: the
+    # summary after the run is the answer.
+    code, run_id = run_suite(
+        selection, out, ("--benchmark-quiet",), command=command, door="vcsbench time"
+    )
+    return conclude(args, out, run_id, code)
+
+
+COMMAND = Command(
+    "time",
+    add_arguments,
+    run,
+    dict(
+        help="time your own command in each backend's repositories (like hyperfine, with "
+        "vcsbench's IO, footprint and verification)",
+        description="Time COMMAND in a fresh repository of each backend (and filesystem,\n"
+        "and variant) per round, with every figure 'vcsbench run' gives: time, CPU, IO at\n"
+        "the process and the device, footprint. A round whose command exits non-zero is an\n"
+        "error, never a fast sample.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ),
+)
