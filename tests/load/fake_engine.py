@@ -7,7 +7,8 @@ the run's local path, in turn over the students, with what each one does planted
 - every fifth (k % 5 == 4) is refused (error ``refused``): no commit;
 - in step 1, session 0 is recorded as a success but commits nothing (a lost commit),
   which the run's read-back must find and count as a ``verify`` error;
-- each step's window is 2.0 s (the counters' clock), the counters otherwise empty.
+- each step's window is 2.0 s (the counters' clock), the counters otherwise empty;
+- halfway through a step's sessions, a live message of the first half's (1 s of 2 s).
 
 No Locust and no gevent: the step is a plain loop; the run's reduction, verification and
 result file are what is under test.
@@ -23,6 +24,7 @@ from typing import Any
 
 from vcsbench.load.clients import make_client
 from vcsbench.load.engine_config import EngineConfig
+from vcsbench.load.live import figures
 from vcsbench.load.repositories import submission
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.workload.payloads import load_payload
@@ -75,7 +77,16 @@ def main() -> None:
         index, level = int(request["step"]["index"]), float(request["step"]["level"])
         records: dict[str, list[Any]] = {key: [] for key in FIELDS}
         t0 = 100.0 * (index + 1)
-        for session in planned(index, level, config.students, visits):
+        plan = planned(index, level, config.students, visits)
+        for k, session in enumerate(plan):
+            if k == len(plan) // 2:
+                half = plan[:k]
+                message = figures(
+                    index, level, 1.0, WINDOW_S, [s["latency_s"] * 1000 for s in half],
+                    sum(s["error"] is not None for s in half),
+                )  # fmt: skip
+                answers.write(json.dumps({"live": message}) + "\n")
+                answers.flush()
             if session["error"] is None and not session["lost"]:
                 files = submission(payload, session["student"], session["visit"])
                 client.prepare(session["student"], session["visit"], files)

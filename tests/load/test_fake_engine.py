@@ -23,17 +23,26 @@ class FakeEngineArgs(EngineArgs):
 
 
 def test_each_steps_figures_are_its_known_sessions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require_backend("git-pygit2")
     monkeypatch.setattr(load_run, "EngineArgs", FakeEngineArgs)
     (tmp_path / "fs").mkdir()
     plan = LoadPlan.parse(
         scenario="deadline", paths="local:git-pygit2", fs=f"dir:{tmp_path / 'fs'}",
-        students=12, steps="1,2", step_seconds=1.0, precreate=True,
+        students=12, steps="1,2", step_seconds=1.0, precreate=True, live="lines",
     )  # fmt: skip
     out = tmp_path / "load.json"
+    capsys.readouterr()
     load_run.run_load(plan, out, ["vcsbench", "load"])
+    # The live view, halfway through each step: its first half's sessions, as sent.
+    # Step 1: k = 0..4 (1-5 ms, k = 4 refused); step 2: k = 0..9 (1-10 ms, k = 4, 9).
+    said = capsys.readouterr().err
+    assert (
+        "local:git-pygit2 step 1/2: 1 s of 2 s, 5 sessions so far (1 failed), p50 3 ms, "
+        "p95 5 ms (not yet verified)\nstep 1/2: 1 client, 10 sessions" in said
+    )
+    assert "step 2/2: 1 s of 2 s, 10 sessions so far (2 failed), p50 5 ms, p95 10 ms" in said
     (entry,) = json.loads(out.read_text())["vcsbench_load"]["loads"]
     first, second = entry["steps"]
     # Step 1 (1 client): sessions k = 0..9, k + 1 ms each; k = 4 and 9 refused.

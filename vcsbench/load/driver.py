@@ -10,6 +10,8 @@ import os
 import select
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
@@ -52,26 +54,57 @@ class Engine:
             preexec_fn=_engine_child,
         )
         sandbox.record_process(self.proc.pid)
+        self._pending = b""
 
-    def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send ``request``; the engine's answer, or its failure as one line."""
+    def ask(
+        self,
+        request: dict[str, Any],
+        timeout: float,
+        live: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send ``request``; the engine's answer, or its failure as one line. The live
+        messages a step sends before its answer go to ``live`` (:mod:`vcsbench.load.live`);
+        ``timeout`` is for the answer, however many came first."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             self.proc.stdin.write(json.dumps(request).encode() + b"\n")
             self.proc.stdin.flush()
         except OSError:
             pass  # it is gone: said below, with its exit status
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else b""
-        if not line:
-            if not ready:
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._line(deadline)
+            if line is None:
                 raise VcsbenchError(f"the load engine did not answer within {timeout:.0f} s")
-            code = self.proc.wait()
-            raise VcsbenchError(f"the load engine (Locust) exited {code}; its output is above")
-        answer: dict[str, Any] = json.loads(line)
+            if not line:
+                code = self.proc.wait()
+                raise VcsbenchError(f"the load engine (Locust) exited {code}; its output is above")
+            answer: dict[str, Any] = json.loads(line)
+            if "live" not in answer:
+                break
+            if live is not None:
+                live(answer["live"])
         if "error" in answer:
             raise VcsbenchError(f"the load engine failed: {answer['error']}")
         return answer
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The engine's next line (b"": it ended; None: none by ``deadline``). Read from
+        its descriptor into a buffer of this object's: several lines may come in one read
+        (live messages, then the answer), which a select on the descriptor would not see
+        waiting in a file object's buffer."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b""
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line
 
     def close(self) -> None:
         """Ask it to quit (it closes its clients); end it if it does not."""

@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +40,7 @@ import locust
 from gevent.fileobject import FileObjectPosix  # type: ignore[import-untyped]
 from locust.env import Environment
 
+from vcsbench.load import live as live_view
 from vcsbench.load import sessions
 from vcsbench.load.counters import answer, step_end, step_start, step_writers
 from vcsbench.load.engine_args import EngineArgs
@@ -48,6 +50,7 @@ from vcsbench.measure.processes import (
     own_cpu_s,
 )
 from vcsbench.sandbox.removal import remove_tree
+from vcsbench.sandbox.state import MARKER
 
 DRAIN_S = 300.0
 """The longest a step waits for its sessions in flight after its time is up."""
@@ -55,10 +58,14 @@ WORKER_TIMEOUT_S = 60.0
 ENGINE = {"locust": locust.__version__, "gevent": gevent.__version__}
 
 
+Live = Callable[[dict[str, Any]], None]
+"""Where a step's live messages go (:mod:`vcsbench.load.live`)."""
+
+
 class Driver(Protocol):
     def ready(self) -> dict[str, Any]: ...
 
-    def step(self, index: int, level: float) -> dict[str, Any]: ...
+    def step(self, index: int, level: float, live: Live) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
 
@@ -82,7 +89,7 @@ class LocalDriver:
     def ready(self) -> dict[str, Any]:
         return {"client_pids": self.server_pids, "engine": ENGINE}
 
-    def step(self, index: int, level: float) -> dict[str, Any]:
+    def step(self, index: int, level: float, live: Live) -> dict[str, Any]:
         shared, config = self.shared, self.config
         shared.step = index
         users = 1 if self.open_loop else int(level)
@@ -98,7 +105,18 @@ class LocalDriver:
         shared.open = True
         deadline = shared.t0 + config.step_seconds
         target = config.step_ops or 0
-        while time.perf_counter() < deadline and not (target and shared.started >= target):
+        due = shared.t0 + live_view.EVERY_S
+        while (now := time.perf_counter()) < deadline and not (target and shared.started >= target):
+            if now >= due:
+                due += live_view.EVERY_S
+                records = shared.records
+                latencies = [s * 1000 for s in records["latency_s"]]
+                failed = sum(e is not None for e in records["error"])
+                live(
+                    live_view.figures(
+                        index, level, now - shared.t0, config.step_seconds, latencies, failed
+                    )
+                )
             gevent.sleep(0.01)
         shared.open = False
         wait_until(lambda: not shared.in_flight, DRAIN_S)
@@ -115,7 +133,7 @@ class LocalDriver:
         self.runner.quit()
         for client in self.shared.clients:
             client.close()
-        remove_tree(self.home)
+        remove_tree(self.home, last=MARKER)  # killed midway, the rest can still be proven
 
 
 class MasterDriver:
@@ -179,7 +197,7 @@ class MasterDriver:
     def ready(self) -> dict[str, Any]:
         return {"client_pids": self.client_pids, "engine": ENGINE}
 
-    def step(self, index: int, level: float) -> dict[str, Any]:
+    def step(self, index: int, level: float, live: Live) -> dict[str, Any]:
         runner, config = self.runner, self.config
         alive = self._alive()
         self.lost += [n for n in self.names if n not in alive and n not in self.lost]
@@ -189,8 +207,23 @@ class MasterDriver:
         wait_until(lambda: runner.user_count >= users, WORKER_TIMEOUT_S)
         gevent.sleep(0.3)  # the users' on_start has run on the workers
         snap, before = step_start(config, self.client_pids)
+        runner.stats.reset_all()  # the live view counts this step's sessions only
         runner.send_message("open", {"index": index})
-        gevent.sleep(config.step_seconds)
+        t0 = time.perf_counter()
+        while (left := t0 + config.step_seconds - time.perf_counter()) > 0:
+            gevent.sleep(min(live_view.EVERY_S, left))
+            total = runner.stats.total  # as the workers last reported (every 3 s)
+            live(
+                {
+                    **live_view.figures(
+                        index, level, time.perf_counter() - t0, config.step_seconds, [], 0
+                    ),
+                    "sessions": total.num_requests,
+                    "failed": total.num_failures,
+                    "p50_ms": total.get_response_time_percentile(0.5) or None,
+                    "p95_ms": total.get_response_time_percentile(0.95) or None,
+                }
+            )
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)
         after, server = step_end(config, self.client_pids)
@@ -271,7 +304,7 @@ def run_worker(host: str, port: int, home: Path | None = None) -> None:
         if shared is not None:
             for client in shared.clients:
                 client.close()
-        remove_tree(home)
+        remove_tree(home, last=MARKER)
 
 
 def _report_step(runner: Any, index: int, cpu0: list[float]) -> None:
@@ -310,7 +343,11 @@ def serve_requests(make: Any, requests: Any, answers: Any) -> None:
             request = json.loads(line)
             if "quit" in request:
                 break
-            answer({"done": driver.step(int(request["step"]["index"]), request["step"]["level"])})
+            step = request["step"]
+            done = driver.step(
+                int(step["index"]), step["level"], lambda message: answer({"live": message})
+            )
+            answer({"done": done})
     finally:
         driver.close()
     answer({"bye": True})

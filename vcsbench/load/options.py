@@ -170,6 +170,15 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         "HOST",
     ),
     LoadOption(
+        "live",
+        "auto",
+        "the running step, every 2 s: its sessions so far, failures, p50 and p95 (before "
+        "they are verified): auto (default: one line rewritten on a terminal, else a line "
+        "every 10 s), lines (a line each time), or none",
+        str,
+        "auto|lines|none",
+    ),
+    LoadOption(
         "fail-on",
         "",
         "errors: exit 1 when any session failed or an access path could not be run "

@@ -14,6 +14,7 @@ from typing import Any
 
 from vcsbench.bench.population import Population, parse_age
 from vcsbench.errors import VcsbenchError
+from vcsbench.load.live import MODES as LIVE_MODES
 from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
 from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import SCENARIOS, Scenario
@@ -57,6 +58,8 @@ class LoadPlan:
     master_port: int = 0
     listen: str = HOST
     fail_on: str = ""
+    live: str = "auto"
+    """How a running step is shown (:mod:`vcsbench.load.live`)."""
     distances: tuple[Distance | None, ...] = (None,)
     deadline: Deadline | None = None
     """``--plan``: the submissions and window the summary's capacity plan is for."""
@@ -131,6 +134,10 @@ class LoadPlan:
             check_port(port)
         distances = _distances(str(values["rtt"]), str(values["bandwidth"]), paths)
         present, population = parse_age(str(values["age"]))
+        if values["live"] not in LIVE_MODES:
+            raise VcsbenchError(
+                f"--live {values['live']!r} is not known; use {', '.join(LIVE_MODES)}"
+            )
         if values["fail_on"] not in FAIL_ON:
             raise VcsbenchError(f"--fail-on {values['fail_on']!r} is not known; use errors")
         return cls(
@@ -157,6 +164,7 @@ class LoadPlan:
             master_port=int(values["master_port"]),
             listen=str(values["listen"]),
             fail_on=str(values["fail_on"]),
+            live=str(values["live"]),
             distances=distances,
             deadline=Deadline.parse(str(values["plan"])) if values["plan"] else None,
             age=present,

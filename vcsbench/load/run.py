@@ -30,6 +30,7 @@ from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, s
 from vcsbench.load.engine_args import EngineArgs
 from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.figures import capacity, step_figures
+from vcsbench.load.live import LiveView
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.repositories import fill_present
@@ -233,10 +234,16 @@ def _steps(
     raw: dict[str, list[Any]] = entry["raw"]
     io_counted = path.name != "apache-git"  # its CGI processes are reaped unseen
     verified: set[str] = set()
+    view = LiveView(plan.live, path.name, len(plan.steps))
     for index, level in enumerate(plan.steps):
-        answer = engine.ask(
-            {"step": {"index": index, "level": level}}, plan.step_seconds + ANSWER_S
-        )
+        try:
+            answer = engine.ask(
+                {"step": {"index": index, "level": level}},
+                plan.step_seconds + ANSWER_S,
+                view.callback(),
+            )
+        finally:
+            view.end()
         step = answer["done"]
         first = len(raw.get("step", []))
         for key, values in step["records"].items():
