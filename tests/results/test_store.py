@@ -164,3 +164,27 @@ def test_a_load_runs_steps_are_series_one_per_access_path_and_level(
     assert point.repos == step.sessions
     assert point.cpu_ms == pytest.approx(step.server_cpu_s * 1000 / step.sessions)
     assert point.errors == sum(step.errors.values())
+
+
+def test_a_server_paths_series_carries_its_servers_package_versions(
+    tmp_path: Path, spec: str
+) -> None:
+    """A server path has no library of the machine's to name: its series is kept apart by
+    the packages its server was made of, as the run recorded them; a file's entry that is
+    not text is left out."""
+    import gzip
+
+    reference = REPO / "results" / "reference" / "markus2011.json.gz"
+    document = json.loads(gzip.decompress(reference.read_bytes()))
+    (entry,) = [e for e in document["vcsbench_load"]["loads"] if e["path"] == "apache-svn"]
+    entry["server"]["versions"] = {
+        "apache2": "2.4.71-1~deb12u1", "libapache2-mod-svn": "1.14.2-4+deb12u1", "x": 7,
+    }  # fmt: skip
+    edited = tmp_path / "load.json"
+    edited.write_text(json.dumps(document))
+    with Store(spec) as store:
+        store.add(edited)
+        found = {s.benchmark: s for s in store.series("load deadline closed: apache-svn")}
+    (series,) = [s for name, s in found.items() if " at 16 clients" in name]
+    (point,) = series.points
+    assert point.versions == "apache2 2.4.71-1~deb12u1, libapache2-mod-svn 1.14.2-4+deb12u1"

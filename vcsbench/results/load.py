@@ -101,6 +101,10 @@ class Capacity:
         )
 
 
+MAX_VERSIONS = 20
+"""A path's server packages read from a file, at most."""
+
+
 @dataclass
 class LoadPath:
     """One access path's load, in a sandbox of its own."""
@@ -134,6 +138,20 @@ class LoadPath:
     @property
     def fs(self) -> str:
         return self.filesystem.spec if self.filesystem is not None else "?"
+
+    @property
+    def server_versions(self) -> dict[str, str]:
+        """Its server's packages and their versions, as the run found them installed
+        ({} for a local path, or a file from before they were recorded); a file's odd
+        entries are left out, never trusted."""
+        found = (self.server or {}).get("versions")
+        if not isinstance(found, dict):
+            return {}
+        return {
+            k[:80]: v[:80]
+            for k, v in list(found.items())[:MAX_VERSIONS]
+            if isinstance(k, str) and isinstance(v, str)
+        }
 
     @classmethod
     def from_json(cls, data: object, where: str) -> LoadPath:

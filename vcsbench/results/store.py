@@ -131,7 +131,8 @@ def load_points(run: Run) -> Iterator[tuple[str, tuple[Any, ...]]]:
     for path in load.paths:
         fs = path.filesystem.spec if path.filesystem is not None else "?"
         backend = path.path.rsplit(":", 1)[-1].split("[", 1)[0]
-        text = versions_text(run.machine.backend_versions.get(backend) or {})
+        versions = run.machine.backend_versions.get(backend) or path.server_versions
+        text = versions_text(versions)
         for step in path.steps:
             key = _cut(
                 f"load {load.scenario} {load.shape}: {path.path} at {step.level:g} {unit} "

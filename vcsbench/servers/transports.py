@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,26 @@ from vcsbench.servers.distance import Distance, Toxiproxy
 from vcsbench.servers.server import HOST, Server
 from vcsbench.servers.ssh import SSHD, SshKeys, forced_command, run_user, sshd
 from vcsbench.servers.tls import Certificate
+
+
+def package_versions(packages: list[str]) -> dict[str, str]:
+    """Each installed Debian package's version (dpkg-query); one not installed, or a
+    machine without dpkg, is left out."""
+    found: dict[str, str] = {}
+    for package in packages:
+        try:
+            done = subprocess.run(
+                ["dpkg-query", "-W", "-f=${Version}", package],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return found
+        if done.returncode == 0 and done.stdout.strip():
+            found[package] = done.stdout.strip()[:80]
+    return found
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,12 @@ class Transport:
         if self.vcs == "hg":
             found.append(("hg", "mercurial"))
         return tuple(found)
+
+    def versions(self) -> dict[str, str]:
+        """The Debian packages its server is made of, with the version installed (what a
+        series of load runs is kept apart by, as a benchmark's library versions are)."""
+        vcs = {"git": "git", "svn": "subversion", "hg": "mercurial"}[self.vcs]
+        return package_versions(sorted({vcs, *(package for _, package in self.needs)}))
 
     def require(self) -> None:
         """One line naming what to install where this transport's server is missing; one
@@ -294,6 +321,7 @@ class Service:
             "argv": " ".join(self.server.argv),
             "log": str(self.server.log),
             "cpu": self.server.cpu_method,
+            "versions": self.transport.versions(),
         }
         if self.certificate is not None:
             found["tls"] = self.certificate.describe()
