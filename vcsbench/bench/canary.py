@@ -1,10 +1,6 @@
 """The canary, timed: the same few system calls on the benchmark's sandbox after every
 ``EVERY``-th round, outside the round's timing and its probes (what it is for:
-:mod:`vcsbench.results.canary`). After the first ``FIRST * EVERY`` rounds it costs no
-more than ``1/SHARE`` of the benchmark's time: it is due once the rounds since the last
-one have taken ``SHARE - 1`` times what that one cost, its checks and removal included
-(after every 5th round it had cost 50-80 us a round of 500-2,000 on tmpfs; now about a
-fiftieth of that).
+:mod:`vcsbench.results.canary`).
 
 A directory, ``FILES`` files of ``SIZE`` bytes written into it (the canary's **writes**,
 timed apart: system calls and the page cache, what a backend that does not flush meets)
@@ -26,13 +22,10 @@ from pathlib import Path
 from vcsbench.results.canary import Canary
 
 EVERY = 5
-FIRST = 20
-SHARE = 50
 FILES = 10
 SIZE = 4096
 METHOD = (
-    f"after every {EVERY}th round (after the first {FIRST * EVERY}, no more than 1/{SHARE} "
-    f"of the benchmark's time), outside its timing: mkdir, {FILES} files of "
+    f"after every {EVERY}th round, outside its timing: mkdir, {FILES} files of "
     f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "
     "verified and removed untimed"
 )
@@ -48,25 +41,15 @@ class CanaryTimer:
         self.clock = clock
         self.failed = 0
         self._made = 0
-        self._last_end = 0
-        self._last_cost = 0
 
     def due(self, index: int) -> bool:
-        """Whether the canary runs after round ``index``: every ``EVERY``-th round, and
-        after the first ``FIRST * EVERY`` rounds only once the time since the last one
-        ended is ``SHARE - 1`` times what it cost."""
-        if index % EVERY != EVERY - 1:
-            return False
-        if index < FIRST * EVERY:
-            return True
-        return self.clock() - self._last_end >= (SHARE - 1) * self._last_cost
+        return index % EVERY == EVERY - 1
 
     def time_once(self) -> tuple[int, int] | None:
         """One canary's nanoseconds, whole and up to its fsync (its writes alone), or
         None (counted in ``failed``) if it failed."""
         self._made += 1
         here = self.root / f"c{os.getpid()}-{self._made}"
-        began = start = self.clock()  # its cost is from here to its removal
         try:
             self.root.mkdir(exist_ok=True)
             start = self.clock()
@@ -90,8 +73,6 @@ class CanaryTimer:
             return None
         finally:
             shutil.rmtree(here, ignore_errors=True)
-            self._last_end = self.clock()
-            self._last_cost = self._last_end - began
         if sizes != [SIZE] * FILES:
             self.failed += 1
             return None
