@@ -3,10 +3,11 @@
 Run as ``python -m vcsbench.svn_reader``; it imports nothing else of vcsbench, so it
 starts in the time the bindings take. One JSON line each way: ``{"repo": PATH, "paths":
 [...]}`` in, ``{"youngest": N, "files": {PATH: [SIZE, SHA256] or null}}`` or ``{"error":
-TEXT}`` out. Every open gets a cache namespace of its own (copied repositories share their
-UUID), so nothing read for one repository, or one earlier read, serves another; the
-in-memory cache is small (:data:`CACHE_BYTES`), not off: Subversion 1.14's FSX cannot read
-without one ("Item index ... exceeds l2p limit"). It ends when its input closes.
+TEXT}`` out (``{"ping": true}`` is answered ``{"pong": true}`` once it can read). Every
+open gets a cache namespace of its own (copied repositories share their UUID), so
+nothing read for one repository, or one earlier read, serves another; the in-memory
+cache is small (:data:`CACHE_BYTES`), not off: Subversion 1.14's FSX cannot read without
+one ("Item index ... exceeds l2p limit"). It ends when its input closes.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def serve(requests: IO[str], replies: IO[str]) -> None:
     svn.core.svn_cache_config_set(cache)
     for line in requests:
         request = json.loads(line)
+        if "ping" in request:  # ready: the bindings a read needs are imported
+            import svn.fs
+            import svn.repos
+
+            replies.write('{"pong": true}\n')
+            replies.flush()
+            continue
         try:
             reply = _read(request["repo"], request["paths"])
         except Exception as exc:  # every failure to read is the answer, not the end

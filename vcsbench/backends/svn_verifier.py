@@ -81,7 +81,13 @@ class SvnVerifier:
         answers to a worker that did not end cleanly."""
         if self._proc is not None and self._owner == os.getpid():
             self._end()
-        self._process()
+        proc = self._process()
+        assert proc.stdin is not None and proc.stdout is not None
+        # Ready before it is lent: its start (the bindings imported) is not to run beside
+        # a worker's first timed rounds.
+        proc.stdin.write('{"ping": true}\n')
+        proc.stdin.flush()
+        proc.stdout.readline()
         self._lent = True
 
     def _process(self) -> subprocess.Popen[str]:
