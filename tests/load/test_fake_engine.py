@@ -39,10 +39,13 @@ def test_each_steps_figures_are_its_known_sessions(
     # Step 1: k = 0..4 (1-5 ms, k = 4 refused); step 2: k = 0..9 (1-10 ms, k = 4, 9).
     said = capsys.readouterr().err
     assert (
-        "local:git-pygit2 step 1/2: 1 s of 2 s, 5 sessions so far (1 failed), p50 3 ms, "
-        "p95 5 ms (not yet verified)\nstep 1/2: 1 client, 10 sessions" in said
+        "local:git-pygit2, running step 1 of 2: 1 s of 2 s, 5 sessions so far (1 failed), "
+        "p50 3 ms, p95 5 ms (not yet verified)\nstep 1/2: 1 client, 10 sessions" in said
     )
-    assert "step 2/2: 1 s of 2 s, 10 sessions so far (2 failed), p50 5 ms, p95 10 ms" in said
+    assert (
+        "running step 2 of 2: 1 s of 2 s, 10 sessions so far (2 failed), p50 5 ms, p95 10 ms"
+        in said
+    )
     (entry,) = json.loads(out.read_text())["vcsbench_load"]["loads"]
     first, second = entry["steps"]
     # Step 1 (1 client): sessions k = 0..9, k + 1 ms each; k = 4 and 9 refused.

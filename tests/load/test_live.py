@@ -13,8 +13,8 @@ import pytest
 from helpers import require_backend, vcsbench
 
 LIVE = re.compile(
-    r"local:git-pygit2 step 1/1: (\d+) s of 5 s, ([\d,]+) sessions so far \((\d+) failed\), "
-    r"p50 (?:[\d,]+ ms|-), p95 (?:[\d,]+ ms|-) \(not yet verified\)"
+    r"local:git-pygit2, running step 1 of 1: (\d+) s of 5 s, ([\d,]+) sessions so far "
+    r"\((\d+) failed\), p50 (?:[\d,]+ ms|-), p95 (?:[\d,]+ ms|-) \(not yet verified\)"
 )
 
 

@@ -49,7 +49,7 @@ def text(message: dict[str, Any], path: str, steps: int) -> str:
         return "-" if value is None else f"{value:,.0f} ms"
 
     return (
-        f"{path} step {int(message['index']) + 1}/{steps}: "
+        f"{path}, running step {int(message['index']) + 1} of {steps}: "
         f"{float(message['elapsed_s']):.0f} s of {float(message['of_s']):.0f} s, "
         f"{int(message['sessions']):,} sessions so far ({int(message['failed']):,} failed), "
         f"p50 {ms(message['p50_ms'])}, p95 {ms(message['p95_ms'])} (not yet verified)"
