@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, skip_or_fail, vcsbench
 
 from vcsbench.results import read
 from vcsbench.workload.command import argv_of, decode, encode, spec_text
@@ -16,9 +16,9 @@ from vcsbench.workload.operations import OperationSpec
 QUICK = ["--perturbation", "off", "--repos", "4"]
 
 
-def _time(tmp_path: Path, *args: str) -> tuple[int, str, str]:
+def _time(tmp_path: Path, *args: str, fs: str = "") -> tuple[int, str, str]:
     done = vcsbench(
-        "time", *args, *QUICK, "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json")
+        "time", *args, *QUICK, "--fs", fs or f"dir:{tmp_path}", "--out", str(tmp_path / "t.json")
     )
     return done.returncode, done.stdout, done.stderr
 
@@ -99,3 +99,28 @@ def test_bad_commands_are_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2 and "operation cmd needs run=COMMAND" in done.stderr
     done = vcsbench("run", "--ops", "cmd[run=true,vcs=cvs]", "--out", str(tmp_path / "r.json"))
     assert done.returncode == 2 and "vcs='cvs' is not a VCS" in done.stderr
+
+
+def test_a_command_that_only_reads_writes_access_times_and_the_report_says_so(
+    tmp_path: Path,
+) -> None:
+    """cat of every file of a fresh svn repository (reads only): on ext4 with relatime,
+    the first read of each file since it was written updates its inode, so the device
+    is written; with mount=noatime nothing is. The preparation's own writes are settled
+    before each round in both. The report's device table says why a read writes."""
+    import os
+
+    from vcsbench.report.headline import ATIME
+
+    if os.geteuid() != 0:
+        skip_or_fail("loop-mounted ext4 sandboxes need root")
+    require_backend("svn-fs")
+    read_all = "svn: find . -type f -exec cat {} + > /dev/null"
+    code, _, err = _time(tmp_path, read_all, "--backends", "svn-fs", fs="ext4,ext4:mount=noatime")
+    assert code == 0, err
+    by_fs = {b.fs: b for b in read(tmp_path / "t.json").benchmarks}
+    assert by_fs["ext4"].per_repo("io_write_device") > 0
+    assert by_fs["ext4:mount=noatime"].per_repo("io_write_device") == 0
+    assert by_fs["ext4"].per_repo("io_write_logical") == 0  # the command wrote no file
+    shown = vcsbench("report", str(tmp_path / "t.json"))
+    assert ATIME.strip() in " ".join(shown.stdout.split())

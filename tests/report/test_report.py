@@ -588,7 +588,7 @@ def test_a_report_with_no_device_figure_says_so_instead_of_a_table_of_n_a() -> N
         "filesystem), so no table."
     ) in tmpfs.stdout
     ext4 = vcsbench("report", str(DATA / "tiny-ext4.json"))
-    assert "Device KiB written per repository (journal, metadata and writeback included)." in (
+    assert "Device KiB written per repository (journal, metadata and writeback included;" in (
         ext4.stdout
     )
 

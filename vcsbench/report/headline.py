@@ -20,6 +20,22 @@ from vcsbench.results.model import Benchmark
 Z95 = 1.959964
 
 
+ATIME = (
+    " On a mount that updates access times (relatime, the default), an operation that only "
+    "reads writes too: each file's inode, the first time it is read after it was written "
+    "(mount=noatime: none)."
+)
+
+
+def updates_atime(benches: list[Benchmark]) -> bool:
+    """Whether any of them ran on a mount that writes access times as files are read."""
+    return any(
+        {"relatime", "strictatime"} & set(b.filesystem.mount_options.split(","))
+        for b in benches
+        if b.filesystem.mount_options
+    )
+
+
 def median_interval(samples: list[float]) -> tuple[float, float] | None:
     """A distribution-free 95% interval for the median (None below 6 samples)."""
     n = len(samples)
@@ -106,7 +122,11 @@ def headline(
     )
     benches = [b for rows in grouped.values() for b in rows]
     device: list[Block] = [
-        paragraph("Device KiB written per repository (journal, metadata and writeback included)."),
+        paragraph(
+            "Device KiB written per repository (journal, metadata and writeback included; "
+            "what each round's untimed preparation wrote is written back by a syncfs before "
+            "the round, so it is not counted)." + (ATIME if updates_atime(benches) else "")
+        ),
         table(header, device_rows, text_columns),
     ]
     if all(b.per_repo("io_write_device") is None for b in benches):  # a table of n/a

@@ -145,8 +145,11 @@ class Command(Operation):
             return f"{key}= could not start ({exc.strerror}): {command[:80]}"
         if done.returncode == 0:
             return ""
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        said = f": {lines[-1][:200]}" if lines else ""
+        lines = [x.strip() for x in done.stderr.decode(errors="replace").splitlines() if x.strip()]
+        # The line that says what went wrong: an error or fatal one (a usage text follows
+        # git's), else the last.
+        flagged = [x for x in lines if x.lower().startswith(("error", "fatal", "svn: e"))]
+        said = f": {(flagged or lines)[-1 if not flagged else 0][:200]}" if lines else ""
         return f"{key}= exited with {done.returncode}{said}"
 
     def prepare(self, paths: RoundPaths) -> None:
