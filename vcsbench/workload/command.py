@@ -24,18 +24,20 @@ import os
 import shlex
 import subprocess
 from collections.abc import Mapping
-from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends import Backend
 from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.operation import COMMIT_MESSAGE, Operation, RoundPaths
+from vcsbench.workload.payloads import Payload
 
 _CODES = (("%", "%25"), (",", "%2C"), ("[", "%5B"), ("]", "%5D"))
 SHELL_CHARS = frozenset("|&;<>()$`*?{}~\n\\")
 """What only a shell reads: a command with one of them runs through ``/bin/sh -c``."""
 MAX_COMMAND = 4096
+MAX_STDERR = 64 << 10
+"""A failed command's stderr kept to say why it failed."""
 VCSES = ("git", "svn", "hg")
 
 
@@ -87,7 +89,6 @@ class Command(Operation):
         "the command's exit status, then `check=`'s, or else the payload's revision still "
         "the newest, read back by the backend's verifier"
     )
-    footprint_by_round = True
     in_all = False
 
     @classmethod
@@ -129,28 +130,41 @@ class Command(Operation):
         return env
 
     def _call(self, key: str, paths: RoundPaths, env: Mapping[str, str]) -> str:
-        """Run option ``key``'s command in the round's repository; "" or why it failed."""
+        """Run option ``key``'s command in the round's repository; "" or why it failed
+        (from the first ``MAX_STDERR`` bytes of its stderr; the rest is read and dropped)."""
         command = decode(self.options[key])
         try:
-            done = subprocess.run(
+            proc = subprocess.Popen(
                 argv_of(command),
                 cwd=paths.repo,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                check=False,
             )
         except OSError as exc:
             return f"{key}= could not start ({exc.strerror}): {command[:80]}"
-        if done.returncode == 0:
+        assert proc.stderr is not None
+        kept = b""
+        with proc.stderr:
+            while chunk := proc.stderr.read(1 << 16):
+                kept += chunk[: max(0, MAX_STDERR - len(kept))]
+        code = proc.wait()
+        if code == 0:
             return ""
-        lines = [x.strip() for x in done.stderr.decode(errors="replace").splitlines() if x.strip()]
-        # The line that says what went wrong: an error or fatal one (a usage text follows
-        # git's), else the last.
+        lines = [x.strip() for x in kept.decode(errors="replace").splitlines() if x.strip()]
+        # The line that says what went wrong: the first error or fatal one (git prints its
+        # usage after it), else the last.
         flagged = [x for x in lines if x.lower().startswith(("error", "fatal", "svn: e"))]
-        said = f": {(flagged or lines)[-1 if not flagged else 0][:200]}" if lines else ""
-        return f"{key}= exited with {done.returncode}{said}"
+        line = flagged[0] if flagged else lines[-1] if lines else ""
+        return f"{key}= exited with {code}" + (f": {line[:200]}" if line else "")
+
+    def __init__(
+        self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(backend, payload, options)
+        self._round_env: dict[str, str] = {}
+        """The round's environment, made in :meth:`prepare` (untimed)."""
 
     def prepare(self, paths: RoundPaths) -> None:
         self.backend.create_commit(paths.repo, self.payload.files, COMMIT_MESSAGE, paths.scratch)
@@ -173,6 +187,3 @@ class Command(Operation):
             failed = self._call("check", paths, self._env(paths))
             return [failed] if failed else []
         return super().verify(paths)
-
-    def measured(self, paths: RoundPaths) -> list[Path]:
-        return [paths.repo]
