@@ -302,6 +302,18 @@ def test_resume_takes_only_vcsbench_options_each_checked_as_typed(
     assert message in line
 
 
+def test_resume_never_runs_a_command_a_result_file_records(tmp_path: Path) -> None:
+    out = finished_run(tmp_path)
+    document = json.loads(out.read_text())
+    document["vcsbench"]["selection"]["ops"] = f"cmd[run=touch {tmp_path / 'ran'}]"
+    write(out, document)
+    result = vcsbench("run", "--resume", str(out))
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert "a command is never run from a result file" in line
+    assert not (tmp_path / "ran").exists()
+
+
 def test_resume_refuses_results_that_vcsbench_run_did_not_write(tmp_path: Path) -> None:
     out = finished_run(tmp_path)
     document = json.loads(out.read_text())

@@ -123,6 +123,10 @@ def test_storage_studies_set_each_variant_against_its_default(
     )
     sections = table.split("### ")[1:]
     assert len(sections) == 4  # create+commit and commit, of submission and many-files
+    # The header says what ran, which --backends narrowed (not every variant of the study).
+    (ran,) = [line for line in table.splitlines() if "Ran here:" in line]
+    assert "Ran here: 8 benchmarks — git-cli (2 variants); " in ran
+    assert "create+commit" in ran and "many-files" in ran and f"on dir:{tmp_path}." in ran
     for section in sections:
         op_payload = section.splitlines()[0].split(": ", 1)[1]
         op, payload = op_payload.split(", ")

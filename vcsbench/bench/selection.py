@@ -261,7 +261,13 @@ class Selection:
                     + ("a list of text values" if option.repeat else "a text value")
                 )
             values[dest] = value
-        return cls.parse(**values)
+        selection = cls.parse(**values)
+        if any(op.cls.name == "cmd" for op in selection.ops):
+            raise VcsbenchError(
+                f"{where}: its recorded operations include a command (cmd[...]); a command "
+                "is never run from a result file: give it again on the command line"
+            )
+        return selection
 
     def command_line(self) -> list[str]:
         """The ``vcsbench run`` options that give this selection, for a person to read."""

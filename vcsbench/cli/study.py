@@ -20,6 +20,7 @@ from vcsbench.cli.common import (
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import Run
 from vcsbench.results.io import beside
+from vcsbench.results.model import Benchmark
 from vcsbench.sandbox.spec import parse_fs_list, with_option
 from vcsbench.sandbox.throttle import PROFILES
 from vcsbench.studies import LOAD_STUDIES, STUDIES
@@ -201,17 +202,41 @@ def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     """The study's tables under a header naming the results and the command."""
     sizes = sorted({b.repos for r in runs for b in r.benchmarks})
     n = ", ".join(f"{size:,}" for size in sizes)
+    benches = [b for r in runs for b in r.benchmarks]
     header = (
         f"# {study.name}: {n} repositories per benchmark\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}.\n\n"
+        f"{study.summary[0].upper()}{study.summary[1:]}. {ran_here(benches)}\n\n"
         f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
     )
     from vcsbench.report.stability import warnings
 
-    benches = [b for r in runs for b in r.benchmarks]
     cpus = max((r.machine.cpu_count for r in runs), default=0)
     advice = "".join(f"\n> warning: {line}\n" for line in warnings(benches, cpus))
     return header + advice + "\n" + "\n".join(study.tables(runs).values())
+
+
+def ran_here(benches: list[Benchmark]) -> str:
+    """What this run of the study ran, which its options may have narrowed: the backends
+    (with how many variants of each), operations, payloads and filesystems."""
+    if not benches:
+        return "Ran here: nothing finished."
+
+    def listed(values: list[str]) -> str:
+        return ", ".join(dict.fromkeys(values))
+
+    names = [b.backend.name for b in benches]
+    variants: dict[str, set[str]] = {}
+    for b in benches:
+        variants.setdefault(b.backend.name, set()).add(b.label)
+    backends = ", ".join(
+        name + (f" ({len(variants[name])} variants)" if len(variants[name]) > 1 else "")
+        for name in dict.fromkeys(names)
+    )
+    return (
+        f"Ran here: {len(benches)} benchmarks — {backends}; "
+        f"{listed([b.op for b in benches])}; {listed([b.payload.shown for b in benches])}; "
+        f"on {listed([b.fs for b in benches])}."
+    )
 
 
 def _entry(text: str) -> str:

@@ -312,7 +312,8 @@ def run_load_study(
     results = f"`{out}` (closed loop)" + (f", `{open_out}` (open loop)" if open_ else "")
     header = (
         f"# {study.name}: {study.what(students)} on {fs}\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}. {steps}{seconds:g} s per step; "
+        f"{study.summary[0].upper()}{study.summary[1:]}. Ran here: "
+        f"{', '.join(p.name for p in plans[0].paths)}. {steps}{seconds:g} s per step; "
         f"latency is each session's wall time (open loop: from its scheduled arrival); "
         f"{closed.load.session if closed.load else ''}.\n\n"
         f"Results: {results}; command: `{shlex.join(command)}`\n\n"
