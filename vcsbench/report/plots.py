@@ -47,7 +47,7 @@ def latency_boxplot(rows: list[Benchmark], title: str) -> Figure:
     data = [[s * 1000 for s in b.samples_s] if not b.failed else [float("nan")] for b in rows]
     boxes = ax.boxplot(
         data,
-        vert=False,
+        orientation="horizontal",
         whis=(1, 99),
         showfliers=True,
         patch_artist=True,
@@ -287,9 +287,13 @@ def summary(benches: list[Benchmark]) -> Figure:
     handles, names = time_ax.get_legend_handles_labels()
     if handles:
         io_ax.legend(handles, names, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    # Above the figure's top edge, growing upwards (the saved image's tight box takes it
+    # in): a figure a few groups high has no room for two lines over its axes.
     fig.suptitle(
         "summary: every backend per benchmark group"
-        + ("" if devices else "\n(no device counters in these sandboxes: no device panel)")
+        + ("" if devices else "\n(no device counters in these sandboxes: no device panel)"),
+        y=1.0,
+        va="bottom",
     )
     footer(fig, benches)
     return fig
