@@ -7,15 +7,17 @@ first revision, by the backend under test; ``prepare=`` runs after that, untimed
 and a ``bin=`` variant's directory first on ``$PATH``. A command with nothing a shell
 must read (pipes, ``$``, ``;``, globs, redirection) runs as its words, without a shell;
 otherwise through ``/bin/sh -c``, whose start is then in its time. Its output goes to
-``/dev/null``; an exit status other than 0 fails the round (its last line of stderr says
-why), never a fast sample. Verified untimed: by ``check=``'s exit status where given,
-else by the backend's reader finding the payload's revision still the newest (a command
-that commits, rewrites or breaks the repository is caught; give ``check=`` for one
-meant to change it). ``vcs=git`` (svn, hg) keeps a command to the backends of that VCS.
+``/dev/null``; an exit status other than 0 fails the round (its stderr's first error
+line, or else its last, says why), never a fast sample. Verified untimed: by ``check=``'s
+exit status where given, else by the backend's reader finding the payload's revision
+still the newest (a command that commits, rewrites or breaks the repository is caught;
+give ``check=`` for one meant to change it). ``vcs=git`` (svn, hg) keeps a command to
+the backends of that VCS.
 
 The command is the user's own, from the command line; vcsbench never runs one read from a
-result file. Option values are written with ``%``, ``,``, ``[`` and ``]`` as ``%25``,
-``%2C``, ``%5B`` and ``%5D`` (:func:`encode`), so that any command is one option.
+result file (``--resume`` refuses a file that records one). Option values are written
+with ``%``, ``,``, ``[`` and ``]`` as ``%25``, ``%2C``, ``%5B`` and ``%5D``
+(:func:`encode`), so that any command is one option.
 """
 
 from __future__ import annotations
