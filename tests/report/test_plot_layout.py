@@ -4,15 +4,24 @@ labels included -- a file that exists is not yet a plot one can read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pytest
 from helpers import DATA, REPO
 
 from vcsbench.report import loadplots, plots
 from vcsbench.results import read
+
+
+@pytest.fixture(autouse=True)
+def _closed() -> Iterator[None]:
+    """Each test's figures closed after it (pyplot keeps them: past 20 open it warns, and
+    a warning fails the project's tests)."""
+    yield
+    plt.close("all")
 
 
 def overlaps(fig: Any) -> list[str]:
