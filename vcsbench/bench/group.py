@@ -33,7 +33,7 @@ from vcsbench import process
 from vcsbench.backends import Backend, Variant
 from vcsbench.bench.beside import perturbation_beside, serve
 from vcsbench.bench.envs import environment_of
-from vcsbench.bench.interleave import Block, describe_blocks, targets
+from vcsbench.bench.interleave import Block, Blocks, describe_blocks, targets
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.progress import ProgressDisplay
 from vcsbench.bench.rounds import BenchmarkRun
@@ -199,6 +199,7 @@ class GroupRun:
         order = random.Random(seed)
         started = time.perf_counter()
         done: list[Block] = []
+        planned = Blocks(blocks, seed, cpu, done)
         interrupted: KeyboardInterrupt | None = None
         results: dict[str, Benchmark] = {}
         sandboxes: dict[str, Sandbox] = {}
@@ -246,9 +247,7 @@ class GroupRun:
             kept = False
             while not kept:
                 try:
-                    kept = self._keep(
-                        runs, results, interrupted, (blocks, done, seed, cpu), len(sandboxes)
-                    )
+                    kept = self._keep(runs, results, interrupted, planned, len(sandboxes))
                 except KeyboardInterrupt as exc:
                     interrupted = interrupted or exc
                     continue
@@ -271,13 +270,13 @@ class GroupRun:
         runs: dict[str, tuple[BenchmarkRun, Backend, Harness]],
         results: dict[str, Benchmark],
         interrupted: KeyboardInterrupt | None,
-        order: tuple[int, list[Block], int, int],
+        blocks: Blocks,
         filesystems: int,
     ) -> bool:
         """Stop the workers, then measure and keep each member not kept yet, with the stop
         signals held (False: nothing to keep, interrupted before any round). Called again
-        after a signal that landed before the hold: what was kept stays kept. ``order``:
-        the blocks planned, those done, the seed of their order and the CPU."""
+        after a signal that landed before the hold: what was kept stays kept. ``blocks``:
+        the group's blocks, planned and done."""
         with process.signals_held():
             for run, _, _ in runs.values():
                 run.stop_workers()
@@ -300,10 +299,7 @@ class GroupRun:
                     )
                     if filesystems > 1:
                         where += "; each filesystem a sandbox of its own, all up at once"
-                    blocks, done, seed, cpu = order
-                    harness.interleaved = describe_blocks(
-                        member.text, texts, blocks, done, run, seed, cpu, where
-                    )
+                    harness.interleaved = describe_blocks(member.text, texts, blocks, run, where)
                 harness.teardown_s = None
                 harness.teardown_note = self._teardown_note(interrupted)
                 results[member.text] = result

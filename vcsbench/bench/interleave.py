@@ -30,7 +30,15 @@ out different in 1 run of 20, and a 10% slowdown in 20 of 20; at 10 blocks of 30
 variant in a worker pinned to one CPU, 0 of 20 A/A runs."""
 MIN_BLOCK_ROUNDS = 10
 
-__all__ = ["DEFAULT_BLOCKS", "METHOD", "MIN_BLOCK_ROUNDS", "Block", "describe_blocks", "targets"]
+__all__ = [
+    "DEFAULT_BLOCKS",
+    "METHOD",
+    "MIN_BLOCK_ROUNDS",
+    "Block",
+    "Blocks",
+    "describe_blocks",
+    "targets",
+]
 
 
 @dataclass(frozen=True)
@@ -43,24 +51,29 @@ class Block:
     end: int
 
 
+@dataclass
+class Blocks:
+    """A group's blocks: how many were planned, those run so far (each member's share),
+    the seed their order was drawn from, and the CPU every member was pinned to."""
+
+    planned: int
+    seed: int
+    cpu: int
+    done: list[Block]
+
+
 def targets(rounds: int, blocks: int) -> list[int]:
     """Rounds done by the end of each block (the last is all of them)."""
     return [math.ceil(rounds * (k + 1) / blocks) for k in range(blocks)]
 
 
 def describe_blocks(
-    text: str,
-    texts: list[str],
-    blocks: int,
-    done: list[Block],
-    run: BenchmarkRun,
-    seed: int,
-    cpu: int,
-    process: str,
+    text: str, texts: list[str], blocks: Blocks, run: BenchmarkRun, process: str
 ) -> Interleaved:
     """What a variant's result records of its group: the variants, each block's rounds,
     its place in the block's order and its median time there (ms; None: no round of the
     block succeeded)."""
+    done = blocks.done
     order: dict[int, list[str]] = {}
     for block in done:
         order.setdefault(block.number, []).append(block.variant)
@@ -71,12 +84,12 @@ def describe_blocks(
         medians.append(statistics.median(walls) if walls else None)
     return Interleaved(
         variants=tuple(texts),
-        blocks=blocks,
+        blocks=blocks.planned,
         rounds=tuple((b.first, b.end) for b in mine),
         position=tuple(order[b.number].index(text) for b in mine),
         median_ms=tuple(medians),
-        order_seed=seed,
-        cpu=cpu,
+        order_seed=blocks.seed,
+        cpu=blocks.cpu,
         process=process,
         method=METHOD,
     )
