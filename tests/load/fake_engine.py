@@ -24,7 +24,7 @@ from typing import Any
 
 from vcsbench.load.clients import make_client
 from vcsbench.load.engine_config import EngineConfig
-from vcsbench.load.live import figures
+from vcsbench.load.live import figures, percentiles
 from vcsbench.load.repositories import submission
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.workload.payloads import load_payload
@@ -81,10 +81,9 @@ def main() -> None:
         for k, session in enumerate(plan):
             if k == len(plan) // 2:
                 half = plan[:k]
-                message = figures(
-                    index, level, 1.0, WINDOW_S, [s["latency_s"] * 1000 for s in half],
-                    sum(s["error"] is not None for s in half),
-                )  # fmt: skip
+                p50, p95 = percentiles([s["latency_s"] * 1000 for s in half])
+                failed = sum(s["error"] is not None for s in half)
+                message = figures(index, level, 1.0, WINDOW_S, len(half), failed, p50, p95)
                 answers.write(json.dumps({"live": message}) + "\n")
                 answers.flush()
             if session["error"] is None and not session["lost"]:

@@ -262,7 +262,7 @@ class Selection:
                 )
             values[dest] = value
         selection = cls.parse(**values)
-        if any(op.cls.name == "cmd" for op in selection.ops):
+        if any(op.cls.user_command for op in selection.ops):
             raise VcsbenchError(
                 f"{where}: its recorded operations include a command (cmd[...]); a command "
                 "is never run from a result file: give it again on the command line"

@@ -224,13 +224,12 @@ def ran_here(benches: list[Benchmark]) -> str:
     def listed(values: list[str]) -> str:
         return ", ".join(dict.fromkeys(values))
 
-    names = [b.backend.name for b in benches]
-    variants: dict[str, set[str]] = {}
+    variants: dict[str, set[str]] = {}  # in the order they ran
     for b in benches:
         variants.setdefault(b.backend.name, set()).add(b.label)
     backends = ", ".join(
-        name + (f" ({len(variants[name])} variants)" if len(variants[name]) > 1 else "")
-        for name in dict.fromkeys(names)
+        name + (f" ({len(labels)} variants)" if len(labels) > 1 else "")
+        for name, labels in variants.items()
     )
     return (
         f"Ran here: {len(benches)} benchmarks — {backends}; "

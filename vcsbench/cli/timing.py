@@ -12,7 +12,7 @@ import sys
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import add_selection, check_out, out_path, selection_of
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.command import MAX_COMMAND, VCSES, spec_text
+from vcsbench.workload.command import VCSES, spec_text
 
 _PREFIX = re.compile(r"^(git|svn|hg):\s*")
 TOOLS = {
@@ -72,15 +72,6 @@ def ops_of(args: argparse.Namespace) -> list[str]:
         vcs, command = vcs_of(given)
         if not command:
             raise VcsbenchError(f"command {given!r} is empty; give the command to time")
-        for name, text in (
-            ("COMMAND", command),
-            ("--prepare", args.prepare),
-            ("--check", args.check),
-        ):
-            if len(text) > MAX_COMMAND:
-                raise VcsbenchError(
-                    f"{name} is {len(text):,} characters; at most {MAX_COMMAND:,} are accepted"
-                )
         ops.append(spec_text(command, args.prepare, args.check, vcs))
     if len(set(ops)) != len(ops):
         raise VcsbenchError("the same command is given twice; give each once")

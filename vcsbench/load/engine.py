@@ -110,11 +110,12 @@ class LocalDriver:
             if now >= due:
                 due += live_view.EVERY_S
                 records = shared.records
-                latencies = [s * 1000 for s in records["latency_s"]]
                 failed = sum(e is not None for e in records["error"])
+                p50, p95 = live_view.percentiles([x * 1000 for x in records["latency_s"]])
+                done, elapsed = len(records["latency_s"]), now - shared.t0
                 live(
                     live_view.figures(
-                        index, level, now - shared.t0, config.step_seconds, latencies, failed
+                        index, level, elapsed, config.step_seconds, done, failed, p50, p95
                     )
                 )
             gevent.sleep(0.01)
@@ -213,16 +214,14 @@ class MasterDriver:
         while (left := t0 + config.step_seconds - time.perf_counter()) > 0:
             gevent.sleep(min(live_view.EVERY_S, left))
             total = runner.stats.total  # as the workers last reported (every 3 s)
+            p50 = total.get_response_time_percentile(0.5) or None
+            p95 = total.get_response_time_percentile(0.95) or None
+            elapsed = time.perf_counter() - t0
+            sessions_so_far, failed = total.num_requests, total.num_failures
             live(
-                {
-                    **live_view.figures(
-                        index, level, time.perf_counter() - t0, config.step_seconds, [], 0
-                    ),
-                    "sessions": total.num_requests,
-                    "failed": total.num_failures,
-                    "p50_ms": total.get_response_time_percentile(0.5) or None,
-                    "p95_ms": total.get_response_time_percentile(0.95) or None,
-                }
+                live_view.figures(
+                    index, level, elapsed, config.step_seconds, sessions_so_far, failed, p50, p95
+                )
             )
         runner.send_message("close", {"index": index})
         wait_until(lambda: set(self._alive()) <= set(self.drained.get(index, {})), DRAIN_S)

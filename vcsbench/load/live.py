@@ -22,25 +22,29 @@ MODES = ("auto", "lines", "none")
 
 
 def figures(
-    index: int, level: float, elapsed_s: float, of_s: float, latencies_ms: Sequence[float],
-    failed: int,
+    index: int, level: float, elapsed_s: float, of_s: float, sessions: int, failed: int,
+    p50_ms: float | None, p95_ms: float | None,
 ) -> dict[str, Any]:  # fmt: skip
     """A live message: the step, how far into its window, its sessions so far."""
-    ordered = sorted(latencies_ms)
     return {
         "index": index,
         "level": level,
         "elapsed_s": elapsed_s,
         "of_s": of_s,
-        "sessions": len(ordered),
+        "sessions": sessions,
         "failed": failed,
-        "p50_ms": _rank(ordered, 0.50),
-        "p95_ms": _rank(ordered, 0.95),
+        "p50_ms": p50_ms,
+        "p95_ms": p95_ms,
     }
 
 
+def percentiles(latencies_ms: Sequence[float]) -> tuple[float | None, float | None]:
+    """The median and 95th percentile (nearest rank; None of nothing)."""
+    ordered = sorted(latencies_ms)
+    return _rank(ordered, 0.50), _rank(ordered, 0.95)
+
+
 def _rank(ordered: Sequence[float], q: float) -> float | None:
-    """The nearest-rank quantile (None of nothing)."""
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else None
 
 

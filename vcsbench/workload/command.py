@@ -91,7 +91,7 @@ class Command(Operation):
         "the command's exit status, then `check=`'s, or else the payload's revision still "
         "the newest, read back by the backend's verifier"
     )
-    in_all = False
+    user_command = True
 
     @classmethod
     def check_options(cls, given: Mapping[str, str]) -> dict[str, str]:
@@ -137,7 +137,7 @@ class Command(Operation):
         command = decode(self.options[key])
         try:
             proc = subprocess.Popen(
-                argv_of(command),
+                self._argv[key],
                 cwd=paths.repo,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -165,6 +165,10 @@ class Command(Operation):
         self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(backend, payload, options)
+        self._argv = {
+            key: argv_of(decode(self.options[key])) for key in ("run", "prepare", "check")
+        }
+        """Each command's process, made once: nothing of it is parsed in a timed round."""
         self._round_env: dict[str, str] = {}
         """The round's environment, made in :meth:`prepare` (untimed)."""
 

@@ -106,8 +106,10 @@ class Operation(abc.ABC):
     takes_payload: ClassVar[bool] = True
     """Whether the payload changes what is timed (``create`` makes an empty repository
     whatever the payload: it runs once, with the first payload named)."""
-    in_all: ClassVar[bool] = True
-    """Whether ``--ops all`` runs it (not one that needs an option to mean anything)."""
+    user_command: ClassVar[bool] = False
+    """It runs a command the user gave (``cmd``): ``--ops all`` leaves it out, and a
+    selection read back from a result file that holds it is refused (a command is never
+    run from a file)."""
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""

@@ -117,7 +117,7 @@ OPERATIONS: dict[str, type[Operation]] = {
         Command,
     )
 }
-OPS = tuple(name for name, cls in OPERATIONS.items() if cls.in_all)
+OPS = tuple(name for name, cls in OPERATIONS.items() if not cls.user_command)
 """What ``--ops all`` runs: every operation but ``cmd`` (your command: ``vcsbench time``)."""
 LAYOUTS = ("flat", "hashed")
 DEFAULT_OPS = ("create", "create+commit", "commit", "checkout")
