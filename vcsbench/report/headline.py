@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_metric, fmt_ms
+from vcsbench.report.origins import named_release, release_of
 from vcsbench.report.ratios import EXPLAINED, time_ratio
 from vcsbench.results.metrics import KEPT_FOOTPRINT
 from vcsbench.results.model import Benchmark
@@ -79,7 +80,18 @@ def headline(
     labels = list(dict.fromkeys(b.label for rows in grouped.values() for b in rows))
     if not labels:
         return []
-    header = ["operation", "payload", "fs", *(["from"] if origin else []), *labels]
+    release = release_of(b for rows in grouped.values() for b in rows)
+    releases: dict[str, set[str]] = {}
+    for rows in grouped.values():
+        for bench in rows:
+            releases.setdefault(bench.label, set()).add(release(bench))
+    shown = {label: named_release(label, min(releases[label])) for label in labels}
+    if any(len(found) > 1 for found in releases.values()):
+        # one variant in several releases (files from before and after an upgrade): each
+        # row says its release where it says where it came from
+        shown, came = {label: label for label in labels}, origin
+        origin = lambda b: ", ".join(x for x in (came(b) if came else "", release(b)) if x)  # noqa: E731
+    header = ["operation", "payload", "fs", *(["from"] if origin else []), *shown.values()]
     text_columns = len(header) - len(labels)
     time_rows, device_rows, allocated_rows, kept_rows = [], [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
+from vcsbench.report.origins import named_release, release_of
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, METHOD, paired
@@ -39,7 +40,8 @@ def _name(bench: Benchmark, rows: list[Benchmark]) -> str:
     """A member as its table names it: the variant, and its filesystem where the group
     alternated between several."""
     several = len({b.fs for b in rows}) > 1
-    return f"{bench.label} on {bench.fs}" if several else bench.label
+    label = named_release(bench.label, release_of(rows)(bench))
+    return f"{label} on {bench.fs}" if several else label
 
 
 def _base(rows: list[Benchmark], baseline: str | None) -> Benchmark:

@@ -46,3 +46,32 @@ def origin_of(machines: dict[str, str], runs: dict[str, str]) -> Callable[[Bench
         return ", ".join(parts)
 
     return origin
+
+
+def release_of(benches: Iterable[Benchmark]) -> Callable[[Benchmark], str]:
+    """The release a row names, where the report holds one backend in several: its
+    library versions that differ from another row's of the same backend (``pygit2 1.21.0,
+    libgit2 1.9.0``), else "" (one release throughout: the environment section says it)."""
+    by_name: dict[str, list[dict[str, str]]] = {}
+    for bench in benches:
+        by_name.setdefault(bench.backend.name, []).append(bench.backend.versions)
+    differing = {
+        name: [
+            k
+            for k in dict.fromkeys(k for v in found for k in v)
+            if len({v.get(k) for v in found}) > 1
+        ]
+        for name, found in by_name.items()
+    }
+
+    def release(bench: Benchmark) -> str:
+        versions = bench.backend.versions
+        keys = differing.get(bench.backend.name, [])
+        return ", ".join(f"{k} {versions[k]}" for k in keys if k in versions)
+
+    return release
+
+
+def named_release(label: str, release: str) -> str:
+    """A row's label with its release, where it has one to name."""
+    return f"{label} ({release})" if release else label

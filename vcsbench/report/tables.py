@@ -36,7 +36,13 @@ from vcsbench.report.formats import FORMATS, write
 from vcsbench.report.formats.csv import benchmarks as to_csv
 from vcsbench.report.headline import headline
 from vcsbench.report.interleaved import interleaved
-from vcsbench.report.origins import machine_labels, origin_of, run_labels
+from vcsbench.report.origins import (
+    machine_labels,
+    named_release,
+    origin_of,
+    release_of,
+    run_labels,
+)
 from vcsbench.report.ratios import time_ratio
 from vcsbench.report.stability import warnings as stability_warnings
 from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
@@ -160,9 +166,11 @@ def table_rows(
     header = ["backend", *(["run"] if runs else []), *(["machine"] if machines else [])]
     aged = any(b.age for b in rows)
     header += ["repos", *(["present first"] if aged else [])]
-    header += ["median ms", "IQR", "p95 ms", "p99 ms", "vs fastest"]
-    if baseline:
-        header.append(f"vs {baseline}")
+    # one direction of ratio: to the baseline where it is in the group, else the fastest
+    reference = base if base is not None and base.median_ms else fastest
+    header += ["median ms", "IQR", "p95 ms", "p99 ms"]
+    header.append(f"vs {baseline}" if reference is base and base is not None else "vs fastest")
+    release = release_of(rows)
     growths = [growth(b, block) for b in rows]
     growing = any(g is not None for g in growths)
     if growing:
@@ -172,7 +180,7 @@ def table_rows(
     for bench, grew in zip(rows, growths, strict=True):
         median = bench.median_ms
         line = [
-            bench.label,
+            named_release(bench.label, release(bench)),
             *([runs[bench.source]] if runs else []),
             *([machines[bench.machine]] if machines else []),
             bench.repos_text,
@@ -181,10 +189,8 @@ def table_rows(
             spread_text(bench),
             fmt_ms(bench.quantile_ms(0.95)),
             fmt_ms(bench.quantile_ms(0.99)),
-            _vs(bench, fastest),
+            _vs(bench, reference),
         ]
-        if baseline:
-            line.append(_vs(bench, base))
         if growing:
             slope = slope_ms_per_1000(bench)
             line += [
@@ -357,8 +363,9 @@ def error_paragraphs(rows: list[Benchmark]) -> list[Paragraph]:
 
 LEGEND = (
     "median/p95/p99: wall time of one operation (ms), failed rounds excluded; IQR: "
-    "interquartile range over the median (wide: over 10%); vs fastest: median over the "
-    "fastest row's, with its interval as in the headline (†: none); CPU: user+sys incl. "
+    "interquartile range over the median (wide: over 10%); vs fastest (or vs the "
+    "baseline given, where it is in the table: one direction in a report): median over that "
+    "row's, with its interval as in the headline (†: none); CPU: user+sys incl. "
     "child processes; KiB columns and inodes are "
     "per repository; content: the files' bytes, the same on every filesystem; "
     "allocated: blocks on this filesystem; x floor: median over plain mkdir/write of "
