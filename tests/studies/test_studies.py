@@ -529,10 +529,27 @@ def test_every_access_path_of_the_distance_study_reads_in_words() -> None:
     from vcsbench.servers.transports import TRANSPORTS
     from vcsbench.studies.distance import path_label
 
-    assert "svn over DAV (Apache, mod_dav_svn)" == path_label("svn-cli", "apache-svn")
-    assert "git over smart HTTPS (Apache, mod_ssl, git http-backend)" == path_label(
-        "git-cli", "apache-git-https"
-    )
+    assert "svn over DAV, HTTP (Apache, mod_dav_svn)" == path_label("svn-cli", "apache-svn")
+    assert "git over smart HTTPS (Apache, mod_ssl)" == path_label("git-cli", "apache-git-https")
+    labels = set()
     for name, transport in TRANSPORTS.items():
         label = path_label(f"{transport.vcs}-cli", name)
         assert "[" not in label and label.startswith(transport.vcs + " over "), label
+        labels.add(label)
+    assert len(TRANSPORTS) == len(labels)  # no two read alike
+
+
+def test_the_distance_study_runs_the_transports_remote_students_use() -> None:
+    """HTTPS where a server speaks HTTP (svn's DAV, git's smart HTTP, hgweb), SSH for git,
+    and svnserve; each at four distances."""
+    from vcsbench.studies.distance import VARIANTS
+
+    remotes = {v.split("remote=")[1].split(",")[0] for v in VARIANTS.split("],")}
+    assert {
+        "apache-svn-https",
+        "svnserve",
+        "apache-git-https",
+        "git-ssh",
+        "apache-hg-https",
+    } == remotes
+    assert 20 == len(VARIANTS.split("],"))

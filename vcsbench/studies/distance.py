@@ -3,10 +3,11 @@
 MarkUs's students are remote. A clone (svn: a checkout), an update and a commit sent to
 the server (``publish``: git and hg commit and push, svn commits) are timed by one
 client at round trips of 0, 10, 50 and 100 ms (toxiproxy, each measured before use) over
-Subversion's DAV (Apache, mod_dav_svn) and svnserve, git's smart HTTP and SSH, and
-Mercurial's hgweb. The slope of the median time against the measured round trip is how
-many round trips the operation makes the client wait for; the intercept is what it costs
-with none. No figures of this kind are published to set beside these.
+the transports remote students use: Subversion's DAV over HTTPS (Apache, mod_ssl,
+mod_dav_svn) and svnserve, git's smart HTTPS and SSH, and Mercurial's hgweb over HTTPS.
+The slope of the median time against the measured round trip is how many round trips the
+operation makes the client wait for; the intercept is what it costs with none. No
+figures of this kind are published to set beside these.
 """
 
 from __future__ import annotations
@@ -18,16 +19,33 @@ from vcsbench.results.model import Benchmark, Run
 from vcsbench.servers.transports import TRANSPORTS
 from vcsbench.studies.base import Study
 
+LABELS = {
+    "apache-svn": "svn over DAV, HTTP (Apache, mod_dav_svn)",
+    "apache-svn-https": "svn over DAV, HTTPS (Apache, mod_ssl, mod_dav_svn)",
+    "svnserve": "svn over svnserve",
+    "svn-ssh": "svn over svn+ssh (sshd, svnserve -t)",
+    "apache-git": "git over smart HTTP (Apache)",
+    "apache-git-https": "git over smart HTTPS (Apache, mod_ssl)",
+    "git-ssh": "git over SSH",
+    "git-daemon": "git over git:// (git daemon)",
+    "apache-hg": "hg over HTTP (hgweb)",
+    "apache-hg-https": "hg over HTTPS (hgweb, mod_ssl)",
+    "hg-ssh": "hg over SSH (hg-ssh)",
+}
+"""Each access path in the words a reader knows it by."""
 PATHS = (
-    ("svn-cli", "apache-svn", "svn over DAV (Apache, mod_dav_svn)"),
-    ("svn-cli", "svnserve", "svn over svnserve"),
-    ("git-cli", "apache-git", "git over smart HTTP (Apache)"),
-    ("git-cli", "git-ssh", "git over SSH"),
-    ("hg-cli", "apache-hg", "hg over HTTP (hgweb)"),
+    ("svn-cli", "apache-svn-https"),
+    ("svn-cli", "svnserve"),
+    ("git-cli", "apache-git-https"),
+    ("git-cli", "git-ssh"),
+    ("hg-cli", "apache-hg-https"),
 )
+"""The transports the question is about: remote students reach a server over HTTPS (svn's
+DAV, git's smart HTTP, hgweb) or SSH; svnserve is Subversion's other door. Plain HTTP and
+the rest: ``--backends 'svn-cli[remote=apache-svn,rtt=50]'`` and so on."""
 RTTS_MS = (0, 10, 50, 100)
 VARIANTS = ",".join(
-    f"{backend}[remote={transport},rtt={rtt}]" for backend, transport, _ in PATHS for rtt in RTTS_MS
+    f"{backend}[remote={transport},rtt={rtt}]" for backend, transport in PATHS for rtt in RTTS_MS
 )
 OPS = {"clone": "clone (svn: checkout)", "update": "update", "publish": "commit sent"}
 """The study's operations as its tables name them (svn's checkout is its clone)."""
@@ -73,11 +91,10 @@ def slope_text(points: Sequence[tuple[float, float]]) -> str:
 
 
 def path_label(backend: str, transport: str) -> str:
-    """An access path in words: the study's own name for it, else what the transport is
-    (``git over smart HTTPS (Apache, mod_ssl, git http-backend)``), never a variant."""
-    for name, remote, label in PATHS:
-        if (name, remote) == (backend, transport):
-            return label
+    """An access path in words (``git over smart HTTPS (Apache, mod_ssl)``), never a
+    variant."""
+    if transport in LABELS:
+        return LABELS[transport]
     known = TRANSPORTS.get(transport)
     if known is None:
         return f"{backend}[remote={transport}]" if transport else f"{backend} (local)"
@@ -141,8 +158,8 @@ STUDY = Study(
     name="distance",
     summary=(
         "clone, update and a commit sent to the server, by one client at round trips of "
-        "0, 10, 50 and 100 ms over svn's DAV and svnserve, git's smart HTTP and SSH, and "
-        "hgweb: the slope of time against the round trip is the round trips each needs"
+        "0, 10, 50 and 100 ms over svn's DAV (HTTPS) and svnserve, git's smart HTTPS and SSH, "
+        "and hgweb (HTTPS): the slope of time against the round trip is the round trips each needs"
     ),
     backends=VARIANTS,
     ops="clone,checkout,update,publish",
