@@ -128,6 +128,30 @@ class Client:
     def clone_dir(self, n: int) -> Path:
         return self.scratch / f"clone-{n}"
 
+    def wc_dir(self, student: int) -> Path:
+        """Mixed: this client's working copy of a student's repository, kept between its
+        updates of it."""
+        return self.scratch / f"wc-{repo_name(student)}"
+
+    def update_prepare(self, student: int) -> None:
+        """Untimed (mixed): the working copy to update, made now if this client has none
+        of the student's repository yet (then it is already at the newest)."""
+        raise NotImplementedError
+
+    def update(self, student: int) -> None:
+        """Timed (mixed): bring :meth:`wc_dir` to the repository's newest revision."""
+        raise NotImplementedError
+
+    def update_problems(self, student: int, expected: Mapping[str, bytes]) -> list[str]:
+        """Untimed: how the working copy differs from ``expected`` (VCS metadata aside);
+        it is kept for the next update."""
+        from vcsbench.workload.operation import tree_problems
+
+        target = self.wc_dir(student)
+        if not target.is_dir():
+            return [f"{target} was not made"]
+        return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
+
     def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
         """Untimed: how clone ``n`` differs from ``expected`` (VCS metadata aside); then
         the clone is removed."""

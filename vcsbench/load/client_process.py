@@ -3,8 +3,9 @@
 ``python -m vcsbench.load.client_process BACKEND SCRATCH``; ``{"ready": true}`` once its backend
 is loaded and warm (one repository made and committed to beside SCRATCH), then one JSON
 line each way:
-``{"repo", "create", "files" (latin-1 text), "message"}`` (a session) or ``{"repo",
-"clone": TARGET}`` in, ``{}`` or ``{"kind", "error"}`` out. It ends when its input closes.
+``{"repo", "create", "files" (latin-1 text), "message"}`` (a session), ``{"repo",
+"clone": TARGET}``, ``{"repo", "working_copy": TARGET}`` or ``{"update": WC}`` in,
+``{}`` or ``{"kind", "error"}`` out. It ends when its input closes.
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def main() -> None:
             kind = "create"
             reply: dict[str, object] = {}
             try:
+                if "update" in request or "working_copy" in request:
+                    kind = "update" if "update" in request else "prepare"
+                    if "update" in request:
+                        backend.update(Path(request["update"]), scratch)
+                    else:
+                        backend.working_copy(repo, Path(request["working_copy"]), scratch)
+                    sys.stdout.write(json.dumps(reply) + "\n")
+                    sys.stdout.flush()
+                    continue
                 if "clone" in request:  # a clone where the backend has one, else a checkout
                     kind = "clone"
                     target = Path(request["clone"])

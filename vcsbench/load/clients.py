@@ -104,6 +104,17 @@ class SvnUrlClient(Client):
             [*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout", self.env
         )
 
+    def update_prepare(self, student: int) -> None:
+        wc = self.wc_dir(student)
+        if not wc.exists():
+            argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir"]
+            argv += [str(self.scratch), f"{self.url_base}/{repo_name(student)}", str(wc)]
+            run_program(argv, "prepare", self.env)
+
+    def update(self, student: int) -> None:
+        argv = ["svn", "update", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
+        run_program([*argv, str(self.wc_dir(student))], "update", self.env)
+
 
 class GitRemoteClient(Client):
     """Each student's clone stays in the clients' directory between visits, as on a
@@ -139,6 +150,16 @@ class GitRemoteClient(Client):
     def clone(self, n: int) -> None:
         argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
         run_program(argv, "clone", self.env)
+
+    def update_prepare(self, student: int) -> None:
+        wc = self.wc_dir(student)
+        if not wc.exists():
+            argv = ["git", "clone", "-q", f"{self.url_base}/{repo_name(student)}", str(wc)]
+            run_program(argv, "prepare", self.env)
+
+    def update(self, student: int) -> None:
+        argv = ["git", "-C", str(self.wc_dir(student)), "pull", "-q", "--ff-only"]
+        run_program(argv, "update", self.env)
 
     def shared_prepare(self, committer: int) -> None:
         self.work = self.scratch / "shared-clone"
@@ -194,6 +215,16 @@ class HgRemoteClient(Client):
     def clone(self, n: int) -> None:
         argv = ["hg", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
         run_program(argv, "clone", self.env)
+
+    def update_prepare(self, student: int) -> None:
+        wc = self.wc_dir(student)
+        if not wc.exists():
+            argv = ["hg", "clone", "-q", f"{self.url_base}/{repo_name(student)}", str(wc)]
+            run_program(argv, "prepare", self.env)
+
+    def update(self, student: int) -> None:
+        argv = ["hg", "--cwd", str(self.wc_dir(student)), "pull", "-q", "-u"]
+        run_program(argv, "update", self.env)
 
     def shared_prepare(self, committer: int) -> None:
         self.work = self.scratch / "shared-clone"
@@ -257,6 +288,16 @@ class LocalClient(Client):
 
     def clone(self, n: int) -> None:
         self._ask(_encode({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))}))
+
+    def update_prepare(self, student: int) -> None:
+        wc = self.wc_dir(student)
+        if not wc.exists():
+            repo = str(self.repos / repo_name(student))
+            self._ask(_encode({"repo": repo, "working_copy": str(wc)}))
+        self.request = _encode({"repo": "", "update": str(wc)})
+
+    def update(self, student: int) -> None:
+        self._ask(self.request)
 
     def shared_commit(self, committer: int, n: int) -> int:
         request = {

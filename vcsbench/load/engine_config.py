@@ -36,6 +36,8 @@ class EngineConfig:
     think_min_s: float = 0.0
     think_max_s: float = 0.0
     """Closed loop: each client's pause between its sessions, drawn evenly in between."""
+    mix: tuple[tuple[str, int], ...] = ()
+    """Mixed: each kind and its weight (``--mix``)."""
     url_base: str = ""
     client_env: Mapping[str, str] = field(default_factory=dict)
     ca_file: str | None = None
@@ -84,5 +86,6 @@ class EngineConfig:
         values = dict(data)
         values["path"] = AccessPath.from_json(data["path"])
         values["steps"] = tuple(float(s) for s in data["steps"])
+        values["mix"] = tuple((str(kind), int(weight)) for kind, weight in data.get("mix", ()))
         values["start"] = {rel: text.encode("latin-1") for rel, text in data["start"].items()}
         return cls(**values)

@@ -27,6 +27,27 @@ LATENCY = {
 }
 
 
+def _kind_figures(records: dict[str, list[Any]], kind: str) -> dict[str, Any]:
+    """One kind's sessions of a mixed step: how many, how many failed by error, and the
+    latency percentiles of its successful ones."""
+    mine = [i for i, k in enumerate(records["kind"]) if k == kind]
+    ok = sorted(records["latency_s"][i] for i in mine if records["error"][i] is None)
+    errors: dict[str, int] = {}
+    for i in mine:
+        if records["error"][i] is not None:
+            errors[records["error"][i]] = errors.get(records["error"][i], 0) + 1
+    return {
+        "sessions": len(mine),
+        "ok": len(ok),
+        "errors": errors,
+        "latency_ms": {
+            **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
+            "max": ok[-1] * 1000 if ok else None,
+            "mean": sum(ok) / len(ok) * 1000 if ok else None,
+        },
+    }
+
+
 def step_figures(
     step: dict[str, Any], samples: list[dict[str, Any]], io_counted: bool = True
 ) -> dict[str, Any]:
@@ -68,6 +89,9 @@ def step_figures(
         "server_processes_ended": ended,
         "client_cpu_s": after["client_cpu_s"] - before["client_cpu_s"],
     }
+    kinds = records.get("kind") or []
+    if len(set(kinds)) > 1:  # a mixed scenario: each kind's own figures beside the whole's
+        row["kinds"] = {kind: _kind_figures(records, kind) for kind in dict.fromkeys(kinds)}
     if before["device"] is not None and after["device"] is not None:
         delta = [a - b for a, b in zip(after["device"], before["device"], strict=True)]
         per = len(ok) or 1

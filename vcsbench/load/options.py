@@ -107,7 +107,16 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         int,
     ),
     LoadOption(
-        "history", 100, "clone-storm: revisions of the cloned repository (default 100)", int
+        "mix",
+        "commit=80,update=15,clone=5",
+        "mixed: each kind's share of the sessions, KIND=WEIGHT for commit (a student's "
+        "submission), update (a student's working copy brought to the newest revision) and "
+        "clone (of the --history repository) (default commit=80,update=15,clone=5)",
+        str,
+        "KIND=N,...",
+    ),
+    LoadOption(
+        "history", 100, "clone-storm, mixed: revisions of the cloned repository (default 100)", int
     ),
     LoadOption("payload", "submission", "what a student submits (default submission)"),
     LoadOption(

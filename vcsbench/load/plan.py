@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from vcsbench.backends import backend_class
 from vcsbench.bench.population import Population, parse_age
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.live import MODES as LIVE_MODES
 from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
 from vcsbench.load.paths import AccessPath, parse_path
-from vcsbench.load.scenarios import SCENARIOS, Scenario
+from vcsbench.load.scenarios import MIX_KINDS, SCENARIOS, Scenario
 from vcsbench.results.deadline import Deadline
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
 from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
@@ -48,6 +49,8 @@ class LoadPlan:
     arrival_seed: int = 1
     think: tuple[float, float] = (0.0, 0.0)
     """Closed loop: each client's pause between its sessions, drawn evenly in (lo, hi)."""
+    mix: tuple[tuple[str, int], ...] = ()
+    """Mixed: each kind of session and its weight (``--mix``); () for another scenario."""
     max_clients: int = 64
     history: int = 100
     workers: int = 0
@@ -103,6 +106,7 @@ class LoadPlan:
         steps = _steps(str(values["steps"]), shape)
         arrivals, arrival_seed = parse_arrivals(str(values["arrivals"]), shape)
         think = parse_think(str(values["think"]), shape)
+        mix = parse_mix(str(values["mix"]), paths) if scenario.name == "mixed" else ()
         max_clients = int(values["max_clients"])
         clients = int(max(steps)) if shape == "closed" else max_clients
         if max_clients < 1:
@@ -156,6 +160,7 @@ class LoadPlan:
             arrivals=arrivals,
             arrival_seed=arrival_seed,
             think=think,
+            mix=mix,
             max_clients=max_clients,
             history=int(values["history"]),
             workers=workers,
@@ -227,6 +232,46 @@ def parse_think(text: str, shape: str) -> tuple[float, float]:
             "whatever a client did last (--arrivals poisson spaces them as users arrive)"
         )
     return pair
+
+
+MAX_WEIGHT = 1000
+
+
+def parse_mix(text: str, paths: tuple[AccessPath, ...]) -> tuple[tuple[str, int], ...]:
+    """``KIND=WEIGHT,...`` (kinds: commit, update, clone; whole weights, their shares of the
+    sessions), every kind once; a local path must have the calls its kinds need."""
+    found: dict[str, int] = {}
+    for part in text.split(","):
+        kind, sep, weight = part.strip().partition("=")
+        if not sep or kind not in MIX_KINDS or not weight.isdigit() or kind in found:
+            raise VcsbenchError(
+                f"--mix {text!r}: {part.strip()!r} is not a kind and its weight; give each of "
+                f"{', '.join(MIX_KINDS)} at most once with a whole weight, like "
+                "commit=80,update=15,clone=5"
+            )
+        found[kind] = int(weight)
+    if not 0 < sum(found.values()) or max(found.values()) > MAX_WEIGHT:
+        raise VcsbenchError(
+            f"--mix {text!r}: the weights must add up to more than 0, each at most {MAX_WEIGHT}"
+        )
+    needs = {"update": "update", "clone": "clone"}
+    for path in paths:
+        if not path.local:
+            continue
+        calls = backend_class(path.backend).capabilities
+        for kind, share in found.items():
+            call = needs.get(kind)
+            if (
+                share
+                and call
+                and call not in calls
+                and not (call == "clone" and "checkout" in calls)
+            ):
+                raise VcsbenchError(
+                    f"--mix {text!r}: {path.name} has no {call}; give it a weight of 0 or "
+                    "leave it out for that path"
+                )
+    return tuple((kind, weight) for kind, weight in found.items() if weight)
 
 
 def _steps(text: str, shape: str) -> tuple[float, ...]:

@@ -91,6 +91,7 @@ def engine_config(
     server = service.server if service is not None else None
     return EngineConfig(
         scenario=plan.scenario.name,
+        mix=plan.mix,
         path=path,
         repos=str(repos),
         url_base=service.url_base if service is not None else "",

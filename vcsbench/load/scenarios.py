@@ -11,7 +11,7 @@ a ``verify`` error. A new scenario is a class here and a line in :data:`SCENARIO
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -41,6 +41,8 @@ class Session:
     student: int
     visit: int
     files: Files
+    kind: str = ""
+    """In a mixed scenario, which kind it is (commit, update, clone)."""
 
 
 @dataclass
@@ -88,6 +90,9 @@ class Scenario:
     def check(self, client: Any, session: Session) -> list[str]:
         """Untimed, right after the session: what is wrong with its result."""
         return []
+
+    def settled(self, shared: Any, session: Session, ok: bool) -> None:
+        """The session's outcome is known (its check done): ``ok`` or not."""
 
     def end(self, shared: Any, session: Session) -> None:
         """The session is over (whatever its outcome)."""
@@ -284,6 +289,101 @@ class CloneStorm(Scenario):
         return Verified(clones, [])
 
 
+MIX_KINDS = ("commit", "update", "clone")
+
+
+class Mixed(Scenario):
+    """Sessions of several kinds in set proportions, as on a deadline night (``--mix``).
+    Each process picks the next kind by smooth weighted round robin, so any run of its
+    sessions holds each kind's share within one; an update waits for a student whose
+    commit has succeeded (until then, a commit is taken in its place)."""
+
+    name = "mixed"
+    summary = "commits, updates and clones in the proportions of --mix, as on a deadline night"
+
+    def __init__(self) -> None:
+        self.commit, self.clones = Deadline(), CloneStorm()
+
+    def describe(self, payload: str, precreate: bool, history: int) -> str:
+        return (
+            f"commit: {self.commit.describe(payload, precreate, history)}; update: the "
+            "student's working copy on this client (made untimed when the client first "
+            "needs it) brought to the repository's newest revision, its files checked "
+            f"afterwards, untimed; clone: {self.clones.describe(payload, precreate, history)}"
+        )
+
+    def prepare(
+        self, path: AccessPath, repos: Path, payload: Files, students: int, *, history: int,
+        precreate: bool,
+    ) -> Files:  # fmt: skip
+        self.commit.prepare(path, repos, payload, students, history=history, precreate=precreate)
+        return self.clones.prepare(
+            path, repos, payload, students, history=history, precreate=precreate
+        )
+
+    def begin(self, shared: Any, client: Any) -> Session | None:
+        mix = shared.config.mix
+        credit = shared.credit
+        for kind, weight in mix:
+            credit[kind] = credit.get(kind, 0) + weight
+        kind = max(mix, key=lambda pair: credit[pair[0]])[0]
+        credit[kind] -= sum(weight for _, weight in mix)
+        if kind == "clone":
+            clone = self.clones.begin(shared, client)
+            return None if clone is None else replace(clone, kind=kind)
+        taken = shared.take_committed() if kind == "update" else None
+        if taken is not None:
+            student, visit = taken
+            return Session(student, visit, submission(shared.payload, student, visit), kind)
+        found = self.commit.begin(shared, client)
+        return None if found is None else replace(found, kind="commit")
+
+    def undo(self, shared: Any, session: Session) -> None:
+        if session.kind == "commit":
+            self.commit.undo(shared, session)
+
+    def prepare_client(self, client: Any, session: Session) -> None:
+        if session.kind == "commit":
+            self.commit.prepare_client(client, session)
+        elif session.kind == "update":
+            client.update_prepare(session.student)
+
+    def timed(self, client: Any, session: Session) -> int:
+        if session.kind == "update":
+            client.update(session.student)
+            return 0
+        scenario = self.commit if session.kind == "commit" else self.clones
+        return scenario.timed(client, session)
+
+    def check(self, client: Any, session: Session) -> list[str]:
+        if session.kind == "update":
+            problems: list[str] = client.update_problems(session.student, session.files)
+            return problems
+        return self.clones.check(client, session) if session.kind == "clone" else []
+
+    def settled(self, shared: Any, session: Session, ok: bool) -> None:
+        if ok and session.kind == "commit":
+            shared.committed[session.student] = session.visit
+
+    def end(self, shared: Any, session: Session) -> None:
+        if session.kind != "clone":
+            shared.busy.discard(session.student)
+
+    def verify_step(
+        self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
+        payload: Files,
+    ) -> Verified:  # fmt: skip
+        """The commits as a deadline's (each served student's repository: a revision per
+        successful commit, the last one's files); updates and clones were checked file
+        by file after each session, in the engine."""
+        commits = [i for i, kind in enumerate(records["kind"]) if kind == "commit"]
+        view = {key: [values[i] for i in commits] for key, values in records.items()}
+        found = self.commit.verify_step(path, repos, view, step, start, payload)
+        for j, i in enumerate(commits):  # a commit found wrong is flipped in the records
+            records["error"][i] = view["error"][j]
+        return found
+
+
 SCENARIOS: Mapping[str, Scenario] = {
-    s.name: s for s in (Deadline(), SharedRepository(), CloneStorm())
+    s.name: s for s in (Deadline(), SharedRepository(), CloneStorm(), Mixed())
 }

@@ -29,12 +29,14 @@ from vcsbench.workload.payloads import load_payload
 
 MAX_DETAILS = 20
 RECORD_FIELDS = (
-    "step", "student", "visit", "t_intended", "t_start", "latency_s", "error", "retries"
+    "step", "student", "visit", "t_intended", "t_start", "latency_s", "error", "retries",
+    "kind",
 )  # fmt: skip
 """Per session: its step, student and visit; when it was due (open loop: its arrival
 time; closed loop: when it started), when the client's work started, its latency from
-when it was due (the client's own preparation left out), its error kind or None, and
-how often a refused commit was tried again (shared)."""
+when it was due (the client's own preparation left out), its error kind or None, how
+often a refused commit was tried again (shared), and its kind (the scenario's name, or
+in a mixed one the kind it took: commit, update, clone)."""
 
 
 class Shared:
@@ -77,6 +79,11 @@ class Shared:
         self.env: Any = None
         self.clones = 0
         self.commits: dict[int, int] = {}
+        self.committed: dict[int, int] = {}
+        """Mixed: each student's last visit whose commit succeeded (what an update brings)."""
+        self.next_update = 0
+        self.credit: dict[str, int] = {}
+        """Mixed: each kind's credit in the weighted round robin that picks the next."""
 
     def take(self) -> tuple[int, int] | None:
         """The next student not being served, and the visit this is for them. A Locust
@@ -93,6 +100,17 @@ class Shared:
                 self.visits[student] += 1
                 return student, self.visits[student]
         return None
+
+    def take_committed(self) -> tuple[int, int] | None:
+        """Mixed: a student not being served whose commit succeeded before (this
+        process's own students), in turn, and that commit's visit."""
+        done = [s for s in self.committed if s not in self.busy]
+        if not done:
+            return None
+        student = done[self.next_update % len(done)]
+        self.next_update += 1
+        self.busy.add(student)
+        return student, self.committed[student]
 
     def detail(self, text: str) -> None:
         if len(self.details) < MAX_DETAILS:
@@ -149,17 +167,19 @@ def serve(client: Client, intended: float | None) -> None:
         if problems and error is None:
             error = "verify"
             shared.detail(f"verify: session {session.student}: {'; '.join(problems[:2])}")
+        scenario.settled(shared, session, error is None)
     finally:
         shared.in_flight -= 1
         scenario.end(shared, session)
     due = t_start if intended is None else intended
     latency = end - due - (0.0 if intended is None else t_start - t_prepare)
-    values = (step, session.student, session.visit, due, t_start, latency, error, retries)
+    kind = session.kind or scenario.name
+    values = (step, session.student, session.visit, due, t_start, latency, error, retries, kind)
     for key, value in zip(RECORD_FIELDS, values, strict=True):
         shared.records[key].append(value)
     shared.env.events.request.fire(
         request_type=shared.config.path.name,
-        name=shared.config.scenario,
+        name=kind,
         response_time=latency * 1000,
         response_length=0,
         exception=SessionError(error, "") if error else None,

@@ -84,6 +84,31 @@ def _step_cells(load: Load, row: LoadStep) -> list[str]:
     ]
 
 
+def _kind_rows(load: Load, entry: LoadPath) -> list[list[str]]:
+    """A mixed run's steps by kind: each kind's sessions, its share, its percentiles."""
+    return [
+        [
+            f"{row.level:g}",
+            kind,
+            f"{found.sessions:,}",
+            f"{100 * found.sessions / (row.sessions or 1):.0f}%",
+            *(number(found.latency_ms[k]) for k in ("p50", "p95", "p99", "max")),
+            errors_text(found.errors),
+        ]
+        for row in entry.steps
+        for kind, found in sorted(row.kinds.items(), key=lambda item: _order(load, item[0]))
+    ]
+
+
+def _order(load: Load, kind: str) -> int:
+    """A kind's place: as ``--mix`` listed it (a step lists its kinds as they came)."""
+    kinds = list(load.mix)
+    return kinds.index(kind) if kind in kinds else len(kinds)
+
+
+KIND_HEADER = ["kind", "sessions", "share", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors"]
+
+
 def _step_header(load: Load) -> list[str]:
     first = ["clients"] if load.shape == "closed" else [
         "arrivals/s", "offered/s", "generator lag p99 ms",
@@ -252,9 +277,12 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
         loop = (
             f"open loop: sessions arrive {schedule}, up to {load.max_clients} clients busy at once"
         )
+    mix = ", ".join(f"{kind} {weight}" for kind, weight in load.mix.items())
     doc = Document(
-        f"Load: {load.scenario}, {load.shape} loop"
-        + (f", {load.students:,} students" if load.scenario == "deadline" else "")
+        f"Load: {load.scenario}"
+        + (f" ({mix})" if mix else "")
+        + f", {load.shape} loop"
+        + (f", {load.students:,} students" if load.scenario in ("deadline", "mixed") else "")
     )
     doc.add(
         paragraph(
@@ -297,6 +325,18 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
         if entry.steps:
             rows = [_step_cells(load, row) for row in entry.steps]
             doc.add(table(_step_header(load), rows, text_columns=0))
+        by_kind = _kind_rows(load, entry)
+        if by_kind:
+            first = "clients" if load.shape == "closed" else "arrivals/s"
+            doc.add(
+                paragraph(
+                    "By kind of session (weights "
+                    + mix
+                    + "; each process takes kinds in turn by weight, an update only for a "
+                    "student whose commit succeeded before):"
+                ),
+                table([first, *KIND_HEADER], by_kind, text_columns=2),
+            )
         if entry.failure:
             doc.add(paragraph(strong("Could not be run"), f": {entry.failure}."))
             if not entry.steps:

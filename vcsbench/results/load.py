@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from vcsbench.results.environment import FilesystemInfo
-from vcsbench.results.load_step import LoadStep
+from vcsbench.results.load_step import MAX_KINDS, LoadStep
 from vcsbench.results.schema import (
     SchemaError,
     count,
@@ -219,6 +219,8 @@ class Load:
     """Open loop: ``fixed`` or ``poisson:SEED``; empty: fixed (files before ``--arrivals``)."""
     think_s: tuple[float, float] | None = None
     """Closed loop: each client's pause between its sessions (low, high); None: none."""
+    mix: dict[str, int] = field(default_factory=dict)
+    """Mixed: each kind of session and its weight ({} for another scenario)."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Load:
@@ -243,7 +245,17 @@ class Load:
             population=optional(d, "population", str, where, "") or "",
             arrivals=optional(d, "arrivals", str, where, "") or "",
             think_s=_pause(d.get("think_s"), f"{where}.think_s"),
+            mix=_mix(d.get("mix"), f"{where}.mix"),
         )
+
+
+def _mix(value: object, where: str) -> dict[str, int]:
+    found = expect(value or {}, dict, where)
+    if len(found) > MAX_KINDS or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 1000 for v in found.values()
+    ):
+        raise SchemaError(f"{where}: not kinds of session with whole weights from 0 to 1000")
+    return {str(k)[:40]: int(v) for k, v in found.items()}
 
 
 def _pause(value: object, where: str) -> tuple[float, float] | None:

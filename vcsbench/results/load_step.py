@@ -5,10 +5,11 @@ percentiles, throughput, errors), the device's and the generator's counters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vcsbench.results.schema import (
+    SchemaError,
     count,
     expect,
     not_negative,
@@ -96,6 +97,39 @@ class Generator:
         )
 
 
+MAX_KINDS = 8
+
+
+@dataclass(frozen=True)
+class KindFigures:
+    """A mixed step's sessions of one kind (commit, update, clone)."""
+
+    sessions: int
+    ok: int
+    errors: dict[str, int]
+    latency_ms: dict[str, float | None]
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> KindFigures:
+        d = expect(data, dict, where)
+        latency = expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
+        return cls(
+            sessions=count(d, "sessions", where),
+            ok=count(d, "ok", where),
+            errors=_counts(d.get("errors") or {}, f"{where}.errors"),
+            latency_ms={
+                k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS
+            },
+        )
+
+
+def _kinds(value: object, where: str) -> dict[str, KindFigures]:
+    data = expect(value or {}, dict, where)
+    if len(data) > MAX_KINDS:
+        raise SchemaError(f"{where}: {len(data)} kinds of session; at most {MAX_KINDS}")
+    return {str(k)[:40]: KindFigures.from_json(v, f"{where}.{k}") for k, v in data.items()}
+
+
 @dataclass(frozen=True)
 class LoadStep:
     """One step: a number of clients (closed loop) or arrivals per second (open loop)."""
@@ -123,6 +157,8 @@ class LoadStep:
     """Server processes that ended during the step (a lost worker's): their CPU and
     writes in the step are not counted."""
     writers: Writers | None = None
+    kinds: dict[str, KindFigures] = field(default_factory=dict)
+    """A mixed scenario's sessions by kind ({} for one kind)."""
 
     @property
     def error_count(self) -> int:
@@ -163,4 +199,5 @@ class LoadStep:
             writers=None
             if d.get("writers") is None
             else Writers.from_json(d["writers"], f"{where}.writers"),
+            kinds=_kinds(d.get("kinds"), f"{where}.kinds"),
         )
