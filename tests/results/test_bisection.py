@@ -146,3 +146,33 @@ def test_the_answer_names_the_version_its_ratio_and_the_one_before() -> None:
         and "the change to find" in lines[0]
     )
     assert f"| 5 | {VERSIONS[out.steps[-1].index]} |" in text
+
+
+@pytest.mark.parametrize(
+    ("crossing", "says"),
+    [
+        ((8,), "Not certain: step 3 read across the halfway point twice and was decided by its "
+         "median."),
+        ((8, 12), "Not certain: steps 3 and 5 read across the halfway point twice and were "
+         "decided by their medians."),
+    ],
+)  # fmt: skip
+def test_the_answer_says_which_steps_were_not_certain(crossing: tuple[int, ...], says: str) -> None:
+    """Each version in ``crossing`` reads across the halfway point at both tries."""
+    from pathlib import Path
+
+    from vcsbench.report.bisect_text import answer
+
+    def measure(index: int, attempt: int) -> Paired:
+        if index == 15:
+            return exact(1.10)
+        if index in crossing:  # halfway is 1.0488: 8 on the good side of it, 12 the bad
+            return (
+                Paired(1.04, 1.02, 1.07, 0.95, 30)
+                if index == 8
+                else Paired(1.06, 1.03, 1.08, 0.95, 30)
+            )
+        return exact(1.10 if index > 12 else 1.0)
+
+    out = bisect(VERSIONS, measure, 0.05)
+    assert says in answer(out, "commit · payload hello · fs tmpfs", Path("b"))

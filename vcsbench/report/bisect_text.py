@@ -87,10 +87,13 @@ def answer(outcome: Outcome, figure: str, out: Path) -> str:
         if passed:
             first += f" Between them, skipped: {', '.join(passed)}."
         if outcome.uncertain:
-            steps = ", ".join(str(s.number) for s in outcome.uncertain)
+            numbers = [str(s.number) for s in outcome.uncertain]
+            several = len(numbers) > 1
+            steps = ", ".join(numbers[:-1]) + " and " + numbers[-1] if several else numbers[0]
             first += (
-                f" Not certain: step {steps} read across the halfway point twice and was "
-                "decided by its median."
+                f" Not certain: {'steps' if several else 'step'} {steps} read across the "
+                f"halfway point twice and {'were' if several else 'was'} decided by "
+                f"{'their medians' if several else 'its median'}."
             )
     rows = [
         "| step | version | against " + good + ", by block | reading |",
