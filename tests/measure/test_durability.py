@@ -205,3 +205,13 @@ def test_the_runs_summary_shows_counted_calls_and_only_where_counted(tmp_path: P
     calls = {row.split()[0]: row[column:].split()[0] for row in rows}
     assert {"git-pygit2": "0.0", "svn-fs": "7.0"} == {k: calls[k] for k in ("git-pygit2", "svn-fs")}
     assert "fsync calls/repo" not in summary([read(TINY)])
+
+
+def test_the_runs_summary_has_a_device_column_only_where_a_device_was_counted() -> None:
+    """tmpfs has no block device: no column of n/a; ext4's device bytes per repository."""
+    tmpfs = summary([read(TINY.parent / "tiny-tmpfs.json")]).splitlines()[0]
+    assert "device KiB/repo" not in tmpfs and "allocated KiB/repo" in tmpfs
+    ext4 = summary([read(TINY)])
+    header, _, *rows = ext4.splitlines()
+    column = header.index("device KiB/repo")
+    assert all(row[column:].split()[0] not in ("n/a", "—") for row in rows if row.strip())

@@ -19,6 +19,7 @@ def summary(files: list[Run]) -> str:
     benches = sorted((b for f in files for b in f.benchmarks), key=lambda b: b.key)
     durability = counted(benches, DURABILITY_METRICS)  # columns only where counted
     kept = counted(benches, (KEPT_FOOTPRINT,))
+    device = counted(benches, ("io_write_device",))  # none on tmpfs: no column of n/a
     for bench in benches:
         median = bench.median_ms
         lines.append(
@@ -31,7 +32,7 @@ def summary(files: list[Run]) -> str:
                 fmt_ms(median),
                 spread_text(bench),
                 f"{1000 / median:,.0f}" if median else "—",
-                fmt_metric("io_write_device", bench.per_repo("io_write_device")),
+                *(fmt_metric(m, bench.per_repo(m)) for m in device),
                 fmt_metric("footprint_allocated", bench.per_repo("footprint_allocated")),
                 *(fmt_metric(m, bench.per_repo(m)) for m in kept + durability),
                 fmt_ratio(bench.floor_ratio),
@@ -48,7 +49,7 @@ def summary(files: list[Run]) -> str:
             "median ms",
             "IQR",
             "ops/s",
-            "device KiB/repo",
+            *(["device KiB/repo"] if device else []),
             "allocated KiB/repo",
             *(["kept KiB/repo"] if kept else []),
             *(SHORT[m] for m in durability),
