@@ -62,12 +62,18 @@ AUTO_RECYCLE = 1000
 
 @dataclass(frozen=True)
 class OptionDef:
+    """One option of a command, defined once (``vcsbench run``'s and the plugin's here,
+    ``vcsbench load``'s in :mod:`vcsbench.load.options`): ``--NAME``, its default, help,
+    metavar; ``repeat``: given more than once; ``kind``: the type its value is read as
+    (``bool``: a flag)."""
+
     name: str
     """Without prefix: ``backends`` is ``--backends`` and ``--vcs-backends``."""
-    default: str | None
+    default: Any
     help: str
     metavar: str | None = None
     repeat: bool = False
+    kind: type = str
 
     @property
     def dest(self) -> str:

@@ -5,9 +5,9 @@ parser (:func:`add_load_options`) and a study builds its plan from the same tabl
 from __future__ import annotations
 
 from collections.abc import Callable, Container
-from dataclasses import dataclass
 from typing import Any
 
+from vcsbench.bench.options import OptionDef
 from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.servers.server import HOST
 from vcsbench.servers.transports import TRANSPORTS
@@ -15,30 +15,15 @@ from vcsbench.servers.transports import TRANSPORTS
 SHAPES = ("closed", "open")
 
 
-@dataclass(frozen=True)
-class LoadOption:
-    """One option of ``vcsbench load``: ``--NAME``, its default and help."""
-
-    name: str
-    default: Any
-    help: str
-    kind: type = str
-    metavar: str | None = None
-
-    @property
-    def dest(self) -> str:
-        return self.name.replace("-", "_")
-
-
-LOAD_OPTIONS: tuple[LoadOption, ...] = (
-    LoadOption(
+LOAD_OPTIONS: tuple[OptionDef, ...] = (
+    OptionDef(
         "scenario",
         "deadline",
         f"{', '.join(SCENARIOS)}: "
         + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values())
         + " (default deadline)",
     ),
-    LoadOption(
+    OptionDef(
         "paths",
         "svnserve,git-daemon",
         "access paths, comma-separated: "
@@ -46,161 +31,154 @@ LOAD_OPTIONS: tuple[LoadOption, ...] = (
         + "; local:BACKEND (e.g. local:svn-fs, local:git-pygit2: a backend in a process "
         "of each client's own); default svnserve,git-daemon",
     ),
-    LoadOption("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
-    LoadOption(
+    OptionDef("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
+    OptionDef(
         "rtt",
         "",
         "round-trip times between the clients and each server path, comma-separated "
         "milliseconds (e.g. 0,10,50ms): every path is run at each, through toxiproxy on "
         "127.0.0.1, the round trip measured before it is used (default: none, direct)",
-        str,
-        "MS,...",
+        metavar="MS,...",
     ),
-    LoadOption(
+    OptionDef(
         "bandwidth",
         "",
         "with --rtt: a bandwidth each way between clients and server, e.g. 100mbit (default: none)",
-        str,
-        "RATE",
+        metavar="RATE",
     ),
-    LoadOption("students", 800, "students (default 800)", int),
-    LoadOption(
+    OptionDef("students", 800, "students (default 800)", kind=int),
+    OptionDef(
         "shape",
         "closed",
         "closed (default): --steps are client counts, each submitting back to back; "
         "open: --steps are arrivals per second, sessions arrive on schedule whatever the "
         "server does and latency counts from the scheduled arrival",
     ),
-    LoadOption(
+    OptionDef(
         "arrivals",
         "fixed",
         "open loop: fixed (default: evenly spaced) or poisson[:SEED] (exponential gaps, "
         "as independent users arrive; seeded, default seed 1: the same times every run)",
-        str,
-        "fixed|poisson[:SEED]",
+        metavar="fixed|poisson[:SEED]",
     ),
-    LoadOption(
+    OptionDef(
         "think",
         "0",
         "closed loop: each client's pause between its sessions, seconds: S, or LO-HI drawn "
         "evenly between them (Locust's between), seeded per client (default 0: back to back)",
-        str,
-        "S|LO-HI",
+        metavar="S|LO-HI",
     ),
-    LoadOption(
+    OptionDef(
         "steps",
         "1,2,4,8",
         "one step each: client counts (closed) or arrivals per second (open); default 1,2,4,8",
     ),
-    LoadOption(
+    OptionDef(
         "max-clients",
         64,
         "open loop: clients that may be busy at once (default 64); an arrival with none "
         "free waits, and the wait counts in its latency",
-        int,
+        kind=int,
     ),
-    LoadOption("step-seconds", 10.0, "each step's length (default 10)", float),
-    LoadOption(
+    OptionDef("step-seconds", 10.0, "each step's length (default 10)", kind=float),
+    OptionDef(
         "step-ops",
         0,
         "end a step after this many sessions started, if sooner than --step-seconds",
-        int,
+        kind=int,
     ),
-    LoadOption(
+    OptionDef(
         "mix",
         "commit=80,update=15,clone=5",
         "mixed: each kind's share of the sessions, KIND=WEIGHT for commit (a student's "
         "submission), update (a student's working copy brought to the newest revision) and "
         "clone (of the --history repository) (default commit=80,update=15,clone=5)",
-        str,
-        "KIND=N,...",
+        metavar="KIND=N,...",
     ),
-    LoadOption(
-        "history", 100, "clone-storm, mixed: revisions of the cloned repository (default 100)", int
+    OptionDef(
+        "history",
+        100,
+        "clone-storm, mixed: revisions of the cloned repository (default 100)",
+        kind=int,
     ),
-    LoadOption("payload", "submission", "what a student submits (default submission)"),
-    LoadOption(
+    OptionDef("payload", "submission", "what a student submits (default submission)"),
+    OptionDef(
         "age",
         "0",
         "repositories the server holds before the load, made as vcsbench run --age makes "
         "them: N alike, or a term's population with histories, "
         "term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD] (default 0)",
-        str,
-        "N|term:...",
+        metavar="N|term:...",
     ),
-    LoadOption(
+    OptionDef(
         "precreate",
         False,
         "make every repository before the load (else a student's first session does)",
-        bool,
+        kind=bool,
     ),
-    LoadOption(
+    OptionDef(
         "capacity-factor",
         2.0,
         "capacity: the highest step, while throughput rises, whose p95 stays within this "
         "factor of the lowest step p95 (default 2)",
-        float,
+        kind=float,
     ),
-    LoadOption("port", 0, "the server's port (default: a free one)", int),
-    LoadOption(
+    OptionDef("port", 0, "the server's port (default: a free one)", kind=int),
+    OptionDef(
         "workers",
         0,
         "Locust worker processes on this machine, under a Locust master (default 0: one "
         "process runs every user)",
-        int,
+        kind=int,
     ),
-    LoadOption(
+    OptionDef(
         "expect-workers",
         0,
         "run a Locust master that waits for N workers started elsewhere with "
         "'vcsbench load-worker HOST:PORT' (server paths only; see --listen)",
-        int,
-        "N",
+        kind=int,
+        metavar="N",
     ),
-    LoadOption(
+    OptionDef(
         "master-bind",
         HOST,
         "with --expect-workers: the address the master listens on (default 127.0.0.1)",
-        str,
-        "HOST",
+        metavar="HOST",
     ),
-    LoadOption(
+    OptionDef(
         "master-port",
         0,
         "with --expect-workers: the master's port (default: a free one, printed)",
-        int,
+        kind=int,
     ),
-    LoadOption(
+    OptionDef(
         "listen",
         HOST,
         "the address the servers listen on and their URLs name (default 127.0.0.1; "
         "workers on other machines need one they can reach)",
-        str,
-        "HOST",
+        metavar="HOST",
     ),
-    LoadOption(
+    OptionDef(
         "live",
         "auto",
         "the running step, every 2 s: its sessions so far, failures, p50 and p95 (before "
         "they are verified): auto (default: one line rewritten on a terminal, else a line "
         "every 10 s), lines (a line each time), or none",
-        str,
-        "auto|lines|none",
+        metavar="auto|lines|none",
     ),
-    LoadOption(
+    OptionDef(
         "fail-on",
         "",
         "errors: exit 1 when any session failed or an access path could not be run "
         "(default: exit 0 whatever the sessions did; the figures say)",
     ),
-    LoadOption(
+    OptionDef(
         "plan",
         "",
         "a capacity plan in the summary: what N submissions in a window ask of the disk "
         "on each path (write IOPS, flushes/s, MB/s) from the figures measured per session, "
         "e.g. students=10000,window=60m",
-        str,
-        "students=N,window=T",
+        metavar="students=N,window=T",
     ),
 )
 FAIL_ON = ("", "errors")
