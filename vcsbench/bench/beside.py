@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
-from pathlib import Path
 
 from vcsbench.backends import Backend, Variant
 from vcsbench.bench.rounds import BenchmarkRun
@@ -39,20 +38,18 @@ def perturbation_beside(
     make: Callable[[], Operation],
     variant: str,
     run: BenchmarkRun,
-    sandbox: Sandbox,
-    root: Path,
     server: dict[str, object] | None,
     mode: str,
     once: dict[str, dict[str, object]],
 ) -> dict[str, object] | None:
     """The harness timed against a bare loop of the same calls (``--perturbation``),
-    before the benchmark's rounds (no sampler, no timed round yet) in its sandbox, below
-    ``root``: for every benchmark (on, at most 50 rounds a block), or beside the first of
-    each backend variant within about a second (once, the default, remembered in
-    ``once``; its later benchmarks record that figure and where it was measured). A check
-    that fails is recorded as such; the benchmark's own rounds say what is wrong. Not
-    where the rounds run elsewhere (a worker, a server): a bare loop here would not be
-    their like."""
+    before the benchmark's rounds (no sampler, no timed round yet) in its sandbox, beside
+    its work directory (``WORKDIR-perturbation``): for every benchmark (on, at most 50
+    rounds a block), or beside the first of each backend variant within about a second
+    (once, the default, remembered in ``once``; its later benchmarks record that figure
+    and where it was measured). A check that fails is recorded as such; the benchmark's
+    own rounds say what is wrong. Not where the rounds run elsewhere (a worker, a
+    server): a bare loop here would not be their like."""
     from vcsbench.bench.perturbation import BLOCKS_BESIDE, BUDGET_ONCE_S, OverBudget, measure
 
     if run.environment is not None:
@@ -71,12 +68,11 @@ def perturbation_beside(
         return None
     if mode == "once" and variant in once:
         return {**once[variant], "once": True}
-    assert sandbox.info is not None
     try:
         found = measure(
             make,
-            sandbox.info,
-            root,
+            run.sandbox,
+            run.workdir.with_name(f"{run.workdir.name}-perturbation"),
             label,
             blocks=BLOCKS_BESIDE,
             rounds=max(1, min(ROUNDS_BESIDE, run.plan.rounds)),

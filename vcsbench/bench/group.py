@@ -365,8 +365,6 @@ class GroupRun:
                 lambda: self.operation(member, vcs),
                 member.variant.text,
                 run,
-                sandbox,
-                sandbox.root / f"{slug}-perturbation",
                 server,
                 "off" if self.disabled else session.selection.perturbation,
                 session._perturbed,
