@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import hashlib
 import os
 import re
 import shutil
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends.base import Backend
-from vcsbench.backends.changes import Change, DigestTree, Node
+from vcsbench.backends.changes import Change, DigestTree, Node, content_digest
 from vcsbench.backends.files import Digest, Files, compare_files, verify_with
 from vcsbench.backends.svn_verifier import VERIFIER, SvnVerifier, bindings_available
 from vcsbench.backends.tools import run_tool, tool_version
@@ -352,7 +351,7 @@ def tree_with_svnadmin_dump(repo: Path, revision: int) -> dict[str, tuple[str, s
             kind, text = "link", text[5:]
         elif b"svn:executable" in props:
             kind = "exec"
-        tree[rel] = (kind, hashlib.sha256(text).hexdigest())
+        tree[rel] = (kind, content_digest(text))
     return tree
 
 

@@ -27,6 +27,11 @@ GIT_KINDS = {mode: kind for kind, mode in GIT_MODES.items()}
 """A git tree entry's mode -> its kind (a gitlink, 160000, is none: not content)."""
 
 
+def content_digest(data: bytes) -> str:
+    """A file's content as a :data:`DigestTree` holds it: its SHA-256, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
 @dataclass(frozen=True)
 class Node:
     kind: str
@@ -37,7 +42,7 @@ class Node:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return content_digest(self.data)
 
 
 Tree = Mapping[str, Node]

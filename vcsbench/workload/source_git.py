@@ -5,12 +5,11 @@ from object headers before a file's bytes are read (:meth:`GitHistory.bound_chan
 from __future__ import annotations
 
 import gc
-import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vcsbench.backends.changes import GIT_KINDS, DigestTree, Node
+from vcsbench.backends.changes import GIT_KINDS, DigestTree, Node, content_digest
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_FILES
 from vcsbench.workload.source import (
@@ -111,8 +110,7 @@ class GitHistory(SourceHistory):
     def tree_digests(self, rid: str) -> DigestTree:
         """Each file's kind and SHA-256, one blob read at a time."""
         digests = {
-            rel: (kind, hashlib.sha256(self._repo[oid].data).hexdigest())
-            for rel, kind, oid in self._files(rid)
+            rel: (kind, content_digest(self._repo[oid].data)) for rel, kind, oid in self._files(rid)
         }
         self._repo.free()
         return digests
