@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.load.clients import make_client
+from vcsbench.load.counters import nothing_counted
 from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.live import figures, percentiles
 from vcsbench.load.repositories import submission
@@ -51,14 +52,6 @@ def planned(index: int, level: float, students: int, visits: list[int]) -> list[
             }
         )
     return sessions
-
-
-def counters(t: float) -> dict[str, Any]:
-    return {
-        "t": t, "throttle_ios": None, "device": None, "flushes": None, "io_pressure": None,
-        "server_cpu_s": None, "server_cpu_by_pid": {}, "server_write_by_pid": {},
-        "client_cpu_s": 0.0,
-    }  # fmt: skip
 
 
 def main() -> None:
@@ -97,7 +90,7 @@ def main() -> None:
             ):  # fmt: skip
                 records[key].append(value)
         step = {
-            "level": level, "before": counters(t0), "after": counters(t0 + WINDOW_S),
+            "level": level, "before": nothing_counted(t0), "after": nothing_counted(t0 + WINDOW_S),
             "records": records, "details": ["planted: refused"], "writers": None,
         }  # fmt: skip
         answers.write(json.dumps({"done": step}) + "\n")

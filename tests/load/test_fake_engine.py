@@ -67,3 +67,18 @@ def test_each_steps_figures_are_its_known_sessions(
     # Every student with a success read back: all but student 9 (refused both times).
     assert 11 == entry["verified_repositories"]
     assert {"fake": "1"} == entry["engine"]
+
+
+def test_the_known_engines_counters_are_the_real_ones_keys() -> None:
+    """A step's counters with nothing counted have every key the engine reads, so the
+    known engine's steps are read as a real one's are."""
+    from vcsbench.load.counters import counters, nothing_counted
+    from vcsbench.load.engine_config import EngineConfig
+    from vcsbench.load.paths import parse_path
+
+    config = EngineConfig(
+        scenario="deadline", path=parse_path("local:git-pygit2"), repos="/nonexistent",
+        students=1, payload="hello", precreate=False, steps=(1.0,), shape="closed",
+        max_clients=1, step_seconds=1.0,
+    )  # fmt: skip
+    assert set(nothing_counted(0.0)) == set(counters(config, [], []))

@@ -55,6 +55,16 @@ def counters(
     }
 
 
+def nothing_counted(t: float) -> dict[str, Any]:
+    """The counters :func:`counters` reads, as they read with nothing counted (no device,
+    no server process), at ``t``: a step of known work's (the tests' known engine)."""
+    return {
+        "t": t, "throttle_ios": None, "device": None, "flushes": None, "io_pressure": None,
+        "server_cpu_s": None, "server_cpu_by_pid": {}, "server_write_by_pid": {},
+        "client_cpu_s": 0.0,
+    }  # fmt: skip
+
+
 def step_writers(
     config: EngineConfig,
     snap: writers.Snapshot,
