@@ -246,3 +246,20 @@ def planted_history_store(tmp_path: Path) -> Path:
         path = history_run(tmp_path, run, cell, machine, change * math.exp(rng.gauss(0, 0.01)))
         assert 0 == vcsbench("store", "add", path, "--store", str(store)).returncode
     return store
+
+
+def submitted_repositories(tmp_path: Path, payload: dict[str, bytes], students: int) -> Path:
+    """A load's repositories as ``students`` students' first sessions left them: each a
+    Subversion repository (svn-fs) holding its visit-1 submission; their directory."""
+    from vcsbench.backends import make_backend
+    from vcsbench.load.repositories import repo_name, submission
+
+    require_backend("svn-fs")
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    with make_backend("svn-fs") as backend:
+        for student in range(students):
+            repo = repos / repo_name(student)
+            backend.create(repo)
+            backend.commit(repo, submission(payload, student, 1), "s1", tmp_path)
+    return repos

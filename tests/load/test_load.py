@@ -20,12 +20,11 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers import DATA, require_backend, vcsbench, vcsbench_mounts
+from helpers import DATA, require_backend, submitted_repositories, vcsbench, vcsbench_mounts
 
 from vcsbench.backends import make_backend
 from vcsbench.load.figures import capacity, step_figures
 from vcsbench.load.paths import parse_path
-from vcsbench.load.repositories import repo_name, submission
 from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.workload.payloads import load_payload
 
@@ -245,15 +244,8 @@ def test_capacity_is_the_highest_step_within_the_bound_while_throughput_rises() 
 
 
 def test_verification_turns_a_lost_commit_into_an_error(tmp_path: Path) -> None:
-    require_backend("svn-fs")
     payload = dict(load_payload("hello").files)
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    with make_backend("svn-fs") as backend:
-        for student in (0, 1):
-            repo = repos / repo_name(student)
-            backend.create(repo)
-            backend.commit(repo, submission(payload, student, 1), "s1", tmp_path)
+    repos = submitted_repositories(tmp_path, payload, 2)
     # The records claim two good sessions for student 1, but only one revision exists.
     records: dict[str, list[Any]] = {
         "step": [0, 0, 0],

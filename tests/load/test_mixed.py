@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import require_backend, vcsbench
+from helpers import require_backend, submitted_repositories, vcsbench
 
 from vcsbench.load.figures import step_figures
 from vcsbench.load.paths import parse_path
@@ -79,20 +79,11 @@ def test_a_mixed_steps_lost_commit_is_flipped_among_its_other_kinds(tmp_path: Pa
     """The commits are verified as a deadline's, among updates and clones: student 1's
     second commit claimed good is not in its repository, and that commit -- not the
     update beside it -- becomes a verify error."""
-    require_backend("svn-fs")
-    from vcsbench.backends import make_backend
-    from vcsbench.load.repositories import repo_name, submission
     from vcsbench.load.scenarios import SCENARIOS
     from vcsbench.workload.payloads import load_payload
 
     payload = dict(load_payload("hello").files)
-    repos = tmp_path / "repos"
-    repos.mkdir()
-    with make_backend("svn-fs") as backend:
-        for student in (0, 1):
-            repo = repos / repo_name(student)
-            backend.create(repo)
-            backend.commit(repo, submission(payload, student, 1), "s1", tmp_path)
+    repos = submitted_repositories(tmp_path, payload, 2)
     n = 5
     records: dict[str, list[Any]] = {
         "step": [0] * n, "student": [0, 1, 1, 1, 3], "visit": [1, 1, 1, 2, 1],

@@ -27,6 +27,15 @@ LATENCY = {
 }
 
 
+def latency_ms(ok: list[float]) -> dict[str, float | None]:
+    """The percentiles, max and mean of sorted successful latencies (s), in ms."""
+    return {
+        **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
+        "max": ok[-1] * 1000 if ok else None,
+        "mean": sum(ok) / len(ok) * 1000 if ok else None,
+    }
+
+
 def _kind_figures(records: dict[str, list[Any]], kind: str) -> dict[str, Any]:
     """One kind's sessions of a mixed step: how many, how many failed by error, and the
     latency percentiles of its successful ones."""
@@ -40,11 +49,7 @@ def _kind_figures(records: dict[str, list[Any]], kind: str) -> dict[str, Any]:
         "sessions": len(mine),
         "ok": len(ok),
         "errors": errors,
-        "latency_ms": {
-            **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
-            "max": ok[-1] * 1000 if ok else None,
-            "mean": sum(ok) / len(ok) * 1000 if ok else None,
-        },
+        "latency_ms": latency_ms(ok),
     }
 
 
@@ -80,11 +85,7 @@ def step_figures(
         "ok": len(ok),
         "errors": errors,
         "ops_per_s": len(ok) / duration if duration > 0 else None,
-        "latency_ms": {
-            **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
-            "max": ok[-1] * 1000 if ok else None,
-            "mean": sum(ok) / len(ok) * 1000 if ok else None,
-        },
+        "latency_ms": latency_ms(ok),
         "server_cpu_s": server_cpu,
         "server_processes_ended": ended,
         "client_cpu_s": after["client_cpu_s"] - before["client_cpu_s"],

@@ -100,6 +100,12 @@ class Generator:
 MAX_KINDS = 8
 
 
+def _latency(d: dict[str, Any], where: str) -> dict[str, float | None]:
+    """The percentiles of a step's (or a kind's) successful sessions, in ms."""
+    latency = expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
+    return {k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS}
+
+
 @dataclass(frozen=True)
 class KindFigures:
     """A mixed step's sessions of one kind (commit, update, clone)."""
@@ -112,14 +118,11 @@ class KindFigures:
     @classmethod
     def from_json(cls, data: object, where: str) -> KindFigures:
         d = expect(data, dict, where)
-        latency = expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
         return cls(
             sessions=count(d, "sessions", where),
             ok=count(d, "ok", where),
             errors=_counts(d.get("errors") or {}, f"{where}.errors"),
-            latency_ms={
-                k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS
-            },
+            latency_ms=_latency(d, where),
         )
 
 
@@ -171,7 +174,6 @@ class LoadStep:
     @classmethod
     def from_json(cls, data: object, where: str) -> LoadStep:
         d = expect(data, dict, where)
-        latency = expect(d.get("latency_ms"), dict, f"{where}.latency_ms")
         return cls(
             level=number(d, "level", where),
             t0=number(d, "t0", where),
@@ -182,9 +184,7 @@ class LoadStep:
             errors=_counts(d.get("errors") or {}, f"{where}.errors"),
             retries=count(d, "retries", where, 0),
             ops_per_s=optional_number(d, "ops_per_s", where),
-            latency_ms={
-                k: optional_number(latency, k, f"{where}.latency_ms") for k in LATENCY_KEYS
-            },
+            latency_ms=_latency(d, where),
             server_cpu_s=number(d, "server_cpu_s", where),
             server_processes_ended=count(d, "server_processes_ended", where, 0),
             client_cpu_s=number(d, "client_cpu_s", where),
