@@ -32,6 +32,8 @@ def config(**changes: object) -> EngineConfig:
 def test_a_configuration_is_the_same_after_its_trip_through_json() -> None:
     sent = config(server_session=4321, device_stat="/sys/block/loop3/stat", step_ops=40)
     assert sent == EngineConfig.from_json(json.loads(json.dumps(sent.to_json())))
+    mixed = config(scenario="mixed", mix=(("commit", 80), ("update", 15), ("clone", 5)))
+    assert mixed == EngineConfig.from_json(json.loads(json.dumps(mixed.to_json())))
 
 
 def test_the_pool_is_the_most_clients_in_flight_for_each_shape() -> None:
