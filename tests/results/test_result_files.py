@@ -409,3 +409,29 @@ def test_two_results_of_one_payload_name_with_other_files_say_so(tmp_path: Path)
     assert (
         "hello: 2 different contents under this one name (sha256 e7d6c6479d63, ffffffffffff)"
     ) in report.stdout, report.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("arrivals", "says"),
+    [
+        (None, "sessions arrive on a fixed schedule"),  # a file from before --arrivals
+        ("poisson:7", "at Poisson times (exponential gaps at the step's rate, seed 7)"),
+        ("poisson:x", "arrivals: 'poisson:x' is not fixed, poisson or poisson:SEED"),
+    ],
+)
+def test_a_loads_arrivals_are_read_once_and_said(
+    arrivals: str | None, says: str, tmp_path: Path
+) -> None:
+    """The open loop's arrivals as the result keeps them: read into kind and seed when the
+    file is read (a value that is neither refused in one line), said by the report."""
+    document = json.loads(gzip.decompress(REFERENCE_OPEN.read_bytes()))
+    document["vcsbench_load"]["arrivals"] = arrivals
+    path = tmp_path / "open.json"
+    path.write_text(json.dumps(document))
+    result = vcsbench("report", str(path), "--format", "md")
+    said = " ".join((result.stdout + result.stderr).split())
+    assert says in said, said[:400]
+    assert (result.returncode == 0) == (arrivals != "poisson:x")
+
+
+REFERENCE_OPEN = DATA.parent.parent / "results" / "reference" / "markus2011-open.json.gz"

@@ -29,11 +29,7 @@ class LoadDocument:
             "session": plan.scenario.describe(plan.payload, plan.precreate, plan.history),
             "shape": plan.shape,
             "max_clients": plan.max_clients if plan.shape == "open" else None,
-            "arrivals": (
-                f"poisson:{plan.arrival_seed}" if plan.arrivals == "poisson" else plan.arrivals
-            )
-            if plan.shape == "open"
-            else None,
+            "arrivals": plan.arrivals.text if plan.shape == "open" else None,
             "think_s": list(plan.think) if plan.think[1] > 0 else None,
             "students": plan.students,
             "payload": plan.payload,

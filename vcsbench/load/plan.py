@@ -9,7 +9,7 @@ value here, before anything is made, each refusal one line naming the value.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from vcsbench.backends import backend_class
@@ -20,6 +20,7 @@ from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
 from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import MIX_KINDS, SCENARIOS, Scenario
 from vcsbench.results.deadline import Deadline
+from vcsbench.results.load import Arrivals
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
 from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
 from vcsbench.servers.server import HOST, check_host, check_port
@@ -44,9 +45,8 @@ class LoadPlan:
     capacity_factor: float
     port: int = 0
     shape: str = "closed"
-    arrivals: str = "fixed"
-    """Open loop: ``fixed`` (evenly spaced) or ``poisson`` (exponential gaps)."""
-    arrival_seed: int = 1
+    arrivals: Arrivals = field(default_factory=Arrivals)
+    """Open loop: evenly spaced, or Poisson's exponential gaps from a seeded source."""
     think: tuple[float, float] = (0.0, 0.0)
     """Closed loop: each client's pause between its sessions, drawn evenly in (lo, hi)."""
     mix: tuple[tuple[str, int], ...] = ()
@@ -104,7 +104,7 @@ class LoadPlan:
         if shape not in SHAPES:
             raise VcsbenchError(f"--shape {shape!r} is not known; use {' or '.join(SHAPES)}")
         steps = _steps(str(values["steps"]), shape)
-        arrivals, arrival_seed = parse_arrivals(str(values["arrivals"]), shape)
+        arrivals = parse_arrivals(str(values["arrivals"]), shape)
         think = parse_think(str(values["think"]), shape)
         mix = parse_mix(str(values["mix"]), paths) if scenario.name == "mixed" else ()
         max_clients = int(values["max_clients"])
@@ -158,7 +158,6 @@ class LoadPlan:
             port=port,
             shape=shape,
             arrivals=arrivals,
-            arrival_seed=arrival_seed,
             think=think,
             mix=mix,
             max_clients=max_clients,
@@ -195,23 +194,19 @@ def _distances(
     return tuple(Distance(ms, kbit) for ms in parse_rtts(rtt))
 
 
-def parse_arrivals(text: str, shape: str) -> tuple[str, int]:
+def parse_arrivals(text: str, shape: str) -> Arrivals:
     """``fixed`` or ``poisson[:SEED]``: the open loop's arrivals and their seed."""
-    kind, sep, seed = text.strip().partition(":")
-    if (
-        kind not in ("fixed", "poisson")
-        or (sep and not seed.isdigit())
-        or (kind == "fixed" and sep)
-    ):
+    found = Arrivals.parse(text)
+    if found is None:
         raise VcsbenchError(
             f"--arrivals {text!r} is not known; use fixed, poisson or poisson:SEED (a whole number)"
         )
-    if kind == "poisson" and shape != "open":
+    if found.kind == "poisson" and shape != "open":
         raise VcsbenchError(
             "--arrivals poisson is for the open loop (--shape open): a closed loop's clients "
             "start their next session when the last ends"
         )
-    return kind, int(seed) if sep else 1
+    return found
 
 
 def parse_think(text: str, shape: str) -> tuple[float, float]:

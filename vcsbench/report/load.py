@@ -268,10 +268,9 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
             )
         )
     else:
-        kind, _, seed = load.arrivals.partition(":")
         schedule = (
-            f"at Poisson times (exponential gaps at the step's rate, seed {seed})"
-            if kind == "poisson"
+            f"at Poisson times (exponential gaps at the step's rate, seed {load.arrivals.seed})"
+            if load.arrivals.kind == "poisson"
             else "on a fixed schedule"
         )
         loop = (

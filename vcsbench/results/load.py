@@ -191,6 +191,28 @@ class LoadPath:
         )
 
 
+@dataclass(frozen=True)
+class Arrivals:
+    """An open loop's arrival times: evenly spaced (``fixed``) or at Poisson times from a
+    seeded source (``poisson:SEED``), as ``--arrivals`` gives them and the result keeps
+    them."""
+
+    kind: str = "fixed"
+    seed: int = 1
+
+    @property
+    def text(self) -> str:
+        return f"poisson:{self.seed}" if self.kind == "poisson" else self.kind
+
+    @classmethod
+    def parse(cls, text: str) -> Arrivals | None:
+        """``fixed``, ``poisson`` or ``poisson:SEED`` (a whole number); None: not one."""
+        kind, sep, seed = text.strip().partition(":")
+        if kind not in ("fixed", "poisson") or (sep and (kind == "fixed" or not seed.isdigit())):
+            return None
+        return cls(kind, int(seed) if sep else 1)
+
+
 @dataclass
 class Load:
     """A load run's plan and its access paths' results."""
@@ -215,8 +237,8 @@ class Load:
     """Repositories the server held before the load (``--age``)."""
     population: str = ""
     """What they were (``--age term:...``); empty: alike, as created."""
-    arrivals: str = ""
-    """Open loop: ``fixed`` or ``poisson:SEED``; empty: fixed (files before ``--arrivals``)."""
+    arrivals: Arrivals = field(default_factory=Arrivals)
+    """Open loop: how sessions arrived (files before ``--arrivals``: fixed)."""
     think_s: tuple[float, float] | None = None
     """Closed loop: each client's pause between its sessions (low, high); None: none."""
     mix: dict[str, int] = field(default_factory=dict)
@@ -243,10 +265,17 @@ class Load:
             session=optional(d, "session", str, where, ""),
             age=count(d, "age", where, 0),
             population=optional(d, "population", str, where, "") or "",
-            arrivals=optional(d, "arrivals", str, where, "") or "",
+            arrivals=_arrivals(optional(d, "arrivals", str, where, "") or "fixed", where),
             think_s=_pause(d.get("think_s"), f"{where}.think_s"),
             mix=_mix(d.get("mix"), f"{where}.mix"),
         )
+
+
+def _arrivals(text: str, where: str) -> Arrivals:
+    found = Arrivals.parse(text[:40])
+    if found is None:
+        raise SchemaError(f"{where}.arrivals: {text[:40]!r} is not fixed, poisson or poisson:SEED")
+    return found
 
 
 def _mix(value: object, where: str) -> dict[str, int]:
