@@ -55,6 +55,14 @@ class Transport:
     """svnserve, git-daemon, apache or sshd."""
     tls: bool = False
     summary: str = ""
+    words: str = ""
+    """What it is in the words a reader knows it by (``DAV, HTTPS (Apache, mod_ssl,
+    mod_dav_svn)``); :attr:`label` puts the VCS before it."""
+
+    @property
+    def label(self) -> str:
+        """``svn over DAV, HTTPS (Apache, mod_ssl, mod_dav_svn)``: how tables name it."""
+        return f"{self.vcs} over {self.words or self.summary}"
 
     @property
     def needs(self) -> tuple[tuple[str, str], ...]:
@@ -114,21 +122,30 @@ class Transport:
 TRANSPORTS: dict[str, Transport] = {
     t.name: t
     for t in (
-        Transport("svnserve", "svn", "svnserve", summary="svn:// (svnserve)"),
-        Transport("apache-svn", "svn", "apache", summary="http:// (Apache, mod_dav_svn)"),
+        Transport("svnserve", "svn", "svnserve", summary="svn:// (svnserve)", words="svnserve"),
+        Transport("apache-svn", "svn", "apache", summary="http:// (Apache, mod_dav_svn)",
+                  words="DAV, HTTP (Apache, mod_dav_svn)"),
         Transport("apache-svn-https", "svn", "apache", tls=True,
-                  summary="https:// (Apache, mod_ssl, mod_dav_svn)"),
-        Transport("svn-ssh", "svn", "sshd", summary="svn+ssh:// (sshd, svnserve -t)"),
-        Transport("git-daemon", "git", "git-daemon", summary="git:// (git daemon)"),
+                  summary="https:// (Apache, mod_ssl, mod_dav_svn)",
+                  words="DAV, HTTPS (Apache, mod_ssl, mod_dav_svn)"),
+        Transport("svn-ssh", "svn", "sshd", summary="svn+ssh:// (sshd, svnserve -t)",
+                  words="svn+ssh (sshd, svnserve -t)"),
+        Transport("git-daemon", "git", "git-daemon", summary="git:// (git daemon)",
+                  words="git:// (git daemon)"),
         Transport("apache-git", "git", "apache",
-                  summary="smart HTTP (Apache, git http-backend)"),
+                  summary="smart HTTP (Apache, git http-backend)",
+                  words="smart HTTP (Apache)"),
         Transport("apache-git-https", "git", "apache", tls=True,
-                  summary="smart HTTPS (Apache, mod_ssl, git http-backend)"),
-        Transport("git-ssh", "git", "sshd", summary="ssh:// (sshd, git-shell)"),
-        Transport("apache-hg", "hg", "apache", summary="http:// (Apache, hgweb under mod_wsgi)"),
+                  summary="smart HTTPS (Apache, mod_ssl, git http-backend)",
+                  words="smart HTTPS (Apache, mod_ssl)"),
+        Transport("git-ssh", "git", "sshd", summary="ssh:// (sshd, git-shell)", words="SSH"),
+        Transport("apache-hg", "hg", "apache", summary="http:// (Apache, hgweb under mod_wsgi)",
+                  words="HTTP (hgweb)"),
         Transport("apache-hg-https", "hg", "apache", tls=True,
-                  summary="https:// (Apache, mod_ssl, hgweb under mod_wsgi)"),
-        Transport("hg-ssh", "hg", "sshd", summary="ssh:// (sshd, hg-ssh)"),
+                  summary="https:// (Apache, mod_ssl, hgweb under mod_wsgi)",
+                  words="HTTPS (hgweb, mod_ssl)"),
+        Transport("hg-ssh", "hg", "sshd", summary="ssh:// (sshd, hg-ssh)",
+                  words="SSH (hg-ssh)"),
     )
 }  # fmt: skip
 

@@ -19,20 +19,6 @@ from vcsbench.results.model import Benchmark, Run
 from vcsbench.servers.transports import TRANSPORTS
 from vcsbench.studies.base import Study
 
-LABELS = {
-    "apache-svn": "svn over DAV, HTTP (Apache, mod_dav_svn)",
-    "apache-svn-https": "svn over DAV, HTTPS (Apache, mod_ssl, mod_dav_svn)",
-    "svnserve": "svn over svnserve",
-    "svn-ssh": "svn over svn+ssh (sshd, svnserve -t)",
-    "apache-git": "git over smart HTTP (Apache)",
-    "apache-git-https": "git over smart HTTPS (Apache, mod_ssl)",
-    "git-ssh": "git over SSH",
-    "git-daemon": "git over git:// (git daemon)",
-    "apache-hg": "hg over HTTP (hgweb)",
-    "apache-hg-https": "hg over HTTPS (hgweb, mod_ssl)",
-    "hg-ssh": "hg over SSH (hg-ssh)",
-}
-"""Each access path in the words a reader knows it by."""
 PATHS = (
     ("svn-cli", "apache-svn-https"),
     ("svn-cli", "svnserve"),
@@ -93,12 +79,10 @@ def slope_text(points: Sequence[tuple[float, float]]) -> str:
 def path_label(backend: str, transport: str) -> str:
     """An access path in words (``git over smart HTTPS (Apache, mod_ssl)``), never a
     variant."""
-    if transport in LABELS:
-        return LABELS[transport]
     known = TRANSPORTS.get(transport)
     if known is None:
         return f"{backend}[remote={transport}]" if transport else f"{backend} (local)"
-    return f"{known.vcs} over {known.summary}"
+    return known.label
 
 
 def _path_of(bench: Benchmark) -> tuple[str, str]:
