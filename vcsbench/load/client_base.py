@@ -143,27 +143,27 @@ class Client:
         raise NotImplementedError
 
     def update_problems(self, student: int, expected: Mapping[str, bytes]) -> list[str]:
-        """Untimed: how the working copy differs from ``expected`` (VCS metadata aside);
-        it is kept for the next update."""
-        from vcsbench.workload.operation import tree_problems
-
-        target = self.wc_dir(student)
-        if not target.is_dir():
-            return [f"{target} was not made"]
-        return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
+        """Untimed: how the working copy differs from ``expected``; it is kept for the
+        next update."""
+        return _tree_problems(self.wc_dir(student), expected)
 
     def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
-        """Untimed: how clone ``n`` differs from ``expected`` (VCS metadata aside); then
-        the clone is removed."""
-        from vcsbench.workload.operation import tree_problems
-
+        """Untimed: how clone ``n`` differs from ``expected``; then the clone is removed."""
         target = self.clone_dir(n)
         try:
-            if not target.is_dir():
-                return [f"{target} was not made"]
-            return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
+            return _tree_problems(target, expected)
         finally:
             remove_tree(target)
 
     def close(self) -> None:
         remove_tree(self.scratch)
+
+
+def _tree_problems(target: Path, expected: Mapping[str, bytes]) -> list[str]:
+    """How the tree a client made at ``target`` differs from ``expected`` (VCS metadata
+    aside), or that it was not made."""
+    from vcsbench.workload.operation import tree_problems
+
+    if not target.is_dir():
+        return [f"{target} was not made"]
+    return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))

@@ -46,30 +46,20 @@ def main() -> None:
             kind = "create"
             reply: dict[str, object] = {}
             try:
-                if "update" in request or "working_copy" in request:
-                    kind = "update" if "update" in request else "prepare"
-                    if "update" in request:
-                        backend.update(Path(request["update"]), scratch)
-                    else:
-                        backend.working_copy(repo, Path(request["working_copy"]), scratch)
-                    sys.stdout.write(json.dumps(reply) + "\n")
-                    sys.stdout.flush()
-                    continue
-                if "clone" in request:  # a clone where the backend has one, else a checkout
-                    kind = "clone"
-                    target = Path(request["clone"])
-                    if "clone" in backend.capabilities:
-                        backend.clone(repo, target, scratch)
-                    else:
-                        backend.checkout(repo, target, scratch)
-                    sys.stdout.write(json.dumps(reply) + "\n")
-                    sys.stdout.flush()
-                    continue
-                files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
-                if request["create"]:
-                    backend.create(repo)
-                kind = "commit"
-                reply = _commit(backend, repo, files, request["message"], scratch, request)
+                if "update" in request:
+                    kind = "update"
+                    backend.update(Path(request["update"]), scratch)
+                elif "working_copy" in request or "clone" in request:
+                    # a clone where the backend has one, else a checkout (working_copy's rule)
+                    kind = "clone" if "clone" in request else "prepare"
+                    target = Path(request.get("clone") or request["working_copy"])
+                    backend.working_copy(repo, target, scratch)
+                else:
+                    files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
+                    if request["create"]:
+                        backend.create(repo)
+                    kind = "commit"
+                    reply = _commit(backend, repo, files, request["message"], scratch, request)
             except GaveUp as exc:
                 reply = {"kind": kind, "error": str(exc)}
             except Exception as exc:  # a failed session is the answer, not the end

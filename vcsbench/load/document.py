@@ -36,7 +36,7 @@ class LoadDocument:
             "precreate": plan.precreate,
             "age": plan.age,
             "population": plan.population.text if plan.population else None,
-            "history": plan.history if plan.scenario.name in ("clone-storm", "mixed") else None,
+            "history": plan.history if plan.scenario.clones_history else None,
             "mix": dict(plan.mix) if plan.mix else None,
             "step_seconds": plan.step_seconds,
             "step_ops": plan.step_ops,

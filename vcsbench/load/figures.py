@@ -36,21 +36,26 @@ def latency_ms(ok: list[float]) -> dict[str, float | None]:
     }
 
 
+def _outcomes(
+    records: dict[str, list[Any]], sessions: range | list[int]
+) -> tuple[list[float], dict[str, int]]:
+    """Of these sessions: the successful ones' latencies (s), sorted, and the failed ones
+    counted by error kind."""
+    ok = sorted(records["latency_s"][i] for i in sessions if records["error"][i] is None)
+    errors: dict[str, int] = {}
+    for i in sessions:
+        kind = records["error"][i]
+        if kind is not None:
+            errors[kind] = errors.get(kind, 0) + 1
+    return ok, errors
+
+
 def _kind_figures(records: dict[str, list[Any]], kind: str) -> dict[str, Any]:
     """One kind's sessions of a mixed step: how many, how many failed by error, and the
     latency percentiles of its successful ones."""
     mine = [i for i, k in enumerate(records["kind"]) if k == kind]
-    ok = sorted(records["latency_s"][i] for i in mine if records["error"][i] is None)
-    errors: dict[str, int] = {}
-    for i in mine:
-        if records["error"][i] is not None:
-            errors[records["error"][i]] = errors.get(records["error"][i], 0) + 1
-    return {
-        "sessions": len(mine),
-        "ok": len(ok),
-        "errors": errors,
-        "latency_ms": latency_ms(ok),
-    }
+    ok, errors = _outcomes(records, mine)
+    return {"sessions": len(mine), "ok": len(ok), "errors": errors, "latency_ms": latency_ms(ok)}
 
 
 def step_figures(
@@ -65,11 +70,7 @@ def step_figures(
     before, after = step["before"], step["after"]
     duration = after["t"] - before["t"]
     n = len(records["step"])
-    ok = sorted(records["latency_s"][i] for i in range(n) if records["error"][i] is None)
-    errors: dict[str, int] = {}
-    for kind in records["error"]:
-        if kind is not None:
-            errors[kind] = errors.get(kind, 0) + 1
+    ok, errors = _outcomes(records, range(n))
     if before["server_cpu_s"] is not None:
         server_cpu, ended = after["server_cpu_s"] - before["server_cpu_s"], 0
     else:

@@ -20,7 +20,7 @@ from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
 from vcsbench.load.paths import AccessPath, parse_path
 from vcsbench.load.scenarios import MIX_KINDS, SCENARIOS, Scenario
 from vcsbench.results.deadline import Deadline
-from vcsbench.results.load import Arrivals
+from vcsbench.results.load import MAX_WEIGHT, Arrivals
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
 from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
 from vcsbench.servers.server import HOST, check_host, check_port
@@ -227,9 +227,6 @@ def parse_think(text: str, shape: str) -> tuple[float, float]:
             "whatever a client did last (--arrivals poisson spaces them as users arrive)"
         )
     return pair
-
-
-MAX_WEIGHT = 1000
 
 
 def parse_mix(text: str, paths: tuple[AccessPath, ...]) -> tuple[tuple[str, int], ...]:

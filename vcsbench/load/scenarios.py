@@ -58,6 +58,9 @@ class Scenario:
     name: ClassVar[str]
     summary: ClassVar[str]
     """One line for ``--help``."""
+    clones_history: ClassVar[bool] = False
+    """Its sessions clone the repository of ``--history`` revisions (the result says how
+    many)."""
 
     def describe(self, payload: str, precreate: bool, history: int) -> str:
         """A session in words, for the result file (reports print it)."""
@@ -251,6 +254,7 @@ class SharedRepository(Scenario):
 
 class CloneStorm(Scenario):
     name = "clone-storm"
+    clones_history = True
     summary = "every client clones one repository of --history revisions"
 
     def describe(self, payload: str, precreate: bool, history: int) -> str:
@@ -299,6 +303,7 @@ class Mixed(Scenario):
     commit has succeeded (until then, a commit is taken in its place)."""
 
     name = "mixed"
+    clones_history = True
     summary = "commits, updates and clones in the proportions of --mix, as on a deadline night"
 
     def __init__(self) -> None:

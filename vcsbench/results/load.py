@@ -278,12 +278,19 @@ def _arrivals(text: str, where: str) -> Arrivals:
     return found
 
 
+MAX_WEIGHT = 1000
+"""A mixed load's largest weight of a kind (``--mix``), and a result file's."""
+
+
 def _mix(value: object, where: str) -> dict[str, int]:
     found = expect(value or {}, dict, where)
     if len(found) > MAX_KINDS or not all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 1000 for v in found.values()
+        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_WEIGHT
+        for v in found.values()
     ):
-        raise SchemaError(f"{where}: not kinds of session with whole weights from 0 to 1000")
+        raise SchemaError(
+            f"{where}: not kinds of session with whole weights from 0 to {MAX_WEIGHT}"
+        )
     return {str(k)[:40]: int(v) for k, v in found.items()}
 
 
