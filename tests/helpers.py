@@ -263,3 +263,17 @@ def submitted_repositories(tmp_path: Path, payload: dict[str, bytes], students: 
             backend.create(repo)
             backend.commit(repo, submission(payload, student, 1), "s1", tmp_path)
     return repos
+
+
+def one_client_config(path: str, repos: str, **changes: Any) -> Any:
+    """A load engine's configuration for one client of one closed step on access path
+    ``path`` (a deadline of one student unless ``changes`` say otherwise)."""
+    from vcsbench.load.engine_config import EngineConfig
+    from vcsbench.load.paths import parse_path
+
+    base: dict[str, Any] = {
+        "scenario": "deadline", "path": parse_path(path), "repos": repos, "students": 1,
+        "payload": "hello", "precreate": False, "steps": (1.0,), "shape": "closed",
+        "max_clients": 1, "step_seconds": 1.0,
+    }  # fmt: skip
+    return EngineConfig(**{**base, **changes})

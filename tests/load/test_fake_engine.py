@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import require_backend
+from helpers import one_client_config, require_backend
 
 from vcsbench.load import run as load_run
 from vcsbench.load.engine_args import EngineArgs
@@ -73,12 +73,6 @@ def test_the_known_engines_counters_are_the_real_ones_keys() -> None:
     """A step's counters with nothing counted have every key the engine reads, so the
     known engine's steps are read as a real one's are."""
     from vcsbench.load.counters import counters, nothing_counted
-    from vcsbench.load.engine_config import EngineConfig
-    from vcsbench.load.paths import parse_path
 
-    config = EngineConfig(
-        scenario="deadline", path=parse_path("local:git-pygit2"), repos="/nonexistent",
-        students=1, payload="hello", precreate=False, steps=(1.0,), shape="closed",
-        max_clients=1, step_seconds=1.0,
-    )  # fmt: skip
+    config = one_client_config("local:git-pygit2", "/nonexistent")
     assert set(nothing_counted(0.0)) == set(counters(config, [], []))

@@ -20,7 +20,14 @@ from typing import Any
 
 import psutil
 import pytest
-from helpers import DATA, require_backend, submitted_repositories, vcsbench, vcsbench_mounts
+from helpers import (
+    DATA,
+    one_client_config,
+    require_backend,
+    submitted_repositories,
+    vcsbench,
+    vcsbench_mounts,
+)
 
 from vcsbench.backends import make_backend
 from vcsbench.load.figures import capacity, step_figures
@@ -586,14 +593,8 @@ def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) ->
 
 def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     from vcsbench.load.client_base import Client
-    from vcsbench.load.engine_config import EngineConfig
 
-    config = EngineConfig(
-        scenario="deadline", path=parse_path("svnserve"), repos=str(tmp_path), students=1,
-        payload="hello", precreate=False, steps=(1.0,), shape="closed", max_clients=1,
-        step_seconds=1.0,
-    )  # fmt: skip
-    client = Client(config, tmp_path)
+    client = Client(one_client_config("svnserve", str(tmp_path)), tmp_path)
     clone = client.clone_dir(7)
     (clone / ".git").mkdir(parents=True)
     (clone / "a.txt").write_bytes(b"right")

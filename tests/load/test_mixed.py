@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import require_backend, submitted_repositories, vcsbench
+from helpers import one_client_config, require_backend, submitted_repositories, vcsbench
 
 from vcsbench.load.figures import step_figures
 from vcsbench.load.paths import parse_path
@@ -58,13 +58,8 @@ def test_each_kinds_figures_are_its_own_sessions() -> None:
 
 def test_an_update_that_left_the_working_copy_wrong_is_found(tmp_path: Path) -> None:
     from vcsbench.load.client_base import Client
-    from vcsbench.load.engine_config import EngineConfig
 
-    config = EngineConfig(
-        scenario="mixed", path=parse_path("svnserve"), repos=str(tmp_path), students=8,
-        payload="hello", precreate=False, steps=(1.0,), shape="closed", max_clients=1,
-        step_seconds=1.0,
-    )  # fmt: skip
+    config = one_client_config("svnserve", str(tmp_path), scenario="mixed", students=8)
     client = Client(config, tmp_path)
     wc = client.wc_dir(3)
     (wc / ".svn").mkdir(parents=True)
