@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from helpers import REPO, edited_result, scale_times, vcsbench
 
-from vcsbench.bench.canary import EVERY, CanaryTimer, summary
+from vcsbench.bench.canary import EVERY, MOST, CanaryTimer, summary
 from vcsbench.results.canary import Canary
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
@@ -176,7 +178,7 @@ def test_compare_withholds_the_verdict_where_the_machine_moved(tmp_path: Path) -
 
 def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: Path) -> None:
     ticks = iter([0, 1_000_000, 2_500_000, 10_000_000, 10_500_000, 13_000_000])
-    timer = CanaryTimer(tmp_path / "canary", clock=lambda: next(ticks))
+    timer = CanaryTimer(tmp_path / "canary", 100, clock=lambda: next(ticks))
     took = [timer.time_once(), timer.time_once()]
     assert took == [(2_500_000, 1_000_000), (3_000_000, 500_000)]
     canary = summary([t[0] for t in took if t], [t[1] for t in took if t])
@@ -187,9 +189,38 @@ def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: 
     assert [timer.due(i) for i in range(2 * EVERY)].count(True) == 2
 
 
+def test_a_long_run_times_the_canary_at_most_most_times_evenly(tmp_path: Path) -> None:
+    """10,000 rounds: after every 50th (200 timings, not 2,000); a short run keeps every
+    5th; the result says which."""
+    long, short = CanaryTimer(tmp_path / "a", 10_000), CanaryTimer(tmp_path / "b", 40)
+    due = [i for i in range(10_000) if long.due(i)]
+    assert (long.every, len(due), due[:2], due[-1]) == (50, MOST, [49, 99], 9_999)
+    assert (short.every, sum(short.due(i) for i in range(40))) == (EVERY, 8)
+    canary = summary([1_000_000] * 3, [500_000] * 3, long.every)
+    assert canary is not None and canary.every == 50
+    assert canary.method.startswith("after every 50th round")
+
+
+def test_the_canary_removes_what_it_did_not_expect_to_find_too(tmp_path: Path) -> None:
+    """A file beside the canary's own in its directory (made between its writes and its
+    removal) goes with it: the directory is removed whole."""
+    timer = CanaryTimer(tmp_path / "canary", 10)
+    real_stat = os.stat
+
+    def stat_and_litter(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        extra = Path(str(path)).parent / "extra"
+        if not os.path.lexists(extra):
+            extra.write_text("x")
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    with mock.patch("vcsbench.bench.canary.os.stat", stat_and_litter):
+        assert timer.time_once() is not None
+    assert list((tmp_path / "canary").iterdir()) == []
+
+
 def test_a_canary_that_fails_is_counted_never_a_sample(tmp_path: Path) -> None:
     blocked = tmp_path / "canary"
     blocked.write_text("a file where the canary's directory would go")
-    timer = CanaryTimer(blocked)
+    timer = CanaryTimer(blocked, 100)
     assert timer.time_once() is None and timer.failed == 1
     assert summary([], []) is None

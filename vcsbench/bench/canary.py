@@ -1,5 +1,6 @@
 """The canary, timed: the same few system calls on the benchmark's sandbox after every
-``EVERY``-th round, outside the round's timing and its probes (what it is for:
+``EVERY``-th round (every :func:`every`-th on a long run, so that it stays at most
+``MOST`` timings), outside the round's timing and its probes (what it is for:
 :mod:`vcsbench.results.canary`).
 
 A directory, ``FILES`` files of ``SIZE`` bytes written into it (the canary's **writes**,
@@ -12,6 +13,8 @@ untimed. A canary that fails is left out and counted, never a fast sample.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import shutil
 import statistics
@@ -22,28 +25,42 @@ from pathlib import Path
 from vcsbench.results.canary import Canary
 
 EVERY = 5
+MOST = 200
+"""The canary's timings in one benchmark at most: its median is as steady from 200 as
+from 2,000, and each costs about as much as a short round (half a millisecond on tmpfs)."""
 FILES = 10
 SIZE = 4096
-METHOD = (
-    f"after every {EVERY}th round, outside its timing: mkdir, {FILES} files of "
-    f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "
-    "verified and removed untimed"
-)
 _DATA = b"canary\n" * (SIZE // 7) + b"c" * (SIZE % 7)
 
 
-class CanaryTimer:
-    """The canary of one benchmark's rounds, in ``root`` (a directory of its own beside
-    the rounds' containers, never scanned as their footprint)."""
+def every(rounds: int) -> int:
+    """After every how many rounds the canary runs in a benchmark of ``rounds``."""
+    return max(EVERY, math.ceil(rounds / MOST))
 
-    def __init__(self, root: Path, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+
+def method(every: int) -> str:
+    return (
+        f"after every {every}th round, outside its timing: mkdir, {FILES} files of "
+        f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "
+        "verified and removed untimed"
+    )
+
+
+class CanaryTimer:
+    """The canary of one benchmark's ``rounds``, in ``root`` (a directory of its own
+    beside the rounds' containers, never scanned as their footprint)."""
+
+    def __init__(
+        self, root: Path, rounds: int, clock: Callable[[], int] = time.perf_counter_ns
+    ) -> None:
         self.root = root
         self.clock = clock
+        self.every = every(rounds)
         self.failed = 0
         self._made = 0
 
     def due(self, index: int) -> bool:
-        return index % EVERY == EVERY - 1
+        return index % self.every == self.every - 1
 
     def time_once(self) -> tuple[int, int] | None:
         """One canary's nanoseconds, whole and up to its fsync (its writes alone), or
@@ -72,16 +89,30 @@ class CanaryTimer:
             self.failed += 1
             return None
         finally:
-            shutil.rmtree(here, ignore_errors=True)
+            _remove(here)
         if sizes != [SIZE] * FILES:
             self.failed += 1
             return None
         return took
 
 
-def summary(timings_ns: list[int], writes_ns: list[int]) -> Canary | None:
-    """The benchmark's canary from its timings, whole and its writes alone (None: none
-    was timed)."""
+def _remove(here: Path) -> None:
+    """The canary's directory gone: its files by name (a tree walk costs more than the
+    canary), anything else there by a walk."""
+    for i in range(FILES):
+        with contextlib.suppress(OSError):
+            os.unlink(here / f"f{i}")
+    try:
+        os.rmdir(here)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        shutil.rmtree(here, ignore_errors=True)
+
+
+def summary(timings_ns: list[int], writes_ns: list[int], every: int = EVERY) -> Canary | None:
+    """The benchmark's canary from its timings, whole and its writes alone, timed after
+    every ``every``-th round (None: none was timed)."""
     if not timings_ns:
         return None
     writes = statistics.median(writes_ns) / 1e6 if writes_ns else None
@@ -89,4 +120,6 @@ def summary(timings_ns: list[int], writes_ns: list[int]) -> Canary | None:
         (round(whole / 1000), round(part / 1000))
         for whole, part in zip(timings_ns, writes_ns, strict=True)
     )
-    return Canary(statistics.median(timings_ns) / 1e6, len(timings_ns), EVERY, METHOD, writes, each)
+    return Canary(
+        statistics.median(timings_ns) / 1e6, len(timings_ns), every, method(every), writes, each
+    )

@@ -109,7 +109,7 @@ class RoundLoop:
             for container in ("repos", "checkouts", "scratch"):
                 (self.workdir / container).mkdir()
         self.probe = Probe(self.workdir, self.sandbox.device_stat_path)
-        self.canary = CanaryTimer(self.workdir / "canary")
+        self.canary = CanaryTimer(self.workdir / "canary", self.plan.rounds)
         self.log = RoundLog()
         self._sampler = SystemSampler(self.sandbox.device_stat_path)
         self._floor_tree: dict[str, floor.TreeEntry] = {}

@@ -266,7 +266,9 @@ class BenchmarkRun(RoundLoop):
             error_samples=list(log.errors),
             error_kinds=dict(log.error_kinds),
             diagnosis=self.diagnosis,
-            canary=canary.summary(log.canary_ns.tolist(), log.canary_writes_ns.tolist()),
+            canary=canary.summary(
+                log.canary_ns.tolist(), log.canary_writes_ns.tolist(), self.canary.every
+            ),
             floor=harness.floor_of(self._floor_tree, self.workdir, median_ms),
             harness=harness.record(
                 started=self._started,
