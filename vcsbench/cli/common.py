@@ -15,6 +15,7 @@ from vcsbench.errors import VcsbenchError
 if TYPE_CHECKING:
     from vcsbench.bench.selection import Selection
     from vcsbench.results import Run
+    from vcsbench.results.io import Whole
 
 
 def add_selection(
@@ -51,12 +52,19 @@ def out_path(args: argparse.Namespace, prefix: str) -> Path:
 
 def this_run(out: Path, run_id: str) -> Run | None:
     """The results this run wrote, or None (it wrote none; an older file is not ours)."""
-    from vcsbench.results import read
+    whole = this_whole(out, run_id)
+    return None if whole is None else whole.run
+
+
+def this_whole(out: Path, run_id: str) -> Whole | None:
+    """:func:`this_run` with the file's bytes and JSON, for the store to take without
+    reading it again."""
+    from vcsbench.results.io import read_whole
 
     if not out.exists():
         return None
-    run = read(out)
-    return run if run.run_id == run_id else None
+    whole = read_whole(out)
+    return whole if whole.run.run_id == run_id else None
 
 
 def check_out(out: Path, table: bool = False, logs: bool = False) -> None:

@@ -16,7 +16,7 @@ from vcsbench.cli.common import (
     interrupted,
     out_path,
     selection_of,
-    this_run,
+    this_whole,
 )
 from vcsbench.errors import VcsbenchError
 
@@ -115,12 +115,13 @@ def conclude(args: argparse.Namespace, out: Path, run_id: str, code: int) -> int
     """This run's summary table and results path, then the exit status."""
     from vcsbench.report.summary import summary
 
-    run = this_run(out, run_id)
+    whole = this_whole(out, run_id)
+    run = None if whole is None else whole.run
     if run is not None:
         from vcsbench.cli.store import remember
         from vcsbench.report.stability import warnings
 
-        remember(args, out)
+        remember(args, out, whole)
         print()
         print(summary([run]))
         for line in warnings(run.benchmarks, run.machine.cpu_count):

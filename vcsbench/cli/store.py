@@ -7,9 +7,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
+
+if TYPE_CHECKING:
+    from vcsbench.results.io import Whole
 
 
 def add_store_option(parser: argparse.ArgumentParser, also: str = "") -> None:
@@ -36,9 +40,10 @@ def store_path(args: argparse.Namespace) -> str | Path | None:
     return Path(given) if given else default_path()
 
 
-def remember(args: argparse.Namespace, out: Path) -> None:
-    """A run's result file into the store, after it is written; a store that fails is a
-    warning, never the run's failure (the file is the record)."""
+def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) -> None:
+    """A run's result file into the store, after it is written (``whole``: as it was
+    read already); a store that fails is a warning, never the run's failure (the file is
+    the record)."""
     path = store_path(args)
     if path is None or not out.is_file():
         return
@@ -47,7 +52,7 @@ def remember(args: argparse.Namespace, out: Path) -> None:
 
     try:
         with Store(path) as store:
-            store.add(out)
+            store.add(out, whole)
     except Exception as exc:  # whatever the database raised: the file is kept, and said
         where = shown_url(str(path))
         print(f"warning: the results store {where} did not take {out}: {exc}", file=sys.stderr)

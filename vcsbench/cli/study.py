@@ -15,7 +15,7 @@ from vcsbench.cli.common import (
     interrupted,
     out_path,
     selection_of,
-    this_run,
+    this_whole,
 )
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import Run
@@ -92,13 +92,14 @@ def run(args: argparse.Namespace) -> int:
         command=["vcsbench", *sys.argv[1:]],
         door="vcsbench study",
     )
-    run = this_run(out, run_id)
+    whole = this_whole(out, run_id)
+    run = None if whole is None else whole.run
     stopped = interrupted(out, run)
-    if stopped or run is None:
+    if stopped or whole is None or run is None:
         return stopped or code or 1
     from vcsbench.cli.store import remember
 
-    remember(args, out)
+    remember(args, out, whole)
     from vcsbench.results.io import write_file
 
     text = study_markdown(study, [run], out)

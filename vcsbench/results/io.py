@@ -21,7 +21,7 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.owned import not_mine_alone
@@ -260,8 +260,24 @@ def _parse_load(document: dict[str, Any], path: Path) -> Run:
 
 def read(path: Path | str) -> Run:
     """Read one result file; a bad file is one clear :class:`VcsbenchError`."""
+    return read_whole(path).run
+
+
+class Whole(NamedTuple):
+    """A result file read once: its bytes (what the store digests), its JSON and its run."""
+
+    data: bytes
+    document: Any
+    run: Run
+
+
+def read_whole(path: Path | str) -> Whole:
+    """:func:`read`, keeping the bytes and the JSON the run was parsed from (a run's
+    summary and the store read one file once, not once each)."""
     path = Path(path)
-    return parse(read_document(path), path)
+    data = read_bytes(path)
+    document = decode(data, path)
+    return Whole(data, document, parse(document, path))
 
 
 def read_document(path: Path) -> Any:

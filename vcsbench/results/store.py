@@ -29,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.bounded import decode, read_bytes
 from vcsbench.results.calibration import data_dir, fingerprint
 from vcsbench.results.comparison import busy
-from vcsbench.results.io import parse
+from vcsbench.results.io import Whole, read_whole
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.run_figures import over
 from vcsbench.results.schema import SchemaError
@@ -236,12 +235,11 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add(self, path: Path) -> Added:
-        """A result file into the store (once: the same bytes again change nothing)."""
-        data = read_bytes(path)
+    def add(self, path: Path, whole: Whole | None = None) -> Added:
+        """A result file into the store (once: the same bytes again change nothing);
+        ``whole``: the file as it was read already."""
+        data, document, run = whole if whole is not None else read_whole(path)
         digest = hashlib.sha256(data).hexdigest()
-        document = decode(data, path)
-        run = parse(document, path)
         key, machine = machine_key(document if isinstance(document, dict) else {}, run)
         started = run.datetime or datetime.datetime.now(datetime.UTC).isoformat()
         rows = []
