@@ -19,6 +19,7 @@ from fakes import (
     sandbox_for,
 )
 
+from vcsbench.bench import canary
 from vcsbench.bench import loop as loop_module
 from vcsbench.bench.log import VERIFY_BATCH
 from vcsbench.bench.plan import RoundPlan
@@ -46,14 +47,16 @@ def test_known_work_on_ext4_is_attributed_to_the_byte(root: None, tmp_path: Path
     assert 2 == bench.per_repo("scratch_inodes")
     # The device wrote at least the data, after syncfs, in each round.
     assert all(v is not None and v >= WRITTEN for v in bench.rounds.values["io_write_device"])
-    # Who wrote it: this process, charged with every round's bytes (and the verifier's
-    # none: it reads), beside the device's journal; what the device wrote beyond their
-    # charges is no task's (none here: the journal's charge covers it).
+    # Who wrote it: this process, charged with every round's bytes and every canary's
+    # files (and the verifier's none: it reads), beside the device's journal; what the
+    # device wrote beyond their charges is no task's (none here: the journal's covers it).
     found = bench.writers
     assert found is not None and found.unattributed_share is not None
+    assert bench.canary is not None and bench.canary.timed == ROUNDS
+    ours = ROUNDS * WRITTEN + bench.canary.timed * canary.FILES * canary.SIZE
     me = Path("/proc/self/comm").read_text().strip()
     assert any(  # another process of this name may write too, on a shared machine
-        ROUNDS * WRITTEN <= w.write_bytes <= ROUNDS * WRITTEN + 64 * 1024
+        ours <= w.write_bytes <= ours + 64 * 1024
         for w in found.top
         if w.name == me and not w.kernel_thread
     ), found.top
@@ -227,11 +230,12 @@ def test_recycled_workers_keep_every_round_counter_exact(root: None, tmp_path: P
     assert all(w > 0 for w in recycled.rounds.wall_ns)
     # The floor is measured on the last round, which a worker ran.
     assert recycled.floor_ratio is not None
-    # So is the canary after round 5 (and none after the others), with each timing.
+    # So is the canary after every round (seven: fewer than canary.MOST), each timing kept.
     for bench in (plain, recycled):
-        assert bench.canary is not None and bench.canary.timed == len(bench.canary.each_us) == 1
-        whole, writes = bench.canary.each_us[0]
-        assert 0 < writes <= whole and bench.canary.ms == pytest.approx(whole / 1000, abs=0.001)
+        assert bench.canary is not None and bench.canary.timed == len(bench.canary.each_us) == 7
+        wholes = sorted(whole for whole, _ in bench.canary.each_us)
+        assert all(0 < writes <= whole for whole, writes in bench.canary.each_us)
+        assert bench.canary.ms == pytest.approx(wholes[3] / 1000, abs=0.001)
 
 
 def test_workers_carry_none_of_what_the_benchmark_process_grew(tmp_path: Path) -> None:

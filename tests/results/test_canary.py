@@ -17,7 +17,7 @@ from unittest import mock
 
 from helpers import REPO, edited_result, scale_times, vcsbench
 
-from vcsbench.bench.canary import EVERY, MOST, CanaryTimer, summary
+from vcsbench.bench.canary import MOST, CanaryTimer, summary
 from vcsbench.results.canary import Canary
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
@@ -186,19 +186,23 @@ def test_the_canary_reports_the_time_its_work_took_and_leaves_nothing(tmp_path: 
     assert canary.each_us == ((2500, 1000), (3000, 500))
     assert Canary.from_json(json.loads(json.dumps(canary.to_json())), "canary") == canary
     assert list((tmp_path / "canary").iterdir()) == []
-    assert [timer.due(i) for i in range(2 * EVERY)].count(True) == 2
+    assert all(timer.due(i) for i in range(100))
 
 
 def test_a_long_run_times_the_canary_at_most_most_times_evenly(tmp_path: Path) -> None:
-    """10,000 rounds: after every 50th (200 timings, not 2,000); a short run keeps every
-    5th; the result says which."""
-    long, short = CanaryTimer(tmp_path / "a", 10_000), CanaryTimer(tmp_path / "b", 40)
+    """10,000 rounds: after every 50th (200 timings); 300: every 2nd (150); up to 200
+    rounds after each; the result says which."""
+    long, mid = CanaryTimer(tmp_path / "a", 10_000), CanaryTimer(tmp_path / "b", 300)
+    short = CanaryTimer(tmp_path / "c", 100)
     due = [i for i in range(10_000) if long.due(i)]
     assert (long.every, len(due), due[:2], due[-1]) == (50, MOST, [49, 99], 9_999)
-    assert (short.every, sum(short.due(i) for i in range(40))) == (EVERY, 8)
+    assert (mid.every, sum(mid.due(i) for i in range(300))) == (2, 150)
+    assert (short.every, sum(short.due(i) for i in range(100))) == (1, 100)
     canary = summary([1_000_000] * 3, [500_000] * 3, long.every)
     assert canary is not None and canary.every == 50
     assert canary.method.startswith("after every 50th round")
+    each = summary([1_000_000], [500_000], short.every)
+    assert each is not None and each.method.startswith("after every round,")
 
 
 def test_the_canary_removes_what_it_did_not_expect_to_find_too(tmp_path: Path) -> None:

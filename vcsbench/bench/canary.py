@@ -1,6 +1,6 @@
 """The canary, timed: the same few system calls on the benchmark's sandbox after every
-``EVERY``-th round (every :func:`every`-th on a long run, so that it stays at most
-``MOST`` timings), outside the round's timing and its probes (what it is for:
+round (every :func:`every`-th on a run of more than ``MOST`` rounds, so that it stays at
+most ``MOST`` timings), outside the round's timing and its probes (what it is for:
 :mod:`vcsbench.results.canary`).
 
 A directory, ``FILES`` files of ``SIZE`` bytes written into it (the canary's **writes**,
@@ -24,10 +24,13 @@ from pathlib import Path
 
 from vcsbench.results.canary import Canary
 
-EVERY = 5
 MOST = 200
-"""The canary's timings in one benchmark at most: its median is as steady from 200 as
-from 2,000, and each costs about as much as a short round (half a millisecond on tmpfs)."""
+"""The canary's timings in one benchmark at most. Up to this many rounds it runs after
+each: a comparison between runs divides each run's median by its canary's, so the
+canary median's own sampling error is in every such ratio (from 20 timings, as after
+every 5th of 100 rounds, it was 1-8 % on ext4: as much as the drift it takes out).
+Past it, after every n-th round: its median is as steady from 200 as from 2,000, and
+each costs about as much as a short round (half a millisecond on tmpfs)."""
 FILES = 10
 SIZE = 4096
 _DATA = b"canary\n" * (SIZE // 7) + b"c" * (SIZE % 7)
@@ -35,12 +38,13 @@ _DATA = b"canary\n" * (SIZE // 7) + b"c" * (SIZE % 7)
 
 def every(rounds: int) -> int:
     """After every how many rounds the canary runs in a benchmark of ``rounds``."""
-    return max(EVERY, math.ceil(rounds / MOST))
+    return max(1, math.ceil(rounds / MOST))
 
 
 def method(every: int) -> str:
+    after = "after every round" if every == 1 else f"after every {every}th round"
     return (
-        f"after every {every}th round, outside its timing: mkdir, {FILES} files of "
+        f"{after}, outside its timing: mkdir, {FILES} files of "
         f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "
         "verified and removed untimed"
     )
@@ -110,7 +114,7 @@ def _remove(here: Path) -> None:
         shutil.rmtree(here, ignore_errors=True)
 
 
-def summary(timings_ns: list[int], writes_ns: list[int], every: int = EVERY) -> Canary | None:
+def summary(timings_ns: list[int], writes_ns: list[int], every: int = 1) -> Canary | None:
     """The benchmark's canary from its timings, whole and its writes alone, timed after
     every ``every``-th round (None: none was timed)."""
     if not timings_ns:

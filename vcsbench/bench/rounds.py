@@ -340,7 +340,7 @@ class BenchmarkRun(RoundLoop):
 
     def _writers(self) -> Writers | None:
         """Who wrote to the sandbox's device from the first round to now (the rounds, and
-        the preparation and verification around them)."""
+        the preparation, verification and canaries around them)."""
         stat_path = self.sandbox.device_stat_path
         if self._writers_before is None or not stat_path:
             return None
