@@ -17,6 +17,7 @@ from unittest import mock
 
 from helpers import REPO, edited_result, scale_times, vcsbench
 
+from vcsbench.bench import canary as canary_module
 from vcsbench.bench.canary import MOST, CanaryTimer, summary
 from vcsbench.results.canary import Canary
 from vcsbench.results.spread import SpreadCell
@@ -203,6 +204,18 @@ def test_a_long_run_times_the_canary_at_most_most_times_evenly(tmp_path: Path) -
     assert canary.method.startswith("after every 50th round")
     each = summary([1_000_000], [500_000], short.every)
     assert each is not None and each.method.startswith("after every round,")
+    second = summary([1_000_000], [500_000], mid.every)
+    assert second is not None and second.method.startswith("after every 2nd round,")
+    assert [canary_module.ordinal(n) for n in (3, 11, 12, 13, 21, 22, 112, 50)] == [
+        "3rd",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "112th",
+        "50th",
+    ]
 
 
 def test_the_canary_removes_what_it_did_not_expect_to_find_too(tmp_path: Path) -> None:

@@ -41,8 +41,17 @@ def every(rounds: int) -> int:
     return max(1, math.ceil(rounds / MOST))
 
 
+_SUFFIX = {1: "st", 2: "nd", 3: "rd"}
+
+
+def ordinal(n: int) -> str:
+    """2nd, 3rd, 11th, 21st, 50th."""
+    suffix = "th" if 10 <= n % 100 <= 20 else _SUFFIX.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def method(every: int) -> str:
-    after = "after every round" if every == 1 else f"after every {every}th round"
+    after = "after every round" if every == 1 else f"after every {ordinal(every)} round"
     return (
         f"{after}, outside its timing: mkdir, {FILES} files of "
         f"{SIZE // 1024} KiB written (its writes), then the first fsync'd, in the sandbox; "

@@ -93,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
         door="vcsbench study",
     )
     whole = this_whole(out, run_id)
-    run = None if whole is None else whole.run
-    stopped = interrupted(out, run)
-    if stopped or whole is None or run is None:
+    stopped = interrupted(out, None if whole is None else whole.run)
+    if stopped or whole is None:
         return stopped or code or 1
+    run = whole.run
     from vcsbench.cli.store import remember
 
     remember(args, out, whole)
