@@ -28,7 +28,8 @@ MOST = 200
 """The canary's timings in one benchmark at most. Up to this many rounds it runs after
 each: a comparison between runs divides each run's median by its canary's, so the
 canary median's own sampling error is in every such ratio (from 20 timings, as after
-every 5th of 100 rounds, it was 1-8 % on ext4: as much as the drift it takes out).
+every 5th of 100 rounds, about 4 % on ext4, as much as the drift it takes out; from 100,
+1.5 %).
 Past it, after every n-th round: its median is as steady from 200 as from 2,000, and
 each costs about as much as a short round (half a millisecond on tmpfs)."""
 FILES = 10
