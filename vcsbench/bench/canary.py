@@ -72,6 +72,7 @@ class CanaryTimer:
         self.every = every(rounds)
         self.failed = 0
         self._made = 0
+        self._root_made = False
 
     def due(self, index: int) -> bool:
         return index % self.every == self.every - 1
@@ -82,7 +83,9 @@ class CanaryTimer:
         self._made += 1
         here = self.root / f"c{os.getpid()}-{self._made}"
         try:
-            self.root.mkdir(exist_ok=True)
+            if not self._root_made:  # once, not before every round's canary
+                self.root.mkdir(exist_ok=True)
+                self._root_made = True
             start = self.clock()
             here.mkdir()
             for i in range(FILES):
