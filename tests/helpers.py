@@ -184,6 +184,21 @@ def scale_times(bench: dict[str, Any], factor: float) -> None:
     rounds["wall_ns"] = [round(ns * factor) for ns in rounds["wall_ns"]]
 
 
+def canary_beside(bench: dict[str, Any], ms: float, writes_ms: float | None = None) -> None:
+    """A canary timed after every round of the benchmark, each timing ``ms`` (its writes
+    ``writes_ms``, or three tenths of it): each round over it is its time over ``ms``."""
+    writes = 0.3 * ms if writes_ms is None else writes_ms
+    timed = len(bench["rounds"]["wall_ns"])
+    bench["canary"] = {
+        "ms": ms,
+        "timed": timed,
+        "every": 1,
+        "method": "test",
+        "writes_ms": writes,
+        "each_us": [[round(1000 * ms), round(1000 * writes)]] * timed,
+    }
+
+
 def keep_rounds(bench: dict[str, Any], count: int) -> None:
     """A benchmark cut to its first ``count`` rounds, every per-round array and count with it."""
     rounds = bench["rounds"]
@@ -208,7 +223,7 @@ def history_run(
         document["vcsbench"]["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
         for bench in benches:
             scale_times(bench, machine * change)
-            bench["canary"] = {"ms": machine, "timed": 2, "every": 5, "method": "t"}
+            canary_beside(bench, machine)
             if run >= 8:
                 bench["backend"]["versions"] = {"pygit2": "9.9.9"}
 
@@ -235,7 +250,7 @@ def planted_history_store(tmp_path: Path) -> Path:
         "rounds": 12,
         "figures": {
             "time": [10 * v * c for v, c in zip(levels, canaries, strict=True)],
-            "time_canary": [10 * v for v in levels],
+            "time_per_canary": [10 * v for v in levels],
             "canary": canaries,
         },
     }

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO, edited_result, scale_times, vcsbench
+from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
 from vcsbench.results.earlier import spreads
 from vcsbench.results.spread import Seen, SpreadCell, own_spread
@@ -51,7 +51,7 @@ def run_file(tmp_path: Path, name: str, when: str, factor: float) -> str:
         document["vcsbench"]["spread"] = calibration()
         for bench in benches:
             scale_times(bench, factor)
-            bench["canary"] = {"ms": 1.0, "timed": 20, "every": 5, "method": "test"}
+            canary_beside(bench, 1.0)
 
     return edited_result(TINY, tmp_path / f"{name}.json", edit)
 
@@ -108,7 +108,9 @@ def test_runs_after_the_ones_compared_are_not_used(tmp_path: Path) -> None:
 
 
 def point(median: float) -> Point:
-    return Point("2026-11-27T09:00:00", median, 1.0, 0.5, 1.0, 100, 0, "", "v", "p", "")
+    return Point(
+        "2026-11-27T09:00:00", median, 1.0, 0.5, median, median / 0.5, 1.0, 100, 0, "", "v", "p", ""
+    )
 
 
 def test_the_stored_spread_of_a_known_noise_and_a_step() -> None:

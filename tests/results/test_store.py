@@ -5,13 +5,14 @@ bad stores refused in one line."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, edited_result, scale_times, vcsbench
+from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 from postgres import database, server
 
 from vcsbench.errors import VcsbenchError
@@ -47,7 +48,7 @@ def later(tmp_path: Path, name: str, factor: float, day: int, run_id: str = "") 
         document["vcsbench"]["run_id"] = run_id or f"run-{name}"
         for bench in benches:
             scale_times(bench, factor)
-            bench["canary"] = {"ms": 2.0, "timed": 4, "every": 5, "method": "test"}
+            canary_beside(bench, 2.0)
 
     return Path(edited_result(TINY, tmp_path / f"{name}.json", edit))
 
@@ -72,6 +73,9 @@ def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path, spec: str)
     assert [p.median_ms for p in series.points] == pytest.approx(expected)
     assert expected[1] / expected[0] == pytest.approx(1.2, rel=1e-3)
     assert [p.canary_ms for p in series.points] == [2.0, 2.0]
+    # each round over the canary after it (2 ms; its writes 0.6 ms), the median of those
+    assert [p.per_canary for p in series.points] == pytest.approx([m / 2 for m in expected])
+    assert [p.per_writes for p in series.points] == pytest.approx([m / 0.6 for m in expected])
     assert series.machine.startswith("vm, ")
 
 
@@ -122,6 +126,14 @@ def test_bad_files_and_bad_stores_are_one_line(tmp_path: Path) -> None:
     not_a_store.write_text("plain text, not a database " * 100)
     with pytest.raises(VcsbenchError, match="not a vcsbench store"):
         Store(not_a_store)
+    older = tmp_path / "older.sqlite"
+    Store(older).close()
+    with sqlite3.connect(older) as db:
+        db.execute("UPDATE vcsbench_meta SET value = '1' WHERE key = 'version'")
+    with pytest.raises(
+        VcsbenchError, match=r"store version 1, this vcsbench reads 2; .* store add"
+    ):
+        Store(older)
     missing = vcsbench("history", "--store", str(tmp_path / "nowhere.sqlite"))
     assert 2 == missing.returncode and "no store there yet" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1

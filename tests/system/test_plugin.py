@@ -518,7 +518,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
         "create",
         fstype,
         30,
-        {"time": figures, "cpu": figures, "time_writes": writes},
+        {"time": figures, "cpu": figures, "time_per_writes": writes},
     )
     data.mkdir(exist_ok=True)  # the runs above made it: their results store is there
     spread = Spread(digest, described, "2026-11-26T00:00:00+00:00", "test", 10, (cell,))

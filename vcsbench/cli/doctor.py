@@ -138,6 +138,11 @@ def _spread_text() -> str:
             for name, what in UNDER.items()
             if (sd := cell.sd_log(name)) is not None
         )
+        if "canary" in cell.figures and not any(name in cell.figures for name in UNDER):
+            against += (
+                "; measured before each round was paired with its canary, so compare uses "
+                "the median alone (doctor --spread measures it again)"
+            )
         lines.append(
             f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}% "
             f"(medians ms: {medians}){against}; one run a side reads a change beyond "

@@ -238,8 +238,9 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         f"{OTHERS_CPU:g} CPUs), too few rounds for a run's median to be its level, or the "
         "machine moved (each run times a canary, fixed filesystem work between its rounds; "
         'it moved between the runs beyond its own spread). "against the canary" (or "the '
-        "canary's writes\", up to its fsync): the ratio and verdict are of each run's median "
-        "over its canary's, used where this machine's calibration found that figure moves "
+        "canary's writes\", up to its fsync): the ratio and verdict are of each run's rounds "
+        "over its canary (each round's time over the canary's timed right after it, the "
+        "median of those), used where this machine's calibration found that figure moves "
         "less between runs than the median alone; the medians shown are the runs' own."
     ]
     if cells:

@@ -16,7 +16,7 @@ from vcsbench.results.changes import ChangePoint, change_points
 from vcsbench.results.spread import UNDER
 from vcsbench.results.store import Point, Series
 
-SHOWN = {"time": "median", **{name: f"median / {under}" for name, under in UNDER.items()}}
+SHOWN = {"time": "median", **{name: f"rounds / {under}" for name, under in UNDER.items()}}
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], li
             _day(p.started),
             fmt_ms(p.median_ms),
             fmt_ms(p.canary_ms),
-            _over(p, judge.key if judge.key != "time" else "time_canary"),
+            _over(p, judge.key if judge.key != "time" else "time_per_canary"),
             f"{p.errors}/{p.repos}",
             p.busy or "no",
             p.versions or "not recorded",
@@ -137,7 +137,7 @@ def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], li
         ]
         for i, p in enumerate(one.points, 1)
     ]
-    shown = judge.figure if judge.key != "time" else SHOWN["time_canary"]
+    shown = judge.figure if judge.key != "time" else SHOWN["time_per_canary"]
     header = ["run", "started (UTC)", "median ms", "canary ms", shown]
     header += ["errors", "busy", "versions", "change from here"]
     align = ["right", "left", "right", "right", "right", "right", "left", "left", "left"]

@@ -1,21 +1,28 @@
 """The canary: fixed filesystem work timed between a benchmark's rounds.
 
-No backend, operation or payload can move it: it is the same few system calls on the
-same sandbox in every run (:mod:`vcsbench.bench.canary` does it). What moves it is the
-machine -- a host that lends the VM less CPU for a while, a device whose flushes are
-slower this hour. Between separate runs that drift moves every benchmark's level by
-10 % and more on this project's machine type, together with the canary beside it (in
-one process, blocks of 20 svn-fs commits and 20 canaries on ext4 over 150 s: correlation
-0.94 between their medians). So a run's median over its canary's median is a figure the
-machine's drift moves less; the calibration (``vcsbench doctor --spread``) measures,
-per cell, whether it does, and a comparison between runs uses it only where it does.
+It is the same few system calls on the same sandbox in every run
+(:mod:`vcsbench.bench.canary` does it), so what moves it is mostly the machine -- a host
+that lends the VM less CPU for a while, a device whose flushes are slower this hour.
+Between separate runs that drift moves every benchmark's level by 10 % and more on this
+project's machine type, together with the canary beside it (in one process, blocks of 20
+svn-fs commits and 20 canaries on ext4 over 150 s: correlation 0.94 between their
+medians). So a run's rounds over their canary -- each round's time over the canary's
+timed right after it, the median of those ratios (:meth:`Canary.per_round`) -- is a
+figure the machine's drift moves less; the calibration (``vcsbench doctor --spread``)
+measures, per cell, whether it does, and a comparison between runs uses it only where it
+does. Not wholly apart from the rounds: what a round leaves behind reaches the canary
+after it (on ext4, runs whose rounds each spun 130 µs longer timed the canary's writes
+7 % faster and its fsync 7-12 % slower: the medians of 60 runs a side, svn-fs and git-pygit2
+commit; docs/figures.md).
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from vcsbench.results.rounds import Rounds
 from vcsbench.results.schema import SchemaError, count, expect, required
 
 MAX_TIMED = 10_000_000
@@ -36,6 +43,24 @@ class Canary:
     each_us: tuple[tuple[int, int], ...] = ()
     """Every timing, whole and its writes (whole microseconds), in the order timed: what
     its median's own sampling error is read from."""
+
+    def per_round(self, rounds: Rounds, writes: bool = False) -> float | None:
+        """The median over the successful rounds of each round's time over the canary
+        timed right after it (its writes alone if ``writes``): after every ``every``-th
+        round, the canary after a round's stretch; rounds past the last canary, over the
+        last. Paired so, drift as fast as a few rounds is taken out with the slow (the
+        medians' ratio leaves it in both). None where the timings do not line up with
+        the rounds one for one (a canary failed; a file without its timings)."""
+        due = len(rounds.wall_ns) // self.every
+        if not due or len(self.each_us) != due:
+            return None
+        ratios = []
+        for i, (wall_ns, good) in enumerate(zip(rounds.wall_ns, rounds.ok, strict=True)):
+            whole, part = self.each_us[min(i // self.every, due - 1)]
+            under = part if writes else whole
+            if good and under > 0:
+                ratios.append(wall_ns / 1000 / under)
+        return statistics.median(ratios) if ratios else None
 
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {

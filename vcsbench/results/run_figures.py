@@ -1,6 +1,6 @@
 """A run's one value for a figure that drifts, and which of them a time comparison
-between runs uses: the median alone, or over the canary beside the run's rounds (or the
-canary's writes), whichever this machine's calibration found steadiest
+between runs uses: the median alone, or the rounds over the canary timed beside them (or
+the canary's writes), whichever this machine's calibration found steadiest
 (:mod:`vcsbench.results.canary`); and whether the machine itself moved between runs."""
 
 from __future__ import annotations
@@ -12,25 +12,17 @@ from vcsbench.results.spread import Seen, SpreadCell, op_class
 from vcsbench.results.verdict import between
 
 
-def over(
-    median: float | None, canary: float | None, writes: float | None, name: str
-) -> float | None:
-    """A time figure (``spread.TIME_FIGURES``) from a run's median and its canary's
-    medians, whole and its writes (None where one it needs is missing)."""
-    under = {"time": 1.0, "time_canary": canary, "time_writes": writes}.get(name)
-    return median / under if median is not None and under else None
-
-
 def run_figure(bench: Benchmark, name: str) -> float | None:
     """A run's one value for a drifting figure (``spread.FIGURES``): its median time
-    (ms), its CPU per repository, that median over its canary's, the canary's medians."""
+    (ms), its CPU per repository, its rounds over their canary (or its writes), the
+    canary's medians."""
     canary = bench.canary
     if name in ("canary", "writes"):
         return None if canary is None else canary.ms if name == "canary" else canary.writes_ms
-    if name in ("time_canary", "time_writes"):
+    if name in ("time_per_canary", "time_per_writes"):
         if canary is None:
             return None
-        return over(bench.median_ms, canary.ms, canary.writes_ms, name)
+        return canary.per_round(bench.rounds, writes=name == "time_per_writes")
     return bench.median_ms if name == "time" else bench.per_repo(name)
 
 

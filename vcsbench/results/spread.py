@@ -24,14 +24,17 @@ from typing import Any
 
 from vcsbench.results.schema import SchemaError, count, expect, optional, required
 
-FIGURES = ("time", "cpu", "time_canary", "time_writes", "canary", "writes")
+FIGURES = ("time", "cpu", "time_per_canary", "time_per_writes", "canary", "writes")
 """The figures whose spread is measured: they drift; bytes, footprint and counts do not.
-``time_canary``: the median over the run's canary (:mod:`vcsbench.results.canary`);
-``time_writes``: over the canary's writes alone (up to its fsync); ``canary``, ``writes``:
-the canary's own medians, whole and its writes."""
-TIME_FIGURES = ("time", "time_canary", "time_writes")
+``time_per_canary``: the run's rounds over its canary, each round over the canary timed
+right after it (:meth:`vcsbench.results.canary.Canary.per_round`); ``time_per_writes``:
+over the canary's writes alone (up to its fsync); ``canary``, ``writes``: the canary's
+own medians, whole and its writes. (A calibration's ``time_canary`` and ``time_writes``,
+from before the rounds were paired with their canaries, were the medians' ratios: they
+are not read.)"""
+TIME_FIGURES = ("time", "time_per_canary", "time_per_writes")
 """What a time comparison may use, the calibration choosing per cell."""
-UNDER = {"time_canary": "canary", "time_writes": "canary's writes"}
+UNDER = {"time_per_canary": "canary", "time_per_writes": "canary's writes"}
 """What each time figure other than the median alone is over, for a person."""
 SPREAD_FILE_VERSION = 1
 

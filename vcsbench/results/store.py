@@ -33,12 +33,14 @@ from vcsbench.results.calibration import data_dir, fingerprint
 from vcsbench.results.comparison import busy
 from vcsbench.results.io import Whole, read_whole
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import over
+from vcsbench.results.run_figures import run_figure
 from vcsbench.results.schema import SchemaError
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.store_db import StoreError, connect
 
-STORE_VERSION = 1
+STORE_VERSION = 2
+"""2: each point keeps its rounds over their canary (paired round by round); 1 kept the
+canary's medians only."""
 MAX_TEXT = 4096
 """Longer text from a result file (a command line, a description) is cut to this."""
 
@@ -64,6 +66,8 @@ SCHEMA = (
         median_ms DOUBLE PRECISION,
         canary_ms DOUBLE PRECISION,
         canary_writes_ms DOUBLE PRECISION,
+        per_canary DOUBLE PRECISION,
+        per_writes DOUBLE PRECISION,
         cpu_ms DOUBLE PRECISION,
         repos INTEGER NOT NULL,
         errors INTEGER NOT NULL,
@@ -143,6 +147,8 @@ def load_points(run: Run) -> Iterator[tuple[str, tuple[Any, ...]]]:
                 step.latency_ms.get("p50"),
                 None,
                 None,
+                None,
+                None,
                 cpu,
                 step.sessions,
                 errors,
@@ -167,6 +173,9 @@ class Point:
     median_ms: float | None
     canary_ms: float | None
     canary_writes_ms: float | None
+    per_canary: float | None
+    """Its rounds over their canary (``spread.TIME_FIGURES``' ``time_per_canary``)."""
+    per_writes: float | None
     cpu_ms: float | None
     repos: int
     errors: int
@@ -178,7 +187,11 @@ class Point:
 
     def figure(self, name: str) -> float | None:
         """Its value of a time figure (``spread.TIME_FIGURES``), if it has one."""
-        return over(self.median_ms or None, self.canary_ms, self.canary_writes_ms, name)
+        return {
+            "time": self.median_ms or None,
+            "time_per_canary": self.per_canary,
+            "time_per_writes": self.per_writes,
+        }.get(name)
 
     def cell(self) -> SpreadCell | None:
         if not self.spread:
@@ -223,7 +236,8 @@ class Store:
             self._db.close()
             raise VcsbenchError(
                 f"--store {self.where}: store version {found[0][0] if found else '?'}, this "
-                f"vcsbench reads {STORE_VERSION}"
+                f"vcsbench reads {STORE_VERSION}; the store is an index over result files: "
+                "add them to a new one (vcsbench store add --store NEW FILE|DIR ...)"
             )
 
     def close(self) -> None:
@@ -256,6 +270,8 @@ class Store:
                     bench.median_ms,
                     bench.canary.ms if bench.canary is not None else None,
                     bench.canary.writes_ms if bench.canary is not None else None,
+                    run_figure(bench, "time_per_canary"),
+                    run_figure(bench, "time_per_writes"),
                     None if cpu is None else cpu * 1000,
                     bench.repos,
                     bench.errors,
@@ -295,10 +311,10 @@ class Store:
             if len({row[1] for row in rows}) < len(rows):
                 raise VcsbenchError(f"{path}: names one benchmark twice; not added")
             self._db.executemany(
-                "INSERT INTO vcsbench_points (digest, series, machine_key, "
-                "benchmark, started, median_ms, canary_ms, canary_writes_ms, cpu_ms, repos, "
-                "errors, busy, versions, spread) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO vcsbench_points (digest, series, machine_key, benchmark, "
+                "started, median_ms, canary_ms, canary_writes_ms, per_canary, per_writes, "
+                "cpu_ms, repos, errors, busy, versions, spread) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
         return Added(str(path), len(rows), True)
@@ -315,8 +331,8 @@ class Store:
         its points oldest first."""
         query = (
             "SELECT p.series, p.machine_key, r.machine, p.benchmark, p.started, p.median_ms, "
-            "p.canary_ms, p.canary_writes_ms, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, "
-            "r.path, p.spread "
+            "p.canary_ms, p.canary_writes_ms, p.per_canary, p.per_writes, p.cpu_ms, p.repos, "
+            "p.errors, p.busy, p.versions, r.path, p.spread "
             "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE lower(p.benchmark) LIKE ? ESCAPE '\\' ORDER BY p.series, p.started"
         )
@@ -339,8 +355,8 @@ class Store:
         """The last ``most`` points of ``series`` started before ``before`` with these
         versions, on a machine not busy and with every round ok, oldest first."""
         rows = self._db.execute(
-            "SELECT p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.cpu_ms, "
-            "p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
+            "SELECT p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.per_canary, "
+            "p.per_writes, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
             "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE p.series = ? AND p.started < ? AND p.versions = ? AND p.busy = '' "
             "AND p.errors = 0 ORDER BY p.started DESC LIMIT ?",

@@ -56,9 +56,9 @@ class Between:
     basis: str = ""
     """What the spread came from, for a person."""
     figure: str = ""
-    """The calibration's figure the runs' values are: ``time_canary`` or ``time_writes``
-    where each run's median is over its canary or the canary's writes (the machine's
-    drift taken out); "" for ``name`` itself."""
+    """The calibration's figure the runs' values are: ``time_per_canary`` or
+    ``time_per_writes`` where each run's value is its rounds over its canary or the
+    canary's writes (the machine's drift taken out); "" for ``name`` itself."""
 
     @property
     def relative(self) -> str:
@@ -105,7 +105,7 @@ def between(
 ) -> Between:
     """``other``'s runs against ``base``'s (each value one run's figure), pooling the
     machine's calibration ``cell`` where there is one; ``figure``: the calibration's
-    figure the values are, if not ``name`` (``time_canary``)."""
+    figure the values are, if not ``name`` (``time_per_canary``)."""
     key = figure or name
     if not base or not other or any(v is None or v <= 0 for v in (*base, *other)):
         kept_b = tuple(v for v in base if v is not None)
