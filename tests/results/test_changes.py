@@ -111,7 +111,7 @@ def test_history_finds_the_release_that_slowed_it_and_not_the_machine(tmp_path: 
     assert machine is not None, rows[5]
     assert float(machine[2]) < 1.2 < float(machine[3])
     assert all(rows[i][-1] == "" for i in range(1, 13) if i not in (5, 9))
-    assert "Change points on the rounds / canary of 12 runs" in result.stdout
+    assert "Change points on the rounds over the canary of 12 runs" in result.stdout
     overview = vcsbench("history", "--store", str(store))
     assert re.search(r"run 9: 1\.2\dx slower \[", overview.stdout), overview.stdout
     assert "the machine at run 5: canary 1.20x [" in overview.stdout

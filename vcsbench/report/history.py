@@ -3,8 +3,9 @@
 
 Several series: one line each (runs, dates, the first and last run's median, the versions
 it ran with and where they changed). One series: every run of it, oldest first, with its
-canary and the median over it (the figure the machine's drift moves least on machines
-where the calibration found so: :mod:`vcsbench.results.canary`).
+canary and its rounds over it, each over the canary timed right after it (the figure the
+machine's drift moves least on machines where the calibration found so:
+:mod:`vcsbench.results.canary`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from vcsbench.results.changes import ChangePoint, change_points
 from vcsbench.results.spread import UNDER
 from vcsbench.results.store import Point, Series
 
-SHOWN = {"time": "median", **{name: f"rounds / {under}" for name, under in UNDER.items()}}
+SHOWN = {"time": "median", **{name: f"rounds over the {under}" for name, under in UNDER.items()}}
 
 
 @dataclass(frozen=True)
