@@ -376,6 +376,11 @@ def test_doctor_spread_keeps_each_separate_runs_median_and_every_later_run_recor
     (cell,) = spread.cells
     assert ("git-pygit2", "create") == (cell.backend, cell.op)
     assert medians == list(cell.figures["time"])
+    from vcsbench.results.run_figures import run_figure
+
+    runs = [read(kept / f"spread-run-{i}.json").benchmarks[0] for i in (1, 2, 3)]
+    for name in ("time_per_canary", "time_per_writes"):  # each round over its canary
+        assert list(cell.figures[name]) == [run_figure(b, name) for b in runs]
     shown = vcsbench("doctor", env=env)
     assert f"git-pygit2 create {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}%" in shown.stdout
     out = tmp_path / "later.json"
@@ -386,6 +391,15 @@ def test_doctor_spread_keeps_each_separate_runs_median_and_every_later_run_recor
     assert 0 == later.returncode, later.stdout + later.stderr
     recorded = read(out).spread
     assert recorded is not None and recorded.cells == spread.cells
+    # A calibration from before each round was paired with its canary: not read as one
+    older = json.loads(path.read_text())
+    for kept_cell in older["cells"]:
+        figures = kept_cell["figures"]
+        figures["time_canary"] = figures.pop("time_per_canary")
+        figures["time_writes"] = figures.pop("time_per_writes")
+    path.write_text(json.dumps(older))
+    said = vcsbench("doctor", env=env).stdout
+    assert "measured before each round was paired with its canary, so compare uses" in said
 
 
 def test_a_variant_of_the_same_backend_in_the_other_run_is_matched(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ timed right after it, the median of those ratios (:meth:`Canary.per_round`) -- i
 figure the machine's drift moves less; the calibration (``vcsbench doctor --spread``)
 measures, per cell, whether it does, and a comparison between runs uses it only where it
 does. Not wholly apart from the rounds: what a round leaves behind reaches the canary
-after it (on ext4, runs whose rounds each spun 130 µs longer timed the canary's writes
-7 % faster and its fsync 7-12 % slower: the medians of 60 runs a side, svn-fs and git-pygit2
-commit; docs/figures.md).
+after it (on ext4, in runs whose commits each spun 124-130 µs longer, the canary's writes
+ran 6-12 % faster and its fsync 3-12 % slower; where svn-fs create+commits spun 3.1 ms
+longer, the whole canary ran 2 % slower: the medians of 60 runs a side; docs/figures.md).
 """
 
 from __future__ import annotations
