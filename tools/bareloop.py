@@ -196,12 +196,14 @@ def copy_tree(source: Path, target: Path) -> None:
             os.chmod(here / name, (Path(top) / name).stat().st_mode & 0o7777)
 
 
-CANARY_EVERY, CANARY_FILES, CANARY_SIZE = 5, 10, 4096
-"""vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every 5th round,
-outside its timing, a directory, 10 files of 4 KiB written and the first fsync'd."""
+CANARY_EVERY, CANARY_FILES, CANARY_SIZE = 1, 10, 4096
+"""vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every round (as
+vcsbench's benchmarks of up to 200 rounds), outside its timing, a directory, 10 files of
+4 KiB written and the first fsync'd."""
 AFTER_CANARY: dict[tuple[str, str], list[float]] = {}
 """Per backend and operation, each vcsbench run's rounds right after a canary over its
-other rounds (medians): what the canary does to the round after it."""
+other rounds (medians): what the canary does to the round after it; none where every
+round follows one (``CANARY_EVERY`` 1, as vcsbench's canary runs up to 200 rounds)."""
 CANARIES: list[float] = []
 """The last loop's canary timings (ms), with ``canary=True``."""
 
@@ -242,8 +244,8 @@ def loop(
     start (its probe's syncfs); otherwise only commit's prepared repository is synced.
     ``copied``: commit's repository is a copy of one made once, not made in place.
     ``warmup``: rounds made first and left out of the median, as vcsbench's warm-up and
-    pilot rounds are. ``canary``: vcsbench's canary after every 5th round, untimed by the
-    round; its timings in ``CANARIES``."""
+    pilot rounds are. ``canary``: vcsbench's canary after every ``CANARY_EVERY``-th round,
+    untimed by the round; its timings in ``CANARIES``."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
@@ -381,7 +383,7 @@ def compare(
     print(
         f"vcsbench median / bare-loop median, {fs}, {rounds} rounds, hello; each run: "
         "loop, vcsbench, loop (ratio over the two loops' mean); both time vcsbench's "
-        "canary after every 5th round, so each ratio is also given over the canaries "
+        "canary after every round, so each ratio is also given over the canaries "
         "(the machine's drift between the processes taken out)"
         + ("; the loop syncs the filesystem before each call" if sync else "")
         + ("; commit's repository a copy" if copied else "")
