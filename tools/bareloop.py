@@ -196,14 +196,10 @@ def copy_tree(source: Path, target: Path) -> None:
             os.chmod(here / name, (Path(top) / name).stat().st_mode & 0o7777)
 
 
-CANARY_EVERY, CANARY_FILES, CANARY_SIZE = 1, 10, 4096
+CANARY_FILES, CANARY_SIZE = 10, 4096
 """vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every round (as
 vcsbench's benchmarks of up to 200 rounds), outside its timing, a directory, 10 files of
 4 KiB written and the first fsync'd."""
-AFTER_CANARY: dict[tuple[str, str], list[float]] = {}
-"""Per backend and operation, each vcsbench run's rounds right after a canary over its
-other rounds (medians): what the canary does to the round after it; none where every
-round follows one (``CANARY_EVERY`` 1, as vcsbench's canary runs up to 200 rounds)."""
 CANARIES: list[float] = []
 """The last loop's canary timings (ms), with ``canary=True``."""
 
@@ -244,8 +240,8 @@ def loop(
     start (its probe's syncfs); otherwise only commit's prepared repository is synced.
     ``copied``: commit's repository is a copy of one made once, not made in place.
     ``warmup``: rounds made first and left out of the median, as vcsbench's warm-up and
-    pilot rounds are. ``canary``: vcsbench's canary after every ``CANARY_EVERY``-th round,
-    untimed by the round; its timings in ``CANARIES``."""
+    pilot rounds are. ``canary``: vcsbench's canary after every round, untimed by the
+    round; its timings in ``CANARIES``."""
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
     timed = calls[op]
     took: list[int] = []
@@ -267,7 +263,7 @@ def loop(
             start = time.perf_counter_ns()
             timed(path)
             took.append(time.perf_counter_ns() - start)
-            if canary and len(took) % CANARY_EVERY == 0:
+            if canary:
                 CANARIES.append(canary_once(mnt, len(took)))
         want = {"create": None, "create+commit": FIRST, "commit": {**FIRST, **CHANGE}}[op]
         for path in paths:
@@ -367,13 +363,6 @@ def vcsbench_medians(
         backend, op = result["backend"]["name"], result["op"]
         canary = result.get("canary") or {}
         medians[(backend, op)] = (bench["stats"]["median"] * 1000, canary.get("ms"))
-        walls = result["rounds"]["wall_ns"]
-        after = [w for i, w in enumerate(walls) if i and i % CANARY_EVERY == 0]
-        others = [w for i, w in enumerate(walls) if i and i % CANARY_EVERY]
-        if after and others:
-            AFTER_CANARY.setdefault((backend, op), []).append(
-                statistics.median(after) / statistics.median(others)
-            )
     return medians
 
 
@@ -415,11 +404,6 @@ def compare(
         print(
             f"{backend} {op}: median over the canaries {statistics.median(ratios):.3f} "
             f"(runs {min(ratios):.3f}-{max(ratios):.3f})"
-        )
-    for (backend, op), ratios in AFTER_CANARY.items():
-        print(
-            f"{backend} {op}: vcsbench's rounds right after a canary over its others "
-            f"{statistics.median(ratios):.3f} (runs {min(ratios):.3f}-{max(ratios):.3f})"
         )
 
 

@@ -26,10 +26,10 @@ from vcsbench.results.canary import Canary
 
 MOST = 200
 """The canary's timings in one benchmark at most. Up to this many rounds it runs after
-each: a comparison between runs divides each run's median by its canary's, so the
-canary median's own sampling error is in every such ratio (from 20 timings, as after
-every 5th of 100 rounds, about 4 % on ext4, as much as the drift it takes out; from 100,
-1.5 %).
+each: a comparison between runs divides each round by the canary timed right after it
+(:meth:`vcsbench.results.canary.Canary.per_round`); after every 5th of 100 rounds, as it
+ran before, the medians' ratio carried the canary median's own sampling error (from 20
+timings about 4 % on ext4, as much as the drift it takes out; from 100, 1.5 %).
 Past it, after every n-th round: its median is as steady from 200 as from 2,000, and
 each costs about as much as a short round (half a millisecond on tmpfs)."""
 FILES = 10

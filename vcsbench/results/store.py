@@ -39,8 +39,7 @@ from vcsbench.results.spread import SpreadCell
 from vcsbench.results.store_db import StoreError, connect
 
 STORE_VERSION = 2
-"""2: each point keeps its rounds over their canary (paired round by round); 1 kept the
-canary's medians only."""
+"""2: each point keeps its rounds over their canary; 1 kept the canary's medians only."""
 MAX_TEXT = 4096
 """Longer text from a result file (a command line, a description) is cut to this."""
 
@@ -165,6 +164,12 @@ class Added:
     benchmarks: int
     new: bool
     """False: a file of the same bytes was in the store already."""
+
+
+POINT = (  # a Point's columns in its fields' order, as both queries read them
+    "p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.per_canary, p.per_writes, "
+    "p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread"
+)
 
 
 @dataclass(frozen=True)
@@ -330,9 +335,7 @@ class Store:
         """Every series whose benchmark contains ``match`` (case-insensitive), each with
         its points oldest first."""
         query = (
-            "SELECT p.series, p.machine_key, r.machine, p.benchmark, p.started, p.median_ms, "
-            "p.canary_ms, p.canary_writes_ms, p.per_canary, p.per_writes, p.cpu_ms, p.repos, "
-            "p.errors, p.busy, p.versions, r.path, p.spread "
+            f"SELECT p.series, p.machine_key, r.machine, p.benchmark, {POINT} "
             "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE lower(p.benchmark) LIKE ? ESCAPE '\\' ORDER BY p.series, p.started"
         )
@@ -355,9 +358,7 @@ class Store:
         """The last ``most`` points of ``series`` started before ``before`` with these
         versions, on a machine not busy and with every round ok, oldest first."""
         rows = self._db.execute(
-            "SELECT p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.per_canary, "
-            "p.per_writes, p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread "
-            "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
+            f"SELECT {POINT} FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE p.series = ? AND p.started < ? AND p.versions = ? AND p.busy = '' "
             "AND p.errors = 0 ORDER BY p.started DESC LIMIT ?",
             (series, before, versions, most),
