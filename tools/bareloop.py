@@ -197,9 +197,10 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 CANARY_FILES, CANARY_SIZE = 10, 4096
+CANARY_DATA = b"canary\n" * (CANARY_SIZE // 7) + b"c" * (CANARY_SIZE % 7)
 """vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every round (as
 vcsbench's benchmarks of up to 200 rounds), outside its timing, a directory, 10 files of
-4 KiB written and the first fsync'd."""
+4 KiB written, then the first opened again and fsync'd."""
 CANARIES: list[float] = []
 """The last loop's canary timings (ms), with ``canary=True``."""
 
@@ -211,11 +212,14 @@ def canary_once(root: Path, index: int) -> float:
     for i in range(CANARY_FILES):
         fd = os.open(here / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            os.write(fd, b"c" * CANARY_SIZE)
-            if i == 0:
-                os.fsync(fd)
+            os.write(fd, CANARY_DATA)
         finally:
             os.close(fd)
+    fd = os.open(here / "f0", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     took = (time.perf_counter_ns() - start) / 1e6
     for i in range(CANARY_FILES):
         if (here / f"f{i}").stat().st_size != CANARY_SIZE:
