@@ -435,3 +435,27 @@ def test_a_loads_arrivals_are_read_once_and_said(
 
 
 REFERENCE_OPEN = DATA.parent.parent / "results" / "reference" / "markus2011-open.json.gz"
+
+
+def test_a_variant_alone_is_one_difference_not_its_versions_and_options(tmp_path: Path) -> None:
+    """``git-pygit2[delay=900us]`` against ``git-pygit2``: the same versions and options
+    under another label -- one thing changed (the variant), not three; a version that
+    differs is still named."""
+    doc = tiny()
+    base = write(tmp_path / "base.json", doc)
+    for bench in doc["benchmarks"]:
+        backend = bench["extra_info"]["vcsbench"]["backend"]
+        backend["variant"] = f"{backend['name']}[delay=900us]"
+        bench["params"]["backend"] = backend["variant"]
+    other = write(tmp_path / "other.json", doc)
+    says = vcsbench("compare", str(base), str(other)).stdout
+    assert (
+        "backend variants: git-pygit2; svn-fs  →  git-pygit2[delay=900us]; svn-fs[delay=900us]"
+    ) in says, says[:2000]
+    assert "backend versions" not in says and "backend options" not in says, says[:2000]
+    assert "things changed at once" not in says
+    first(doc)["backend"]["versions"]["pygit2"] = "1.15.1"
+    newer = vcsbench("compare", str(base), str(write(tmp_path / "o2.json", doc))).stdout
+    assert "backend versions: git-pygit2: " in newer, newer[:2000]
+    assert "pygit2 1.21.0" in newer and "pygit2 1.15.1" in newer
+    assert "backend variants" not in newer

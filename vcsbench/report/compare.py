@@ -70,9 +70,13 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
     if content:
         diffs["payload content"] = content
 
-    def collect(result: Run, what: str) -> str:
+    def collect(result: Run, what: str, label: bool = True) -> str:
+        """One category's values over the run's benchmarks; ``label``: each backend's
+        named as its variant (``git-pygit2[delay=900us]``), else by its name, so that a
+        variant's label alone does not make its versions and options differ."""
         values: list[str] = []
         for bench in result.benchmarks:
+            who = bench.label if label else bench.backend.name
             if what == "filesystem":
                 values.append(_describe_fs(bench))
             elif what == "disk under the sandbox":
@@ -80,14 +84,15 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
             elif what == "backend versions":
                 versions = bench.backend.versions
                 values.append(
-                    f"{bench.label}: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+                    f"{who}: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
                 )
             elif what == "backend options":
                 options = bench.backend.options
                 values.append(
-                    f"{bench.label}: "
-                    + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v)
+                    f"{who}: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v)
                 )
+            elif what == "backend variants":
+                values.append(bench.label)
             else:
                 values.append(bench.cache)
         return "; ".join(dict.fromkeys(values))
@@ -99,11 +104,15 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
         "backend options",
         "cache",
     ):
-        b, o = collect(base, what), collect(other, what)
         if what == "disk under the sandbox" and "filesystem" in diffs:
             continue  # another filesystem kind brings another disk (tmpfs: memory)
+        if collect(base, what, label=False) != collect(other, what, label=False):
+            diffs[what] = (collect(base, what), collect(other, what))
+    if not {"backend versions", "backend options"} & diffs.keys():
+        # a variant whose only change the environment does not record (delay=, age=)
+        b, o = collect(base, "backend variants"), collect(other, "backend variants")
         if b != o:
-            diffs[what] = (b, o)
+            diffs["backend variants"] = (b, o)
     return diffs
 
 
