@@ -197,10 +197,11 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 CANARY_FILES, CANARY_SIZE = 10, 4096
-CANARY_DATA = b"canary\n" * (CANARY_SIZE // 7) + b"c" * (CANARY_SIZE % 7)
 """vcsbench's canary, done the same way (vcsbench/bench/canary.py): after every round (as
 vcsbench's benchmarks of up to 200 rounds), outside its timing, a directory, 10 files of
 4 KiB written, then the first opened again and fsync'd."""
+CANARY_DATA = b"canary\n" * (CANARY_SIZE // 7) + b"c" * (CANARY_SIZE % 7)
+"""The bytes of each of the canary's files, vcsbench's."""
 CANARIES: list[float] = []
 """The last loop's canary timings (ms), with ``canary=True``."""
 

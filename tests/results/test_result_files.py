@@ -439,7 +439,7 @@ REFERENCE_OPEN = DATA.parent.parent / "results" / "reference" / "markus2011-open
 
 def test_a_variant_alone_is_one_difference_not_its_versions_and_options(tmp_path: Path) -> None:
     """``git-pygit2[delay=900us]`` against ``git-pygit2``: the same versions and options
-    under another label -- one thing changed (the variant), not three; a version that
+    under another label -- one thing changed (the variant), not two; a version that
     differs is still named."""
     doc = tiny()
     base = write(tmp_path / "base.json", doc)
