@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from helpers import REPO, edited_result, keep_rounds, run_args, scale_times, vcsbench
 
+from vcsbench.results.run_figures import run_figure
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between, runs_needed
 
@@ -376,8 +377,6 @@ def test_doctor_spread_keeps_each_separate_runs_median_and_every_later_run_recor
     (cell,) = spread.cells
     assert ("git-pygit2", "create") == (cell.backend, cell.op)
     assert medians == list(cell.figures["time"])
-    from vcsbench.results.run_figures import run_figure
-
     runs = [read(kept / f"spread-run-{i}.json").benchmarks[0] for i in (1, 2, 3)]
     for name in ("time_per_canary", "time_per_writes"):  # each round over its canary
         assert list(cell.figures[name]) == [run_figure(b, name) for b in runs]

@@ -91,8 +91,6 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
                 values.append(
                     f"{who}: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items()) if v)
                 )
-            elif what == "backend variants":
-                values.append(bench.label)
             else:
                 values.append(bench.cache)
         return "; ".join(dict.fromkeys(values))
@@ -110,10 +108,14 @@ def environment_differences(base: Run, other: Run) -> dict[str, tuple[str, str]]
             diffs[what] = (collect(base, what), collect(other, what))
     if not {"backend versions", "backend options"} & diffs.keys():
         # a variant whose only change the environment does not record (delay=, age=)
-        b, o = collect(base, "backend variants"), collect(other, "backend variants")
+        b, o = (_labels(run) for run in (base, other))
         if b != o:
             diffs["backend variants"] = (b, o)
     return diffs
+
+
+def _labels(result: Run) -> str:
+    return "; ".join(dict.fromkeys(bench.label for bench in result.benchmarks))
 
 
 def _figure_text(name: str, values: tuple[float, ...] | list[float]) -> str:
