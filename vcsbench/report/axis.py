@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vcsbench.report.document import Block, paragraph, table
-from vcsbench.report.ratios import EXPLAINED, time_ratio
+from vcsbench.report.ratios import BY_BLOCK, EXPLAINED, over_runs, time_ratio
 from vcsbench.results.model import Benchmark
 
 
@@ -61,6 +61,14 @@ OP = Axis(
 )
 
 
+OVER_RUNS_EXPLAINED = (
+    ' A row "over N runs": each run\'s by-block ratio one sample, the run the unit '
+    "(their geometric mean, a 95% t interval over the runs): how much the difference itself "
+    "moves from one run to the next (a fresh filesystem, another hour) is in its interval, "
+    "which a single run's blocks cannot see."
+)
+
+
 def _ratio(value: float | None, base: float | None) -> str:
     if value is None or base is None:
         return "—"
@@ -69,21 +77,37 @@ def _ratio(value: float | None, base: float | None) -> str:
     return f"{value / base:.2f}x"
 
 
-def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list[Block]:
+def axis_baseline(
+    benches: list[Benchmark], axis: Axis, base_value: str, runs: dict[str, str] | None = None
+) -> list[Block]:
     """A row per benchmark off the baseline on ``axis`` whose key has a baseline benchmark:
-    time, device bytes written and allocated bytes per repository against it."""
-    base = {axis.key(b): b for b in benches if axis.value(b) == base_value}
-    rows = []
+    time, device bytes written and allocated bytes per repository against it. A benchmark
+    is set against the baseline of its own run where there is one (of another run only
+    where its run has none). ``runs``: a label per result file where several hold the same
+    benchmark; each row then says its run, and a pair interleaved in two runs or more gets
+    a row over the runs, the run as the unit."""
+    runs = runs or {}
+    base: dict[tuple[str, ...], Benchmark] = {}
+    own: dict[tuple[str, tuple[str, ...]], Benchmark] = {}
+    for b in benches:
+        if axis.value(b) == base_value:
+            base[axis.key(b)] = b
+            own[(b.source, axis.key(b))] = b
+    rows: dict[tuple[tuple[str, ...], str], list[list[str]]] = {}
+    by_block: dict[tuple[tuple[str, ...], str], list[float]] = {}
     for bench in benches:
-        other = base.get(axis.key(bench))
+        other = own.get((bench.source, axis.key(bench))) or base.get(axis.key(bench))
         if axis.value(bench) == base_value or other is None:
             continue
         found = time_ratio(bench, other)
+        if found is not None and found.how == BY_BLOCK:
+            by_block.setdefault((axis.key(bench), axis.value(bench)), []).append(found.value)
         time = f"{found.text(3)} {found.verdict()}" if found else "—"
-        rows.append(
+        rows.setdefault((axis.key(bench), axis.value(bench)), []).append(
             [
                 *axis.key(bench),
                 axis.value(bench),
+                *([runs.get(bench.source, "")] if runs else []),
                 time,
                 _ratio(bench.per_repo("io_write_device"), other.per_repo("io_write_device")),
                 _ratio(
@@ -91,13 +115,21 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
                 ),
             ]
         )
+    combined = False
+    for (key, value), ratios in by_block.items():
+        found = over_runs(ratios) if runs else None  # (runs: the same benchmark in several)
+        if found is not None:
+            over = f"over {len(ratios)} runs"
+            rows[(key, value)].append([*key, value, over, f"{found.text(3)} {found.verdict()}"])
+            rows[(key, value)][-1].extend(["—", "—"])
+            combined = True
     if not rows:
         elsewhere = "on another filesystem" if axis is FS else "as another variant of its operation"
         on = "on" if axis is FS else "as"
         return [paragraph(f"No benchmark ran both {on} {base_value} and {elsewhere}.")]
     where = "operation as run" if axis is OP else axis.name
     header = [
-        *axis.key_columns, where, f"time vs {base_value}",
+        *axis.key_columns, where, *(["run"] if runs else []), f"time vs {base_value}",
         f"device bytes vs {base_value}", f"allocated vs {base_value}",
     ]  # fmt: skip
     return [
@@ -105,6 +137,11 @@ def axis_baseline(benches: list[Benchmark], axis: Axis, base_value: str) -> list
             f"Each {axis.name} against {base_value}, {axis.same}: median time, with its "
             "interval and verdict, device bytes written and allocated bytes per repository. "
             f"Below 1: less than {base_value}. {EXPLAINED}"
+            + (OVER_RUNS_EXPLAINED if combined else "")
         ),
-        table(header, rows, len(axis.key_columns) + 1),
+        table(
+            header,
+            [r for group in rows.values() for r in group],
+            len(axis.key_columns) + 1 + bool(runs),
+        ),
     ]

@@ -7,23 +7,32 @@ they ran.
 - **One after the other** (two benchmarks of a run, or of two runs): each is one run's
   level, and the interval comes from this machine's run-to-run spread as the files record
   it (:mod:`vcsbench.results.verdict`); with none recorded, the ratio has no interval and
-  no verdict, and says so. The rounds of the two are never taken as samples of the
-  difference: drift between them would read as one.
+  no verdict, and says so. Two runs of one filesystem whose canaries moved apart beyond
+  their calibrated spread get no verdict either: the machine moved between them; nor do
+  two runs of two filesystems, whose canaries move with the filesystem. The rounds
+  of the two are never taken as samples of the difference: drift between them would read
+  as one.
+- **Over runs** (several runs, each with the pair interleaved): each run's by-block ratio is
+  one sample, the run the unit (:func:`over_runs`): what differs from run to run in the
+  effect itself (a fresh filesystem's layout, the hour) widens the interval.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from vcsbench.results.comparison import busy
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
+from vcsbench.results.run_figures import apart, machine_moved
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
 
 BY_BLOCK = "by block"
 BY_SPREAD = "run-to-run spread"
+OVER_RUNS = "over runs"
 NO_INTERVAL = "no interval: run one after the other, and no run-to-run spread recorded"
 EXPLAINED = (
     f"Intervals: by block ({LEVEL:.0%} or more) where the two ran interleaved; else "
@@ -43,6 +52,8 @@ class Ratio:
     significant: bool
     busy: str = ""
     """What made the machine busy while one of the two ran one after the other, if it was."""
+    withheld: str = ""
+    """Why there is no verdict otherwise (the machine moved between the two runs)."""
 
     def text(self, digits: int = 2) -> str:
         shown = f"{self.value:.{digits}f}x"
@@ -53,6 +64,8 @@ class Ratio:
     def verdict(self) -> str:
         if self.busy:
             return f"no verdict (busy machine: {self.busy})"
+        if self.withheld:
+            return self.withheld
         if self.interval is None:
             return "no verdict (†)"
         if not self.significant:
@@ -94,7 +107,15 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
         if found is not None:
             return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
     loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")
-    change = between("time", [base.median_ms], [bench.median_ms], _cell(bench, base), loaded)
+    cell = _cell(bench, base)
+    moved = ""
+    if bench.source != base.source and cell is not None:  # did the machine move between?
+        moved = (
+            machine_moved(cell, [base], [bench])
+            if bench.fs == base.fs
+            else apart(base.fs, bench.fs)
+        )
+    change = between("time", [base.median_ms], [bench.median_ms], cell, loaded or moved)
     assert change.ratio is not None
     return Ratio(
         change.ratio,
@@ -102,4 +123,23 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
         BY_SPREAD if change.interval is not None else NO_INTERVAL,
         change.significant,
         loaded,
+        moved,
     )
+
+
+def over_runs(ratios: list[float]) -> Ratio | None:
+    """Several runs' by-block ratios of one pair, the run the unit: their geometric mean
+    with a t interval over the runs' log ratios (``LEVEL``, n - 1 degrees of freedom);
+    None under two runs. Each run's ratio is free of drift; how much the effect itself
+    differs from run to run is what the interval is made of."""
+    if len(ratios) < 2 or any(r <= 0 for r in ratios):
+        return None
+    from scipy import stats
+
+    logs = [math.log(r) for r in ratios]
+    n = len(logs)
+    mean = sum(logs) / n
+    se = math.sqrt(sum((v - mean) ** 2 for v in logs) / (n - 1) / n)
+    half = float(stats.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
+    low, high = math.exp(mean - half), math.exp(mean + half)
+    return Ratio(math.exp(mean), (low, high), OVER_RUNS, low > 1 or high < 1)

@@ -50,6 +50,16 @@ def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Be
     return ""
 
 
+def apart(base_fs: str, other_fs: str) -> str:
+    """Why one run on each of two filesystems gets no time or CPU verdict: the canary, timed
+    on each run's own filesystem, moves with it, so nothing in the runs tells the machine's
+    drift from the filesystems' difference (calibrated spread alone let drift through)."""
+    return (
+        f"no verdict: {base_fs} and {other_fs} in separate runs, one each, and a canary on "
+        f"each cannot tell drift from the filesystem; run both in one (--fs {base_fs},{other_fs})"
+    )
+
+
 def calibrated_cell(
     runs: list[Run],
     bench: Benchmark,
