@@ -59,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--baseline",
         help="backend variant to add a ratio column against; or a filesystem of the results "
-        "(e.g. ext4) to set every other filesystem against it; or an operation as run (e.g. "
-        "commit, against commit[history=100])",
+        "(e.g. ext4) to set every other filesystem against it (each run's against its own; "
+        "several runs of --fs ext4,xfs also get a row over the runs); or an operation as run "
+        "(e.g. commit, against commit[history=100])",
     )
     parser.add_argument(
         "--fail-on",
