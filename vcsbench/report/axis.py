@@ -120,8 +120,9 @@ def axis_baseline(
         found = over_runs(ratios) if runs else None  # (runs: the same benchmark in several)
         if found is not None:
             over = f"over {len(ratios)} runs"
-            rows[(key, value)].append([*key, value, over, f"{found.text(3)} {found.verdict()}"])
-            rows[(key, value)][-1].extend(["—", "—"])
+            rows[(key, value)].append(
+                [*key, value, over, f"{found.text(3)} {found.verdict()}", "—", "—"]
+            )
             combined = True
     if not rows:
         elsewhere = "on another filesystem" if axis is FS else "as another variant of its operation"

@@ -26,7 +26,7 @@ from vcsbench.results.comparison import busy
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
-from vcsbench.results.run_figures import apart, machine_moved
+from vcsbench.results.run_figures import machine_moved
 from vcsbench.results.spread import SpreadCell
 from vcsbench.results.verdict import ALPHA, between
 
@@ -108,13 +108,7 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
             return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
     loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")
     cell = _cell(bench, base)
-    moved = ""
-    if bench.source != base.source and cell is not None:  # did the machine move between?
-        moved = (
-            machine_moved(cell, [base], [bench])
-            if bench.fs == base.fs
-            else apart(base.fs, bench.fs)
-        )
+    moved = machine_moved(cell, [base], [bench]) if bench.source != base.source else ""
     change = between("time", [base.median_ms], [bench.median_ms], cell, loaded or moved)
     assert change.ratio is not None
     return Ratio(
@@ -137,9 +131,6 @@ def over_runs(ratios: list[float]) -> Ratio | None:
     from scipy import stats
 
     logs = [math.log(r) for r in ratios]
-    n = len(logs)
-    mean = sum(logs) / n
-    se = math.sqrt(sum((v - mean) ** 2 for v in logs) / (n - 1) / n)
-    half = float(stats.t.ppf(1 - (1 - LEVEL) / 2, n - 1)) * se
-    low, high = math.exp(mean - half), math.exp(mean + half)
+    mean = sum(logs) / len(logs)
+    low, high = (math.exp(v) for v in stats.t.interval(LEVEL, len(logs) - 1, mean, stats.sem(logs)))
     return Ratio(math.exp(mean), (low, high), OVER_RUNS, low > 1 or high < 1)

@@ -27,13 +27,7 @@ from dataclasses import dataclass
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import (
-    apart,
-    calibrated_cell,
-    machine_moved,
-    run_figure,
-    time_figure,
-)
+from vcsbench.results.run_figures import calibrated_cell, machine_moved, run_figure, time_figure
 from vcsbench.results.spread import Seen, SpreadCell
 from vcsbench.results.stats import mann_whitney_p
 from vcsbench.results.verdict import MIN_ROUNDS, Between, between, runs_needed
@@ -233,16 +227,8 @@ def compare_runs(
             + [("other", r, b) for r, b in zip(others, other, strict=True)],
             cell,
         )
-        # the canary runs on each run's filesystem: across two it moves with them, and
-        # neither divides the time by it nor says whether the machine moved
-        across = other[0].fs != bench.fs
-        relative = "" if across else time_figure(cell, [*base, *other])
-        if not across:
-            moved = withheld or machine_moved(cell, base, other)
-        else:
-            # (without a calibration one run a side has no verdict anyway, and says so)
-            alone = len(base) == 1 and len(other) == 1 and cell is not None
-            moved = withheld or (apart(bench.fs, other[0].fs) if alone else "")
+        relative = time_figure(cell, [*base, *other])
+        moved = withheld or machine_moved(cell, base, other)
         changes: dict[str, Figure] = {
             name: between(
                 name,

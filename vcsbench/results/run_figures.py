@@ -29,8 +29,9 @@ def run_figure(bench: Benchmark, name: str) -> float | None:
 def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
     """The figure a time comparison uses: over each run's canary (or its writes) where
     every run has it and this machine's calibration found it moves least between runs;
-    else the median itself ("")."""
-    if cell is None or (chosen := cell.time_figure()) == "time":
+    else the median itself (""). Never across filesystems: each run's canary runs on its
+    own filesystem and moves with it."""
+    if cell is None or (chosen := cell.time_figure()) == "time" or _filesystems(benches) > 1:
         return ""
     return chosen if all(run_figure(b, chosen) for b in benches) else ""
 
@@ -38,7 +39,11 @@ def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
 def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Benchmark]) -> str:
     """Why a time or CPU verdict on the runs' own figures is withheld because the
     machine moved between them (their canaries, whole or their writes, differ beyond
-    that figure's calibrated spread), or ""."""
+    that figure's calibrated spread), or "". Runs of two filesystems: their canaries move
+    with the filesystem, so one run a side gets no verdict (:func:`_apart`) where a
+    calibration would otherwise allow one; several a side, their own spread judges."""
+    if cell is not None and _filesystems([*base, *other]) > 1:
+        return _apart(base[0].fs, other[0].fs) if len(base) == len(other) == 1 else ""
     for name, said in (("canary", "canary"), ("writes", "canary's writes")):
         if cell is None or cell.sd_log(name) is None:
             continue
@@ -50,7 +55,11 @@ def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Be
     return ""
 
 
-def apart(base_fs: str, other_fs: str) -> str:
+def _filesystems(benches: list[Benchmark]) -> int:
+    return len({b.fs for b in benches})
+
+
+def _apart(base_fs: str, other_fs: str) -> str:
     """Why one run on each of two filesystems gets no time or CPU verdict: the canary, timed
     on each run's own filesystem, moves with it, so nothing in the runs tells the machine's
     drift from the filesystems' difference (calibrated spread alone let drift through)."""
