@@ -151,9 +151,12 @@ def test_one_run_on_each_filesystem_gets_no_verdict(tmp_path: Path) -> None:
     why = f"no verdict: {EXT4} and {XFS} in separate runs, one each"
     assert "~ 0.85x [" in line and why in line and f"(--fs {EXT4},{XFS})" in line, line
     assert "slower" not in compared.stdout and "faster" not in compared.stdout
+    spread = next(x for x in compared.stdout.splitlines() if "run-to-run spread (one" in x)
+    assert "git-pygit2 create+commit ext4 ±" in spread and "canary" not in spread, spread
     gated = vcsbench("compare", ext4, xfs, "--store", "none", "--fail-on", "time:10%")
     assert 1 == gated.returncode and "cannot judge, " + why in gated.stdout
     reported = vcsbench("report", ext4, xfs, "--baseline", EXT4)
     assert 0 == reported.returncode, reported.stderr
     row = rows(reported.stdout)[0]
     assert "0.850x [" in row and why in row, row
+

@@ -20,6 +20,7 @@ from vcsbench.results.comparison import (
 )
 from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
+from vcsbench.results.run_figures import time_figure
 from vcsbench.results.spread import UNDER
 from vcsbench.results.verdict import ALPHA, Between
 
@@ -236,7 +237,14 @@ def _geomean(values: tuple[float, ...]) -> float | None:
 
 def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
     """How the verdicts above were reached, and from what spread."""
-    cells = {id(p.cell): p.cell for p in pairs if p.cell is not None}
+    # Each cell with the figure its pairs used: the medians across filesystems, whatever
+    # the calibration chose (time_figure).
+    cells = {
+        (id(p.cell), used): (p.cell, used or "time")
+        for p in pairs
+        if p.cell is not None
+        for used in [time_figure(p.cell, [*p.base, *p.other])]
+    }
     lines = [
         f"Time and CPU: the runs are the unit ({n_base} base, {n_other} other): each run's "
         "median is one value; the change must stand out of this machine's run-to-run spread "
@@ -259,7 +267,7 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
             f"{c.backend} {c.op} {c.fstype} ±{100 * (c.sd_log() or 0):.1f}%"
             + (
                 f" (against the {UNDER[used]} ±{100 * (c.sd_log(used) or 0):.1f}%)"
-                if (used := c.time_figure()) != "time"
+                if used != "time"
                 else ""
             )
             + (
@@ -267,7 +275,7 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
                 if (seen := c.store_spread(used)) is not None
                 else ""
             )
-            for c in list(cells.values())[:4]
+            for c, used in list(cells.values())[:4]
         )
         lines.append(
             f"This machine's run-to-run spread (one standard deviation between runs, from "
