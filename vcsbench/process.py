@@ -19,10 +19,12 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Protocol
@@ -144,6 +146,47 @@ def install_signal_handlers() -> None:
 def _close_all() -> None:
     for closer in list(reversed(_STATE.up)):
         closed(closer, closer.close())
+
+
+@dataclass
+class Child:
+    """A child command that ran to its end: its exit status, its output where captured,
+    and the stop signals passed to it."""
+
+    code: int
+    out: str = ""
+    err: str = ""
+    passed: list[int] = field(default_factory=list)
+
+
+def run_child(command: list[str], capture: bool = False) -> Child:
+    """Run ``command`` (a vcsbench of its own, say) to its end in a process group of its
+    own, so that a stop signal reaches it once, as this process passes it on (a Ctrl-C
+    from the terminal reaches only this one), and it keeps and takes down what it made as
+    any run does; a signal ignored here (nohup, cron) stays ignored."""
+    passed: list[int] = []
+    started: list[subprocess.Popen[str]] = []
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        passed.append(signum)
+        for child in started:
+            child.send_signal(signum)
+
+    held = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for signum, handler in held.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, forward)
+    pipe = subprocess.PIPE if capture else None
+    try:
+        child = subprocess.Popen(command, stdout=pipe, stderr=pipe, text=True, process_group=0)
+        started.append(child)
+        for early in list(passed):  # arrived while it was being started
+            child.send_signal(early)
+        out, err = child.communicate()
+    finally:
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
+    return Child(child.returncode, out or "", err or "", passed)
 
 
 def as_helper() -> None:

@@ -160,3 +160,36 @@ def test_one_run_on_each_filesystem_gets_no_verdict(tmp_path: Path) -> None:
     row = rows(reported.stdout)[0]
     assert "0.850x [" in row and why in row, row
 
+
+def test_a_series_closes_with_its_runs_apart_and_each_filesystem_over_the_runs(
+    tmp_path: Path,
+) -> None:
+    """``run --repeat``'s closing over three runs of known medians (the machine 1.0x, 1.3x
+    and 1.0x as slow): each benchmark's medians run by run as the files hold them, their
+    standard deviation on the log scale, and xfs against ext4 with the row over the runs
+    as ``report --baseline`` gives it."""
+    from vcsbench.cli.repeat import together
+    from vcsbench.results import read
+
+    files = [
+        both_run(tmp_path, "one", 1.0, 0.94),
+        both_run(tmp_path, "two", 1.3, 0.95),
+        both_run(tmp_path, "three", 1.0, 0.96),
+    ]
+    text = together([Path(f) for f in files])
+    runs = [read(f) for f in files]
+    for fs in (EXT4, XFS):
+        medians = [next(b.median_ms for b in run.benchmarks if b.fs == fs) for run in runs]
+        assert all(m is not None for m in medians)
+        apart = 100 * statistics.stdev(math.log(m) for m in medians if m)
+        (row,) = [
+            line for line in text.splitlines() if line.startswith("git-pygit2") and fs in line
+        ]
+        shown = " ".join(f"{m:.3g}" for m in medians)
+        assert shown in row and row.rstrip().endswith(f"±{apart:.1f}%"), row
+    assert 15 < apart < 16  # ln(1.3) over three runs: the series saw the 1.3x machine
+    over = [line for line in text.splitlines() if "| over 3 runs |" in line]
+    assert 1 == len(over) and "faster" in over[0], text
+    report = vcsbench("report", *files, "--baseline", EXT4).stdout
+    assert over[0] in report
+    assert f"--base-runs {' '.join(files)} --other-runs" in text

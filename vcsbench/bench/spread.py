@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import datetime
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from vcsbench import process
 from vcsbench.bench.progress import duration
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
+from vcsbench.process import run_child
 from vcsbench.results import read
 from vcsbench.results.calibration import fingerprint
 from vcsbench.results.run_figures import run_figure
@@ -56,11 +57,14 @@ def measure_spread(
             out = where / f"spread-run-{index + 1}.json"
             argv = [sys.executable, "-m", "vcsbench.cli", "run", *run_args]
             argv += ["--progress", "none", "--out", str(out)]
-            done = subprocess.run(argv, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:]
+            done = run_child(argv, capture=True)
+            if done.passed:  # the run kept and took down what it made; nothing is measured
+                process.note_signal(done.passed[0])
+                raise process.Interrupted(done.passed[0])
+            if done.code != 0:
+                tail = (done.err.strip() or done.out.strip()).splitlines()[-1:]
                 raise VcsbenchError(
-                    f"spread run {index + 1} of {runs} failed (exit {done.returncode}): "
+                    f"spread run {index + 1} of {runs} failed (exit {done.code}): "
                     f"{tail[0] if tail else 'no output'}; the command: {shlex.join(argv[1:])}"
                 )
             for bench in read(out).benchmarks:

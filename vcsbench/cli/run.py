@@ -18,6 +18,7 @@ from vcsbench.cli.common import (
     selection_of,
     this_whole,
 )
+from vcsbench.cli.repeat import repeat_count, repeated, run_paths
 from vcsbench.errors import VcsbenchError
 
 
@@ -31,6 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "partial, with its selection, into the same file",
     )
     parser.add_argument(
+        "--repeat",
+        type=repeat_count,
+        default=1,
+        metavar="N",
+        help="the same run N times, each a process and a file of its own (NAME-1.json ... "
+        "NAME-N.json), then each benchmark's median run by run and how far the runs fall "
+        "apart; with --fs A,B also each filesystem against the first over the runs (the "
+        "run as the unit: how 'is xfs better?' is answered between runs)",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs=argparse.REMAINDER,
         help="after --: extra pytest arguments, e.g. -- --benchmark-save=base",
@@ -41,13 +52,21 @@ def run(args: argparse.Namespace) -> int:
     from vcsbench.bench.runner import run_suite
 
     if args.resume is not None:
+        if args.repeat > 1:
+            raise VcsbenchError(
+                f"--repeat {args.repeat} with --resume: a resumed run is one file; resume "
+                "each unfinished file of a series on its own"
+            )
         return _resume(args)
     selection = selection_of(args)
     out = out_path(args, "run")
-    check_out(out)
+    for path in run_paths(out, args.repeat) if args.repeat > 1 else [out]:
+        check_out(path)
     extra = [a for a in args.pytest_args if a != "--"]
     if not selection.cases():
         raise VcsbenchError("nothing to run: " + "; ".join(selection.unsupported() or ["no case"]))
+    if args.repeat > 1:
+        return repeated(selection, out, args.store, extra, args.repeat)
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
     return conclude(args, out, run_id, code)
 
