@@ -193,3 +193,33 @@ def test_a_series_closes_with_its_runs_apart_and_each_filesystem_over_the_runs(
     report = vcsbench("report", *files, "--baseline", EXT4).stdout
     assert over[0] in report
     assert f"--base-runs {' '.join(files)} --other-runs" in text
+
+
+def test_two_machines_runs_are_each_their_machines_and_never_pooled(tmp_path: Path) -> None:
+    """Two runs on each of two machines, xfs 0.94x and 0.95x of ext4 on one and 1.06x and
+    1.07x on the other: each row names its machine, and each machine gets its own row
+    over its runs (the geometric mean of its two), never one over all four (which would
+    read about 1.00x and name neither)."""
+    import json
+
+    files = [
+        both_run(tmp_path, "one", 1.0, 0.94),
+        both_run(tmp_path, "two", 1.0, 0.95),
+        both_run(tmp_path, "three", 1.0, 1.06),
+        both_run(tmp_path, "four", 1.0, 1.07),
+    ]
+    for path in files[2:]:
+        document = json.loads(Path(path).read_text())
+        document["machine_info"]["vcsbench"]["cpu_model"] = "another CPU"
+        Path(path).write_text(json.dumps(document))
+    result = vcsbench("report", *files, "--baseline", EXT4)
+    assert 0 == result.returncode, result.stderr
+    found = rows(result.stdout)
+    assert 6 == len(found), result.stdout
+    cells = [[c.strip() for c in line.split("|")[5:8]] for line in found]
+    assert [c[:2] for c in cells] == [
+        ["A", "one"], ["A", "two"], ["A", "over 2 runs"],
+        ["B", "three"], ["B", "four"], ["B", "over 2 runs"],
+    ]  # fmt: skip
+    gm = [math.sqrt(0.94 * 0.95), math.sqrt(1.06 * 1.07)]  # each machine's own runs
+    assert cells[2][2].startswith(f"{gm[0]:.3f}x [") and cells[5][2].startswith(f"{gm[1]:.3f}x [")

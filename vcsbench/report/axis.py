@@ -78,35 +78,50 @@ def _ratio(value: float | None, base: float | None) -> str:
 
 
 def axis_baseline(
-    benches: list[Benchmark], axis: Axis, base_value: str, runs: dict[str, str] | None = None
+    benches: list[Benchmark],
+    axis: Axis,
+    base_value: str,
+    runs: dict[str, str] | None = None,
+    machines: dict[str, str] | None = None,
 ) -> list[Block]:
     """A row per benchmark off the baseline on ``axis`` whose key has a baseline benchmark:
     time, device bytes written and allocated bytes per repository against it. A benchmark
-    is set against the baseline of its own run where there is one (of another run only
-    where its run has none). ``runs``: a label per result file where several hold the same
-    benchmark; each row then says its run, and a pair interleaved in two runs or more gets
-    a row over the runs, the run as the unit."""
-    runs = runs or {}
+    is set against the baseline of its own run where there is one (else of another run of
+    its machine, else of another machine). ``runs``: a label per result file where
+    several hold the same benchmark; each row then says its run, and a pair interleaved in
+    two runs or more of one machine gets a row over them, the run as the unit.
+    ``machines``: a label per machine where the results come from several; each row says
+    its machine, and no row over runs mixes two."""
+    runs, machines = runs or {}, machines or {}
     base: dict[tuple[str, ...], Benchmark] = {}
+    same_machine: dict[tuple[str, tuple[str, ...]], Benchmark] = {}
     own: dict[tuple[str, tuple[str, ...]], Benchmark] = {}
     for b in benches:
         if axis.value(b) == base_value:
             base[axis.key(b)] = b
+            same_machine[(b.machine, axis.key(b))] = b
             own[(b.source, axis.key(b))] = b
-    rows: dict[tuple[tuple[str, ...], str], list[list[str]]] = {}
-    by_block: dict[tuple[tuple[str, ...], str], list[float]] = {}
+    # A row per benchmark, grouped by what it is and where it ran (its machine).
+    rows: dict[tuple[tuple[str, ...], str, str], list[list[str]]] = {}
+    by_block: dict[tuple[tuple[str, ...], str, str], list[float]] = {}
     for bench in benches:
-        other = own.get((bench.source, axis.key(bench))) or base.get(axis.key(bench))
+        other = (
+            own.get((bench.source, axis.key(bench)))
+            or same_machine.get((bench.machine, axis.key(bench)))
+            or base.get(axis.key(bench))
+        )
         if axis.value(bench) == base_value or other is None:
             continue
+        group = (axis.key(bench), axis.value(bench), bench.machine)
         found = time_ratio(bench, other)
         if found is not None and found.how == BY_BLOCK:
-            by_block.setdefault((axis.key(bench), axis.value(bench)), []).append(found.value)
+            by_block.setdefault(group, []).append(found.value)
         time = f"{found.text(3)} {found.verdict()}" if found else "—"
-        rows.setdefault((axis.key(bench), axis.value(bench)), []).append(
+        rows.setdefault(group, []).append(
             [
                 *axis.key(bench),
                 axis.value(bench),
+                *([machines.get(bench.machine, "")] if machines else []),
                 *([runs.get(bench.source, "")] if runs else []),
                 time,
                 _ratio(bench.per_repo("io_write_device"), other.per_repo("io_write_device")),
@@ -116,13 +131,15 @@ def axis_baseline(
             ]
         )
     combined = False
-    for (key, value), ratios in by_block.items():
+    for (key, value, machine), ratios in by_block.items():
         found = over_runs(ratios) if runs else None  # (runs: the same benchmark in several)
         if found is not None:
-            over = f"over {len(ratios)} runs"
-            rows[(key, value)].append(
-                [*key, value, over, f"{found.text(3)} {found.verdict()}", "—", "—"]
-            )
+            rows[(key, value, machine)].append(
+                [
+                    *key, value, *([machines.get(machine, "")] if machines else []),
+                    f"over {len(ratios)} runs", f"{found.text(3)} {found.verdict()}", "—", "—",
+                ]
+            )  # fmt: skip
             combined = True
     if not rows:
         elsewhere = "on another filesystem" if axis is FS else "as another variant of its operation"
@@ -130,7 +147,8 @@ def axis_baseline(
         return [paragraph(f"No benchmark ran both {on} {base_value} and {elsewhere}.")]
     where = "operation as run" if axis is OP else axis.name
     header = [
-        *axis.key_columns, where, *(["run"] if runs else []), f"time vs {base_value}",
+        *axis.key_columns, where, *(["machine"] if machines else []),
+        *(["run"] if runs else []), f"time vs {base_value}",
         f"device bytes vs {base_value}", f"allocated vs {base_value}",
     ]  # fmt: skip
     return [
@@ -143,6 +161,6 @@ def axis_baseline(
         table(
             header,
             [r for group in rows.values() for r in group],
-            len(axis.key_columns) + 1 + bool(runs),
+            len(axis.key_columns) + 1 + bool(machines) + bool(runs),
         ),
     ]

@@ -250,7 +250,10 @@ def document(
         )
     doc.add(Heading("Headline"), *headline(grouped, origin_of(machines, runs), baseline))
     if axis is not None and axis_base is not None:
-        doc.add(Heading(f"Against {axis_base}", 3), *axis_baseline(benches, axis, axis_base, runs))
+        doc.add(
+            Heading(f"Against {axis_base}", 3),
+            *axis_baseline(benches, axis, axis_base, runs, machines),
+        )
     side_by_side = interleaved(benches, baseline)
     if side_by_side:
         doc.add(Heading("Interleaved variants", 3), *side_by_side)
