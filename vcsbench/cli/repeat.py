@@ -130,6 +130,7 @@ def together(paths: list[Path]) -> str:
     shown = " ".join(str(p) for p in paths)
     lines += [
         "",
+        f"the series in full (each run, and rows over the runs): vcsbench report {shown}",
         f"against another series (another machine, build or week): vcsbench compare "
         f"--base-runs {shown} --other-runs ...",
     ]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vcsbench.report.document import Block, paragraph, table
-from vcsbench.report.ratios import BY_BLOCK, EXPLAINED, over_runs, time_ratio
+from vcsbench.report.ratios import BY_BLOCK, EXPLAINED, OVER_RUNS_EXPLAINED, over_runs, time_ratio
 from vcsbench.results.model import Benchmark
 
 
@@ -58,14 +58,6 @@ OP = Axis(
     lambda b: (b.label, _op_name(b.op), b.payload.name, b.fs),
     ("backend", "operation", "payload", "fs"),
     "per backend, payload and filesystem",
-)
-
-
-OVER_RUNS_EXPLAINED = (
-    ' A row "over N runs": each run\'s by-block ratio one sample, the run the unit '
-    "(their geometric mean, a 95% t interval over the runs): how much the difference itself "
-    "moves from one run to the next (a fresh filesystem, another hour) is in its interval, "
-    "which a single run's blocks cannot see."
 )
 
 

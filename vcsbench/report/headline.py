@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_metric, fmt_ms
-from vcsbench.report.origins import named_release, release_of
-from vcsbench.report.ratios import EXPLAINED, time_ratio
+from vcsbench.report.origins import machine_labels, named_release, release_of
+from vcsbench.report.ratios import BY_BLOCK, EXPLAINED, OVER_RUNS_EXPLAINED, over_runs, time_ratio
 from vcsbench.results.metrics import KEPT_FOOTPRINT
 from vcsbench.results.model import Benchmark
 
@@ -59,6 +59,38 @@ def time_cell(bench: Benchmark, fastest: Benchmark, fastest_is_reference: bool =
     return f"{fmt_ms(median)} ms, {found.text()}" if found else f"{fmt_ms(median)} ms"
 
 
+def over_runs_cells(
+    rows: list[Benchmark], labels: list[str], baseline: str | None
+) -> list[str] | None:
+    """A group's benchmarks of one machine in several runs: per backend, its by-block
+    ratio to the reference in each run, over the runs (:func:`over_runs`); the reference
+    the baseline, else the backend fastest over the runs (their medians' geometric mean).
+    None under two runs, or where no pair ran interleaved in every run."""
+    by_run: dict[str, dict[str, Benchmark]] = {}
+    for bench in rows:
+        by_run.setdefault(bench.source, {})[bench.label] = bench
+    runs = list(by_run.values())
+    common = [x for x in labels if all(x in run and run[x].median_ms for run in runs)]
+    if len(runs) < 2 or not common:
+        return None
+    reference = baseline if baseline in common else None
+    if reference is None:
+        reference = min(common, key=lambda x: sum(math.log(r[x].median_ms or 1) for r in runs))
+    cells, found_any = [], False
+    for label in labels:
+        if label == reference:
+            cells.append("(baseline)" if label == baseline else "(fastest)")
+            continue
+        found = [
+            time_ratio(run[label], run[reference]) if label in common else None for run in runs
+        ]
+        ratios = [f.value for f in found if f is not None and f.how == BY_BLOCK]
+        combined = over_runs(ratios) if len(ratios) == len(runs) else None
+        cells.append(combined.text() if combined else "—")
+        found_any = found_any or combined is not None
+    return cells if found_any else None
+
+
 def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) -> list[str]:
     """A registry metric per repository, a cell per backend label ("—" where absent)."""
     return [
@@ -95,14 +127,25 @@ def headline(
     text_columns = len(header) - len(labels)
     time_rows, device_rows, allocated_rows, kept_rows = [], [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []
+    over: dict[int, list[str]] = {}  # after split[k], the row over the runs before it
+    machines = machine_labels(b for rows in grouped.values() for b in rows)
     for (op, _, fs), group in grouped.items():
         payload = group[0].payload.shown
         if origin is None:
             split.append(([op, payload, fs], group))
             continue
+        start = len(split)
         for where in dict.fromkeys(origin(b) for b in group):
             split.append(([op, payload, fs, where], [b for b in group if origin(b) == where]))
-    for lead, rows in split:
+        for machine in dict.fromkeys(b.machine for b in group):
+            mine = [b for b in group if b.machine == machine]
+            cells = over_runs_cells(mine, labels, baseline)
+            if cells is not None:
+                runs = f"over {len({b.source for b in mine})} runs"
+                on = f"machine {machines[machine]}, " if machines else ""
+                last = max(k for k in range(start, len(split)) if split[k][1][0].machine == machine)
+                over[last] = [op, payload, fs, on + runs, *cells]
+    for k, (lead, rows) in enumerate(split):
         by_label = {b.label: b for b in rows}
         timed = [b for b in rows if b.median_ms is not None]
         fastest = min(timed, key=lambda b: b.median_ms or 0.0) if timed else None
@@ -119,6 +162,8 @@ def headline(
                 for label in labels
             ]
         )
+        if k in over:
+            time_rows.append(over[k])
         device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
         kept_rows.append(lead + _metric_cells(KEPT_FOOTPRINT, by_label, labels))
@@ -155,6 +200,7 @@ def headline(
         paragraph(
             "Time per operation: median, and its ratio to the reference (the baseline where "
             f"one is given, else the group's fastest) with its interval. {EXPLAINED}"
+            + (OVER_RUNS_EXPLAINED if over else "")
         ),
         table(header, time_rows, text_columns),
         *device,

@@ -41,6 +41,13 @@ EXPLAINED = (
     "known, none (marked †): drift between the two may be all of such a ratio."
 )
 
+OVER_RUNS_EXPLAINED = (
+    ' A row "over N runs": each run\'s by-block ratio one sample, the run the unit '
+    "(their geometric mean, a 95% t interval over the runs): how much the difference itself "
+    "moves from one run to the next (a fresh filesystem, another hour) is in its interval, "
+    "which a single run's blocks cannot see."
+)
+
 
 @dataclass(frozen=True)
 class Ratio:
