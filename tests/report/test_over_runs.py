@@ -111,3 +111,23 @@ def test_no_row_over_runs_whose_backends_ran_one_after_the_other(tmp_path: Path)
     result = vcsbench("report", plain("one", 1.0), plain("two", 1.1))
     assert 0 == result.returncode, result.stderr
     assert not [r for r in headline(result.stdout) if "over " in r], result.stdout
+
+
+def test_no_row_over_runs_of_two_releases(tmp_path: Path) -> None:
+    """git-pygit2 in another release in the second run (a file from before an upgrade):
+    the two runs are not runs of one thing, and no row is made over them."""
+    files = [
+        interleaved_run(tmp_path, "one", 1.0, 3.0),
+        interleaved_run(tmp_path, "two", 1.0, 3.1),
+    ]
+    document = json.loads(Path(files[1]).read_text())
+    for entry in document["benchmarks"]:
+        backend = entry["extra_info"]["vcsbench"]["backend"]
+        if backend["name"] == "git-pygit2":
+            backend["versions"]["pygit2"] = "1.15.1"
+    Path(files[1]).write_text(json.dumps(document))
+    result = vcsbench("report", *files)
+    assert 0 == result.returncode, result.stderr
+    rows = headline(result.stdout)
+    assert 4 == len(rows) and "run two, pygit2 1.15.1" in rows[1], result.stdout
+    assert not [r for r in rows if "over " in r], result.stdout

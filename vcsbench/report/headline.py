@@ -127,7 +127,9 @@ def headline(
     text_columns = len(header) - len(labels)
     time_rows, device_rows, allocated_rows, kept_rows = [], [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []
-    over: dict[int, list[str]] = {}  # after split[k], the row over the runs before it
+    over: dict[int, list[str]] = {}  # split[k]'s row is followed by over[k], over its runs
+    # Runs of one variant in several releases are not runs of one thing: no row over them.
+    several_releases = any(len(found) > 1 for found in releases.values())
     machines = machine_labels(b for rows in grouped.values() for b in rows)
     for (op, _, fs), group in grouped.items():
         payload = group[0].payload.shown
@@ -139,7 +141,7 @@ def headline(
             split.append(([op, payload, fs, where], [b for b in group if origin(b) == where]))
         for machine in dict.fromkeys(b.machine for b in group):
             mine = [b for b in group if b.machine == machine]
-            cells = over_runs_cells(mine, labels, baseline)
+            cells = None if several_releases else over_runs_cells(mine, labels, baseline)
             if cells is not None:
                 runs = f"over {len({b.source for b in mine})} runs"
                 on = f"machine {machines[machine]}, " if machines else ""
