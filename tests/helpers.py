@@ -292,3 +292,10 @@ def one_client_config(path: str, repos: str, **changes: Any) -> Any:
         "max_clients": 1, "step_seconds": 1.0,
     }  # fmt: skip
     return EngineConfig(**{**base, **changes})
+
+
+def on_another_machine(path: str | Path) -> None:
+    """The result file at ``path`` as if written on another machine (another CPU model)."""
+    document = json.loads(Path(path).read_text())
+    document["machine_info"]["vcsbench"]["cpu_model"] = "another CPU"
+    Path(path).write_text(json.dumps(document))

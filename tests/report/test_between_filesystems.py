@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
+from helpers import REPO, canary_beside, edited_result, on_another_machine, scale_times, vcsbench
 
 from vcsbench.report.ratios import over_runs
 from vcsbench.results.spread import SpreadCell
@@ -200,8 +200,6 @@ def test_two_machines_runs_are_each_their_machines_and_never_pooled(tmp_path: Pa
     1.07x on the other: each row names its machine, and each machine gets its own row
     over its runs (the geometric mean of its two), never one over all four (which would
     read about 1.00x and name neither)."""
-    import json
-
     files = [
         both_run(tmp_path, "one", 1.0, 0.94),
         both_run(tmp_path, "two", 1.0, 0.95),
@@ -209,9 +207,7 @@ def test_two_machines_runs_are_each_their_machines_and_never_pooled(tmp_path: Pa
         both_run(tmp_path, "four", 1.0, 1.07),
     ]
     for path in files[2:]:
-        document = json.loads(Path(path).read_text())
-        document["machine_info"]["vcsbench"]["cpu_model"] = "another CPU"
-        Path(path).write_text(json.dumps(document))
+        on_another_machine(path)
     result = vcsbench("report", *files, "--baseline", EXT4)
     assert 0 == result.returncode, result.stderr
     found = rows(result.stdout)

@@ -12,7 +12,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO, edited_result, scale_times, vcsbench
+from helpers import REPO, edited_result, on_another_machine, scale_times, vcsbench
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 BLOCKS = 6
@@ -84,9 +84,7 @@ def test_each_machine_gets_its_own_row_over_its_runs(tmp_path: Path) -> None:
         interleaved_run(tmp_path, "four", 1.0, 5.2),
     ]
     for path in files[2:]:
-        document = json.loads(Path(path).read_text())
-        document["machine_info"]["vcsbench"]["cpu_model"] = "another CPU"
-        Path(path).write_text(json.dumps(document))
+        on_another_machine(path)
     result = vcsbench("report", *files)
     assert 0 == result.returncode, result.stderr
     over = [r for r in headline(result.stdout) if "over " in r]
