@@ -20,8 +20,7 @@ from vcsbench.results.comparison import (
 )
 from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import time_figure
-from vcsbench.results.spread import UNDER
+from vcsbench.results.spread import UNDER, SpreadCell
 from vcsbench.results.verdict import ALPHA, Between
 
 MEMORY_TOLERANCE = 0.01
@@ -237,14 +236,14 @@ def _geomean(values: tuple[float, ...]) -> float | None:
 
 def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
     """How the verdicts above were reached, and from what spread."""
-    # Each cell with the figure its pairs used: the medians across filesystems, whatever
-    # the calibration chose (time_figure).
-    cells = {
-        (id(p.cell), used): (p.cell, used or "time")
-        for p in pairs
-        if p.cell is not None
-        for used in [time_figure(p.cell, [*p.base, *p.other])]
-    }
+    # Each cell with the figure its pairs' time was judged on (the medians across
+    # filesystems, whatever the calibration chose), as the comparison recorded it.
+    cells: dict[tuple[int, str], tuple[SpreadCell, str]] = {}
+    for p in pairs:
+        time = p.changes.get("time")
+        used = (time.figure if isinstance(time, Between) else "") or "time"
+        if p.cell is not None:
+            cells[(id(p.cell), used)] = (p.cell, used)
     lines = [
         f"Time and CPU: the runs are the unit ({n_base} base, {n_other} other): each run's "
         "median is one value; the change must stand out of this machine's run-to-run spread "
