@@ -62,13 +62,12 @@ def child_command(
     ]  # fmt: skip
 
 
-def repeated(
-    selection: Selection, out: Path, store: str | None, extra: list[str], count: int
-) -> int:
-    """The series: run after run while each ends well; then the runs together."""
+def repeated(selection: Selection, paths: list[Path], store: str | None, extra: list[str]) -> int:
+    """The series, a run into each of ``paths`` (:func:`run_paths`): run after run while
+    each ends well; then the runs together."""
     from vcsbench.bench.progress import duration
 
-    paths = run_paths(out, count)
+    count = len(paths)
     began = time.monotonic()
     for k, path in enumerate(paths, 1):
         spent = time.monotonic() - began

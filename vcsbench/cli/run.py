@@ -60,13 +60,14 @@ def run(args: argparse.Namespace) -> int:
         return _resume(args)
     selection = selection_of(args)
     out = out_path(args, "run")
-    for path in run_paths(out, args.repeat) if args.repeat > 1 else [out]:
+    paths = run_paths(out, args.repeat) if args.repeat > 1 else [out]
+    for path in paths:
         check_out(path)
     extra = [a for a in args.pytest_args if a != "--"]
     if not selection.cases():
         raise VcsbenchError("nothing to run: " + "; ".join(selection.unsupported() or ["no case"]))
     if args.repeat > 1:
-        return repeated(selection, out, args.store, extra, args.repeat)
+        return repeated(selection, paths, args.store, extra)
     code, run_id = run_suite(selection, out, extra, command=["vcsbench", *sys.argv[1:]])
     return conclude(args, out, run_id, code)
 
