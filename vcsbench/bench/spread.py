@@ -23,7 +23,6 @@ from vcsbench import process
 from vcsbench.bench.progress import duration
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
-from vcsbench.process import run_child
 from vcsbench.results import read
 from vcsbench.results.calibration import fingerprint
 from vcsbench.results.run_figures import run_figure
@@ -57,7 +56,7 @@ def measure_spread(
             out = where / f"spread-run-{index + 1}.json"
             argv = [sys.executable, "-m", "vcsbench.cli", "run", *run_args]
             argv += ["--progress", "none", "--out", str(out)]
-            done = run_child(argv, capture=True)
+            done = process.run_child(argv, capture=True)
             if done.passed:  # the run kept and took down what it made; nothing is measured
                 process.note_signal(done.passed[0])
                 raise process.Interrupted(done.passed[0])
