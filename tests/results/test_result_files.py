@@ -314,6 +314,94 @@ def test_resume_never_runs_a_command_a_result_file_records(tmp_path: Path) -> No
     assert not (tmp_path / "ran").exists()
 
 
+MARKING_TOOL = "#!/bin/sh\ntouch {marker}\nexec /usr/bin/{name} \"$@\"\n"
+
+
+def marking_tools(directory: Path, marker: Path) -> Path:
+    """A directory of git and svn tools that each leave ``marker`` when run."""
+    directory.mkdir()
+    for name in ("git", "svnadmin", "svnmucc", "svn", "svnlook"):
+        tool = directory / name
+        tool.write_text(MARKING_TOOL.format(marker=marker, name=name))
+        tool.chmod(0o755)
+    return directory
+
+
+def marking_template(directory: Path, marker: Path) -> Path:
+    """A git template whose hooks leave ``marker`` when a commit runs them."""
+    hooks = directory / "hooks"
+    hooks.mkdir(parents=True)
+    for name in ("pre-commit", "post-commit", "post-checkout"):
+        (hooks / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / name).chmod(0o755)
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("dest", "value", "named"),
+    [
+        ("backends", "git-cli[bin={tools}]", "git-cli[bin={tools}]: bin={tools}"),
+        ("backends", "svn-cli[bin={tools}]", "svn-cli[bin={tools}]: bin={tools}"),
+        ("backends", "git-cli[template={template}]", "template={template}"),
+        ("backends", "git-pygit2[version=1.15.1]", "version=1.15.1"),
+        ("backend_option", ["git-cli:bin={tools}"], "git-cli:bin={tools}"),
+        ("fs", "btrfs:mkfs=-f -L planted", "mkfs=-f -L planted"),
+        ("fs", "ext4:mount=noatime", "mount=noatime"),
+        ("image_dir", "{tmp}", "{tmp}"),
+    ],
+)
+def test_resume_never_takes_a_program_or_a_place_from_a_result_file(
+    tmp_path: Path, dest: str, value: str | list[str], named: str
+) -> None:
+    """A recorded selection is values: a program, a directory of programs or hooks, a
+    release to install, mkfs or mount arguments and an image directory are refused in one
+    line that names them and says to give them again; nothing of theirs runs."""
+    out = finished_run(tmp_path)
+    marker = tmp_path / "ran"
+    places = {
+        "tools": marking_tools(tmp_path / "tools", marker),
+        "template": marking_template(tmp_path / "template", marker),
+        "marker": marker,
+        "tmp": tmp_path,
+    }
+    document = json.loads(out.read_text())
+    recorded = document["vcsbench"]["selection"]
+    if isinstance(value, list):
+        recorded[dest] = [v.format(**places) for v in value]
+        if dest == "backend_option":
+            recorded["backends"] = "git-cli"
+    else:
+        recorded[dest] = value.format(**places)
+    write(out, document)
+    result = vcsbench("run", "--resume", str(out))
+    assert 2 == result.returncode, result.stdout[-1500:]
+    (line,) = result.stderr.strip().splitlines()
+    flag = "--" + dest.replace("_", "-")
+    assert f"its recorded {flag} names a program, a place or a release" in line
+    assert named.format(**places) in line
+    assert f"give {flag}" in line
+    assert not marker.exists()
+    assert [] == list(tmp_path.glob("vcsbench-*.img"))
+
+
+def test_resume_runs_the_program_the_command_line_names_again(tmp_path: Path) -> None:
+    """``bin=DIR`` recorded and given again on the command line, the same: the resume runs
+    it; given otherwise: refused, a resume runs the selection it recorded."""
+    out = finished_run(tmp_path)
+    marker = tmp_path / "ran"
+    tools = marking_tools(tmp_path / "tools", marker)
+    document = json.loads(out.read_text())
+    document["vcsbench"]["selection"]["backends"] = f"git-cli[bin={tools}]"
+    write(out, document)
+    other = vcsbench("run", "--resume", str(out), "--backends", "git-cli")
+    assert 2 == other.returncode
+    assert f"--backends git-cli is not the recorded 'git-cli[bin={tools}]'" in other.stderr
+    assert not marker.exists()
+    again = vcsbench("run", "--resume", str(out), "--backends", f"git-cli[bin={tools}]")
+    assert 0 == again.returncode, again.stdout[-1500:] + again.stderr
+    assert marker.exists()
+
+
 def test_resume_refuses_results_that_vcsbench_run_did_not_write(tmp_path: Path) -> None:
     out = finished_run(tmp_path)
     document = json.loads(out.read_text())

@@ -95,6 +95,61 @@ def test_malformed_spec_is_one_line_naming_the_bad_value(text: str, message: str
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("xfs:mkfs=-l logdev=/tmp/victim", "mkfs option -l 'logdev=/tmp/victim' names a device"),
+        ("xfs:mkfs=-l logdev=victim", "names a device or file (logdev=victim)"),
+        ("ext4:mkfs=/dev/vdb", "'/dev/vdb' is an argument"),
+        ("ext4:mkfs=-F victim.img", "'victim.img' is an argument"),
+        ("ext4:mkfs=-J device=/dev/vdb", "mkfs option -J 'device=/dev/vdb' names a device"),
+        ("ext4:mkfs=-d /etc", "mkfs option -d is not one vcsbench passes on"),
+        ("ext4:mkfs=-qdtree", "mkfs option -d is not one vcsbench passes on"),
+        ("ext4:mkfs=-z undo", "mkfs option -z is not one vcsbench passes on"),
+        ("xfs:mkfs=-p proto", "mkfs option -p is not one vcsbench passes on"),
+        ("btrfs:mkfs=--rootdir=/etc", "mkfs option --rootdir is not one vcsbench passes on"),
+        ("btrfs:mkfs=-f /dev/vdb", "'/dev/vdb' is an argument"),
+        ("ext4:mkfs=-N", "mkfs option -N needs a value"),
+        ("ext4:mount=ro", "mount option 'ro': a sandbox is written to"),
+        ("ext4:mount=noatime,bind", "mount option 'bind'"),
+        ("xfs:mount=logdev=/dev/vdb", "mount option 'logdev=/dev/vdb' names a device or file"),
+        ("ext4:mount=X-mount.mkdir", "is an instruction to mount(8) itself"),
+    ],
+)
+def test_mkfs_and_mount_take_options_alone(text: str, message: str) -> None:
+    """mkfs= and mount= pass options to programs run as root: never a device, a file or
+    a directory for them to read or write, and never a mount that is not the sandbox's
+    own image, read-write."""
+    with pytest.raises(VcsbenchError) as caught:
+        parse_fs_spec(text)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "mkfs", "mount"),
+    [
+        ("ext4:mkfs=-N 2000000 -O ^has_journal -E lazy_itable_init=0,nodiscard", 6, ""),
+        ("ext4:mkfs=-Fq -N2000000,mount=noatime,data=journal", 2, "noatime,data=journal"),
+        ("xfs:mkfs=-f -l size=64m -d agcount=4", 5, ""),
+        ("btrfs:mkfs=-f --nodesize=16384 -m single", 4, ""),
+    ],
+)
+def test_mkfs_and_mount_options_pass_as_given(text: str, mkfs: int, mount: str) -> None:
+    spec = parse_fs_spec(text)
+    assert mkfs == len(spec.mkfs_args)
+    assert mount == spec.mount_options
+
+
+@pytest.mark.parametrize("directory", ["/", "/etc", "/usr", "/proc"])
+def test_an_image_dir_that_dir_refuses_is_refused(directory: str) -> None:
+    result = vcsbench(*run_args("1"), "--image-dir", directory, "--fs", "ext4")
+    assert 2 == result.returncode, result.stdout[-500:]
+    (line,) = result.stderr.strip().splitlines()
+    assert f"--image-dir '{directory}'" in line
+    assert "give a directory of your own" in line
+
+
 def test_dir_sandbox_removes_only_its_own_subdirectory(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     with Sandbox(parse_fs_spec(f"dir:{tmp_path}")) as sandbox:

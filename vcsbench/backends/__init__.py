@@ -47,6 +47,10 @@ VARIANT_KEYS = ("version", "copy", "delay", "age")
 """Keys of a variant that are vcsbench's, not the backend's options."""
 
 
+PLAIN_VALUES = ("", "empty")
+"""Values of a place option that name no place (``template=empty``: no sample hooks)."""
+
+
 @dataclass(frozen=True)
 class Variant:
     """A backend variant, named once (``svn-fs[fs-type=fsx]``) and carried as this object
@@ -130,6 +134,17 @@ class Variant:
         """Whether the variant sets one of vcsbench's keys (``version=``, ``copy=``,
         ``delay=``, ``age=``): it says more than the backend's options do."""
         return any(key in VARIANT_KEYS for key, _ in self.options)
+
+    @property
+    def places(self) -> list[str]:
+        """The options that name a program, a place of this machine or a release to install
+        (``bin=DIR``, ``template=DIR``, ``version=``), as ``key=value``: what a result
+        file's recorded selection never supplies (:meth:`Selection.from_recorded`)."""
+        return [
+            f"{key}={value}"
+            for key, value in self.options
+            if key == "version" or (key in self.cls.place_options and value not in PLAIN_VALUES)
+        ]
 
     @property
     def backend_options(self) -> dict[str, str]:

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from vcsbench.backends._git_loose import NotLoose, git_dir_of, read_loose_objects
 from vcsbench.backends.base import Backend
@@ -159,6 +159,7 @@ class GitBackend(Backend):
     """What both git access paths share: the ``template`` option and its cleanup."""
 
     vcs = "git"
+    place_options: ClassVar[frozenset[str]] = frozenset({"template"})
 
     def check_options(self) -> None:
         self.template = TemplateDir(self.options["template"])

@@ -70,6 +70,9 @@ class Backend(abc.ABC):
     vcs: ClassVar[str]
     option_defaults: ClassVar[Mapping[str, str]] = {}
     """Every option this backend accepts, with its default ("" = tool default)."""
+    place_options: ClassVar[frozenset[str]] = frozenset()
+    """The options whose value names a program or a place of this machine (``bin=DIR``,
+    ``template=DIR``): a result file's recorded selection never supplies them."""
     libraries: ClassVar[tuple[str, ...]] = ()
     pypi: ClassVar[str | None] = None
     """The PyPI distribution of the backend's library, where a variant may name another

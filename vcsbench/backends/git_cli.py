@@ -70,6 +70,7 @@ class GitCli(GitBackend):
         }
     )  # fmt: skip
     remote_calls = frozenset({"clone", "update", "publish"})
+    place_options: ClassVar[frozenset[str]] = frozenset({"template", "bin"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         "template": "",
         "core.fsync": "",

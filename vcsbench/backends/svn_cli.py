@@ -55,6 +55,7 @@ class SvnCli(SvnBackend):
         }
     )  # fmt: skip
     remote_calls = frozenset({"checkout", "update", "publish"})
+    place_options: ClassVar[frozenset[str]] = frozenset({"bin"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         **SVN_OPTION_DEFAULTS,
         "bin": "",

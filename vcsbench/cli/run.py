@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> int:
     """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
 
+    from vcsbench.bench.options import OPTIONS
     from vcsbench.bench.runner import run_suite
-    from vcsbench.bench.selection import Selection
+    from vcsbench.bench.selection import PLACE_OPTIONS, Selection
     from vcsbench.measure.machine import machine_info
     from vcsbench.results import parse
     from vcsbench.results.io import read_document
@@ -104,8 +105,15 @@ def _resume(args: argparse.Namespace) -> int:
             f"{where}: not written by 'vcsbench run' (by {str(facts.get('door', '?'))[:40]}); "
             "only its results can be resumed"
         )
-    # Data, never a command: vcsbench's own options, each checked as on the command line.
-    selection = Selection.from_recorded(facts.get("selection"), where)
+    # Data, never a command: vcsbench's own options, each checked as on the command line;
+    # programs and places only as the command line states them again.
+    defaults = {o.dest: o.default for o in OPTIONS}
+    stated = {
+        dest: getattr(args, dest)
+        for dest in PLACE_OPTIONS
+        if getattr(args, dest, None) not in (None, [], "", defaults.get(dest))
+    }
+    selection = Selection.from_recorded(facts.get("selection"), where, stated)
     extra = [a for a in args.pytest_args if a != "--"]
     carry = {
         "benchmarks": [

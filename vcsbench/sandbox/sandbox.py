@@ -39,6 +39,7 @@ from vcsbench.sandbox.spec import (
     NAME_PREFIX,
     SHARED_DEVICE_NOTE,
     FsSpec,
+    check_image_dir,
     parse_fs_spec,
     require_root,
 )
@@ -235,8 +236,7 @@ class Sandbox:
                 self._state.image_dir = make_dir(None, f"{NAME_PREFIX}images-", self._state.token)
             image_dir = Path(self._state.image_dir.path)
         else:
-            if not self.image_dir.is_dir():
-                raise VcsbenchError(f"--image-dir {self.image_dir}: not an existing directory")
+            check_image_dir(self.image_dir, f"--image-dir {self.image_dir}")
             self._state.user_image_dir = os.path.normpath(self.image_dir.resolve())
             image_dir = Path(self._state.user_image_dir)
         image = image_dir / f"{NAME_PREFIX}{spec.kind}-{os.getpid()}-{Path(mountpoint).name}.img"

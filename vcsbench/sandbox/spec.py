@@ -62,6 +62,15 @@ class FsSpec:
     def managed(self) -> bool:
         return self.kind != "dir"
 
+    @property
+    def places(self) -> list[str]:
+        """``mkfs=`` and ``mount=`` as given: arguments to programs run as root, which a
+        result file's recorded selection never supplies."""
+        return [
+            *([f"mkfs={shlex.join(self.mkfs_args)}"] if self.mkfs_args else []),
+            *([f"mount={self.mount_options}"] if self.mount_options else []),
+        ]
+
 
 def parse_size(text: str, where: str) -> int:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?)i?B?", text.strip(), re.IGNORECASE)
@@ -132,6 +141,8 @@ def parse_fs_spec(text: str) -> FsSpec:
         mkfs_args = tuple(shlex.split(values.get("mkfs", "")))
     except ValueError as exc:
         raise VcsbenchError(f"{where}: mkfs options cannot be split: {exc}") from None
+    check_mkfs_args(kind, mkfs_args, where)
+    check_mount_options(values.get("mount", ""), where)
     profile, limits = parse_limits(values, where)
     return FsSpec(
         text=text,
@@ -173,6 +184,135 @@ def parse_limits(values: dict[str, str], where: str) -> tuple[str, dict[str, int
                 raise VcsbenchError(f"{where}: {option}={text} must be more than 0 bytes/s")
             limits[key] = size
     return name, limits
+
+
+MKFS_OPTIONS = {
+    "ext4": ("cDjnqvFSVK", "bCgGiIJNmoOrELMtTUe", ()),
+    "xfs": ("fqNK", "bmdilnrsL", ()),
+    "btrfs": (
+        "MKfqvV",
+        "bdmnsLORU",
+        ("--mixed", "--nodiscard", "--shrink", "--force", "--quiet", "--verbose", "--version"),
+    ),
+}
+"""What ``mkfs=`` passes on, per kind: (short options without a value, short options with
+one, long options without a value). Any other option is refused: those left out name a
+file or directory mkfs reads or writes (ext4's -d, -l, -z; xfs's -p, -c; btrfs's -r)."""
+MKFS_LONG_VALUED = {
+    "btrfs": ("--byte-count", "--csum", "--checksum", "--data", "--metadata", "--nodesize",
+              "--sectorsize", "--label", "--features", "--runtime-features", "--uuid",
+              "--device-uuid"),
+}  # fmt: skip
+FILE_SUBOPTIONS = frozenset(
+    {"device", "logdev", "rtdev", "name", "file", "options", "journal_path", "journal_dev",
+     "usrjquota", "grpjquota"}
+)  # fmt: skip
+"""``key=value`` parts (of an mkfs option's value or of mount options) naming a device or
+a file: an external journal or log, a data file, a configuration or quota file."""
+MOUNT_REFUSED = {
+    "ro": "a sandbox is written to, so it is never mounted read-only",
+    "bind": "a sandbox is mounted from its own image, never bound from elsewhere",
+    "rbind": "a sandbox is mounted from its own image, never bound from elsewhere",
+    "move": "a sandbox's mount is its own, never moved",
+    "remount": "a sandbox is mounted once, from its own image",
+    "loop": "vcsbench sets up the sandbox's loop device itself",
+}
+MKFS_ACCEPTED = (
+    "options alone, e.g. mkfs=-N 2000000 or mkfs=-O ^has_journal (the options of mkfs "
+    "that name no device, file or directory, with their values)"
+)
+
+
+def _file_part(value: str) -> str:
+    """The part of an option's value that names a device or file, or ""."""
+    if "/" in value:
+        return value
+    for part in value.split(","):
+        key, eq, _ = part.partition("=")
+        if eq and key.strip().lower() in FILE_SUBOPTIONS:
+            return part
+    return ""
+
+
+def check_mkfs_args(kind: str, args: tuple[str, ...], where: str) -> None:
+    """``mkfs=`` takes options alone (:data:`MKFS_OPTIONS`), read as mkfs's getopt reads
+    them, each value naming no device or file: the image is vcsbench's, given last."""
+    flags, valued, long_flags = MKFS_OPTIONS.get(kind, ("", "", ()))
+    words = list(args)
+    while words:
+        word = words.pop(0)
+        if not word.startswith("-") or word in ("-", "--"):
+            raise VcsbenchError(f"{where}: mkfs= takes {MKFS_ACCEPTED}; {word!r} is an argument")
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name in long_flags and not eq:
+                continue
+            if name not in MKFS_LONG_VALUED.get(kind, ()):
+                raise VcsbenchError(
+                    f"{where}: mkfs option {name} is not one vcsbench passes on; mkfs= "
+                    f"takes {MKFS_ACCEPTED}"
+                )
+            if not eq:
+                value = _value_of(name, words, where)
+            _check_value(name, value, where)
+            continue
+        for index, letter in enumerate(word[1:], start=1):
+            if letter in flags:
+                continue
+            if letter not in valued:
+                raise VcsbenchError(
+                    f"{where}: mkfs option -{letter} is not one vcsbench passes on for "
+                    f"{kind}; mkfs= takes {MKFS_ACCEPTED}"
+                )
+            value = word[index + 1 :] or _value_of(f"-{letter}", words, where)
+            _check_value(f"-{letter}", value, where)
+            break
+
+
+def _value_of(name: str, words: list[str], where: str) -> str:
+    if not words or words[0].startswith("-"):
+        raise VcsbenchError(f"{where}: mkfs option {name} needs a value")
+    return words.pop(0)
+
+
+def _check_value(name: str, value: str, where: str) -> None:
+    named = _file_part(value)
+    if named:
+        raise VcsbenchError(
+            f"{where}: mkfs option {name} {value!r} names a device or file ({named}); mkfs= "
+            f"takes {MKFS_ACCEPTED}"
+        )
+
+
+def check_mount_options(options: str, where: str) -> None:
+    """``mount=`` takes mount options alone (``-o``'s list), none naming a device or
+    file, none that would make the sandbox something other than its own image, mounted
+    read-write."""
+    for option in options.split(",") if options else []:
+        key = option.partition("=")[0].strip().lower()
+        if key in MOUNT_REFUSED:
+            raise VcsbenchError(f"{where}: mount option {option!r}: {MOUNT_REFUSED[key]}")
+        if key.startswith("x-"):
+            raise VcsbenchError(
+                f"{where}: mount option {option!r} is an instruction to mount(8) itself; "
+                "mount= takes the filesystem's options (e.g. noatime,data=journal)"
+            )
+        named = _file_part(option)
+        if named:
+            raise VcsbenchError(
+                f"{where}: mount option {option!r} names a device or file; mount= takes the "
+                "filesystem's options alone (e.g. noatime,data=journal)"
+            )
+
+
+def check_image_dir(path: Path, where: str) -> Path:
+    """``--image-dir``: an existing directory of the user's, not one ``dir:`` refuses."""
+    if not path.is_dir():
+        raise VcsbenchError(f"{where}: not an existing directory")
+    why = unsafe_dir(path.resolve())
+    if why:
+        raise VcsbenchError(f"{where}: {why}; give a directory of your own, e.g. /srv/images")
+    return path
 
 
 SYSTEM_DIRS = ("/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var", "/root")
