@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
+from helpers import REPO, canary_beside, edited_result, run_args, scale_times, vcsbench
 from postgres import database, server
 
 from vcsbench.errors import VcsbenchError
@@ -202,3 +202,44 @@ def test_a_server_paths_series_carries_its_servers_package_versions(
     (series,) = [s for name, s in found.items() if " at 16 clients" in name]
     (point,) = series.points
     assert point.versions == "apache2 2.4.71-1~deb12u1, libapache2-mod-svn 1.14.2-4+deb12u1"
+
+
+def test_a_store_password_is_never_written_or_printed(tmp_path: Path, postgres_server: str) -> None:
+    """A ``postgresql://user:PASSWORD@…`` store: the password is in neither the result
+    file's command, nor the report, nor the shared store's command column, nor any line
+    printed; ``?password=`` in a failing URL is masked too."""
+    url = database(postgres_server).replace("://postgres@", "://postgres:s3cret-pw@")
+    out = tmp_path / "run.json"
+    ran = vcsbench(
+        *run_args("2", fs=f"dir:{tmp_path}", out=out), "--progress", "none", "--store", url
+    )
+    assert 0 == ran.returncode, ran.stdout[-1500:] + ran.stderr
+    report = vcsbench("report", str(out))
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        ((command,),) = db.execute("SELECT command FROM vcsbench_runs").fetchall()
+    for text in (ran.stdout, ran.stderr, out.read_text(), report.stdout, command):
+        assert "s3cret" not in text
+    assert "postgres:***@" in command
+    failing = "postgresql://postgres@127.0.0.1:1/x?password=s3cret-q&sslpassword=s3cret-s"
+    refused = vcsbench("history", "--store", failing)
+    assert 2 == refused.returncode
+    assert "s3cret" not in refused.stdout + refused.stderr
+    assert "password=***" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("postgresql://u:p@h/db", "postgresql://u:***@h/db"),
+        ("postgres://u:p%40w@h:5/db?sslmode=require", "postgres://u:***@h:5/db?sslmode=require"),
+        ("postgresql://u@h/db?password=p&x=1", "postgresql://u@h/db?password=***&x=1"),
+        ("--store 'host=h password=p user=u'", "--store 'host=h password=*** user=u'"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+    ],
+)
+def test_a_password_is_masked_in_every_form(text: str, shown: str) -> None:
+    from vcsbench.errors import without_secrets
+
+    assert shown == without_secrets(text)

@@ -18,6 +18,7 @@ import pytest
 
 from vcsbench.bench import adapter
 from vcsbench.bench.selection import Selection
+from vcsbench.errors import without_secrets
 from vcsbench.results.io import ResultWriter
 from vcsbench.results.migrate import SCHEMA_VERSION
 from vcsbench.results.model import Benchmark
@@ -177,7 +178,7 @@ def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
         "version": __version__,
         "schema_version": SCHEMA_VERSION,
         "run_id": config.stash[RUN_ID],
-        "command": command,
+        "command": without_secrets(command),
         "door": preset.door if preset is not None else "pytest",
         "selection": config.stash[SELECTION].given,
         "spread": _spread(config),

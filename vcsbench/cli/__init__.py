@@ -32,7 +32,7 @@ from vcsbench.cli import (
 )
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import interrupted
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import VcsbenchError, without_secrets
 
 COMMANDS: tuple[Command, ...] = tuple(
     module.COMMAND
@@ -59,7 +59,7 @@ class OneLineParser(argparse.ArgumentParser):
     prints the whole usage first: eleven lines for ``vcsbench study``)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+        self.exit(2, f"{self.prog}: error: {without_secrets(message)}; see {self.prog} --help\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except VcsbenchError as exc:
-        print(f"vcsbench: error: {exc}", file=sys.stderr)
+        print(f"vcsbench: error: {without_secrets(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like: no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

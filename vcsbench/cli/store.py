@@ -54,8 +54,8 @@ def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) ->
         with Store(path) as store:
             store.add(out, whole)
     except Exception as exc:  # whatever the database raised: the file is kept, and said
-        where = shown_url(str(path))
-        print(f"warning: the results store {where} did not take {out}: {exc}", file=sys.stderr)
+        where, why = shown_url(str(path)), shown_url(str(exc))
+        print(f"warning: the results store {where} did not take {out}: {why}", file=sys.stderr)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from vcsbench.cli.common import (
     selection_of,
     this_whole,
 )
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import VcsbenchError, without_secrets
 from vcsbench.results import Run
 from vcsbench.results.io import beside
 from vcsbench.results.model import Benchmark
@@ -207,7 +207,7 @@ def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     header = (
         f"# {study.name}: {n} repositories per benchmark\n\n"
         f"{study.summary[0].upper()}{study.summary[1:]}. {ran_here(benches)}\n\n"
-        f"Results: `{out}`; command: `{shlex.join(['vcsbench', *sys.argv[1:]])}`\n"
+        f"Results: `{out}`; command: `{without_secrets(shlex.join(['vcsbench', *sys.argv[1:]]))}`\n"
     )
     from vcsbench.report.stability import warnings
 

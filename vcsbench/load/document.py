@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vcsbench.errors import without_secrets
 from vcsbench.load.figures import LATENCY
 from vcsbench.load.plan import LoadPlan
 from vcsbench.measure.machine import machine_info
@@ -24,7 +25,7 @@ class LoadDocument:
         self.facts: dict[str, Any] = {
             "schema_version": LOAD_SCHEMA,
             "run_id": run_id,
-            "command": shlex.join(command),
+            "command": without_secrets(shlex.join(command)),
             "scenario": plan.scenario.name,
             "session": plan.scenario.describe(plan.payload, plan.precreate, plan.history),
             "shape": plan.shape,

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import VcsbenchError, without_secrets
 from vcsbench.owned import not_mine_alone
 from vcsbench.results.bounded import CHUNK, decode, fail, read_bytes
 from vcsbench.results.environment import Machine
@@ -232,7 +232,7 @@ def parse(document: object, path: Path) -> Run:
         path=str(path),
         benchmarks=benchmarks,
         machine=machine,
-        command=str(facts.get("command", "")),
+        command=without_secrets(str(facts.get("command", ""))),
         datetime=str(document.get("datetime", "")),
         version=str(facts.get("version", "")),
         run_id=str(facts.get("run_id", "")),
@@ -252,7 +252,7 @@ def _parse_load(document: dict[str, Any], path: Path) -> Run:
         path=str(path),
         benchmarks=[],
         machine=machine_facts,
-        command=command,
+        command=without_secrets(command),
         run_id=run_id,
         load=load,
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from vcsbench.errors import VcsbenchError
+from vcsbench.errors import VcsbenchError, without_secrets
 
 POSTGRES = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
 
@@ -85,8 +85,8 @@ def failed(db: Database) -> Iterator[None]:
 
 
 def shown_url(url: str) -> str:
-    """A PostgreSQL URL without its password."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """A PostgreSQL URL without its password (in its user part or as ``?password=``)."""
+    return without_secrets(url)
 
 
 class PostgresDb:

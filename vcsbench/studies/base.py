@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vcsbench.errors import without_secrets
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.run import run_load
 from vcsbench.report.format import counted as measured
@@ -316,7 +317,7 @@ def run_load_study(
         f"{', '.join(p.name for p in plans[0].paths)}. {steps}{seconds:g} s per step; "
         f"latency is each session's wall time (open loop: from its scheduled arrival); "
         f"{closed.load.session if closed.load else ''}.\n\n"
-        f"Results: {results}; command: `{shlex.join(command)}`\n\n"
+        f"Results: {results}; command: `{without_secrets(shlex.join(command))}`\n\n"
     )
     text = header + study.tables(study, closed, open_)
     deadline = plans[0].deadline
