@@ -4,6 +4,12 @@ repository's state verifying each round."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -125,3 +131,142 @@ def test_a_command_that_only_reads_writes_access_times_and_the_report_says_so(
     assert by_fs[relatime].per_repo("io_write_logical") == 0  # the command wrote no file
     shown = vcsbench("report", str(tmp_path / "t.json"))
     assert ATIME.strip() in " ".join(shown.stdout.split())
+
+
+def marked(mark: str) -> list[int]:
+    """The processes started with ``MARK=mark`` in their environment (this test's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"MARK={mark}".encode() in environ:
+                found.append(int(entry.name))
+    return found
+
+
+def settled(mark: str, within_s: float = 5.0) -> list[int]:
+    """``marked(mark)`` once it is empty, or what is still there after ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while (left := marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def test_a_call_that_leaves_three_daemons_has_the_three_ended_as_it_exits(
+    tmp_path: Path,
+) -> None:
+    """A command that forks three sleepers and exits 0: the call returns its status, and
+    the three it left, counted and ended (their own session or not)."""
+    from vcsbench.sandbox.ownership import cgroup2_root
+    from vcsbench.workload.contained import call
+
+    if cgroup2_root() is None:
+        skip_or_fail("needs cgroup v2 to write to (root)")
+    mark = uuid.uuid4().hex
+    argv = ["/bin/sh", "-c", "for i in 1 2 3; do setsid sleep 300 & done; exit 0"]
+    ended = call(argv, tmp_path, {**os.environ, "MARK": mark}, limit_s=30)
+    assert not isinstance(ended, OSError)
+    assert (ended.code, ended.left) == (0, 3)
+    assert [] == settled(mark, 0)
+
+
+def test_a_command_that_forks_a_daemon_leaves_no_process_of_its_own(tmp_path: Path) -> None:
+    """Every execution forks a sleeper that outlives it (41 of them with the perturbation
+    check, said before it runs): none is left when the run ends, and its sandbox is gone."""
+    require_backend("git-pygit2")
+    mark = uuid.uuid4().hex
+    done = vcsbench(
+        "time", "git: sh -c 'setsid sleep 300 & exit 0'", "--backends", "git-pygit2",
+        "--repos", "3", "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json"),
+        env={"MARK": mark},
+    )  # fmt: skip
+    assert 0 == done.returncode, done.stdout[-1500:] + done.stderr
+    assert "runs each command up to 39 more times beside the 3 asked" in done.stdout
+    assert [] == settled(mark)
+    assert [] == list(tmp_path.glob("vcsbench-*"))
+
+
+def test_a_command_that_never_exits_is_ended_at_its_timeout_as_an_error(
+    tmp_path: Path,
+) -> None:
+    require_backend("git-pygit2")
+    mark = uuid.uuid4().hex
+    started = time.monotonic()
+    done = vcsbench(
+        "time", "git: sleep 1000", "--backends", "git-pygit2", "--timeout", "1",
+        *QUICK[:2], "--repos", "2", "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json"),
+        env={"MARK": mark},
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert 1 == done.returncode, done.stdout[-1500:] + done.stderr
+    assert "run= did not finish within 1 s (the limit of a call, --timeout)" in done.stdout
+    assert took < 30
+    assert 2 == (tmp_path / "t.json").read_text().count("did not finish within 1 s")
+    assert [] == settled(mark)
+
+
+@pytest.mark.serial
+def test_an_interrupted_hung_command_is_ended_with_the_run(tmp_path: Path) -> None:
+    """SIGINT while a round's command sleeps for ever: the run stops, and the command
+    with it (the command leads a session of its own, so only vcsbench hears the signal)."""
+    require_backend("git-pygit2")
+    mark = uuid.uuid4().hex
+    flag = tmp_path / "started"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "time",
+         f"git: sh -c 'touch {flag}; exec sleep 1000'", "--backends", "git-pygit2", *QUICK,
+         "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json")],
+        env={**os.environ, "MARK": mark}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert 130 == proc.returncode, err
+    assert [] == settled(mark)
+    assert [] == list(tmp_path.glob("vcsbench-*"))
+
+
+@pytest.mark.serial
+def test_a_sigkilled_runs_hung_command_is_ended_by_cleanup(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    """SIGKILL of the run while its command sleeps: ``vcsbench cleanup`` ends the command
+    by the run's token (in its cgroup's name and its environment), then the sandbox."""
+    require_backend("git-pygit2")
+    mark = uuid.uuid4().hex
+    flag = tmp_path / "started"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vcsbench.cli", "time",
+         f"git: sh -c 'touch {flag}; setsid sleep 1000 & exec sleep 1000'",
+         "--backends", "git-pygit2", *QUICK, "--fs", f"dir:{tmp_path}",
+         "--out", str(tmp_path / "t.json")],
+        env={**os.environ, "MARK": mark}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists()
+        time.sleep(0.2)
+        proc.kill()
+        proc.wait(timeout=30)
+        sleeping = [p for p in marked(mark) if Path(f"/proc/{p}/comm").read_text() == "sleep\n"]
+        assert 2 == len(sleeping)  # the command and the daemon it forked, both left
+        cleaned = vcsbench("cleanup")
+        assert 0 == cleaned.returncode, cleaned.stderr
+        assert [] == settled(mark)
+        assert [] == list(tmp_path.glob("vcsbench-*"))
+    finally:
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)

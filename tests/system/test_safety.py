@@ -184,7 +184,7 @@ def test_a_group_member_its_leader_left_is_ended_only_with_the_runs_token(
 def test_a_cgroup_with_vcsbenchs_name_is_left_with_its_processes(
     root: None, isolated_state: Path
 ) -> None:
-    from vcsbench.servers.server import cgroup2_root
+    from vcsbench.sandbox.ownership import cgroup2_root
 
     base = cgroup2_root()
     if base is None:

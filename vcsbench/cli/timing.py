@@ -12,7 +12,7 @@ import sys
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import add_selection, check_out, out_path, selection_of
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.command import VCSES, spec_text
+from vcsbench.workload.command import DEFAULT_TIMEOUT_S, VCSES, spec_text
 
 _PREFIX = re.compile(r"^(git|svn|hg):\s*")
 TOOLS = {
@@ -37,6 +37,13 @@ backend under test (untimed); --prepare in it (untimed); COMMAND timed, in it. A
 starting with git, svn, svnadmin, svnlook or hg runs on that VCS's backends only; 'git:',
 'svn:' or 'hg:' before a command says so for any other. Several filesystems or variants
 run interleaved in blocks, as in 'vcsbench run'.
+
+Each call of COMMAND, --prepare and --check runs in a cgroup of the run's own: what it
+leaves running is ended when it exits, and a call past --timeout is ended and fails its
+round. The perturbation check (--perturbation once, the default) times the harness
+against a bare loop before the first benchmark of each backend: it runs each command
+3 + 12 x K more times (K = --repos, at most 50, fewer for a slow command: about a second
+of them); --perturbation off skips it.
 """
 
 
@@ -62,6 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="verify each round by this command's exit status, untimed (default: the "
         "backend's reader finds the payload's revision still the newest)",
     )
+    parser.add_argument(
+        "--timeout",
+        default=str(DEFAULT_TIMEOUT_S),
+        metavar="S",
+        help="end a call of COMMAND, --prepare or --check that runs longer than S seconds, "
+        f"with every process it started, and count its round an error (default "
+        f"{DEFAULT_TIMEOUT_S}); whatever a call leaves running (a daemon) is ended when it "
+        "exits",
+    )
     add_selection(parser, defaults={"payloads": "hello", "kept": "none"}, exclude=("ops",))
 
 
@@ -72,7 +88,8 @@ def ops_of(args: argparse.Namespace) -> list[str]:
         vcs, command = vcs_of(given)
         if not command:
             raise VcsbenchError(f"command {given!r} is empty; give the command to time")
-        ops.append(spec_text(command, args.prepare, args.check, vcs))
+        timeout = "" if args.timeout == str(DEFAULT_TIMEOUT_S) else args.timeout
+        ops.append(spec_text(command, args.prepare, args.check, vcs, timeout))
     if len(set(ops)) != len(ops):
         raise VcsbenchError("the same command is given twice; give each once")
     return ops
@@ -104,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
             f"a 'VCS:' before a command says which ({', '.join(VCSES)})"
         ]
         raise VcsbenchError("nothing to time: " + "; ".join(why))
+    if selection.perturbation != "off":
+        print(perturbation_cost(selection.repos, selection.perturbation))
     command = ["vcsbench", *sys.argv[1:]]
     # pytest-benchmark's own tables (in us, per test) stay in the result file: the
     # summary after the run is the answer.
@@ -111,6 +130,24 @@ def run(args: argparse.Namespace) -> int:
         selection, out, ("--benchmark-quiet",), command=command, door="vcsbench time"
     )
     return conclude(args, out, run_id, code)
+
+
+def perturbation_cost(repos: int, mode: str) -> str:
+    """What the perturbation check adds to the executions asked, said before it runs."""
+    from vcsbench.bench.beside import ROUNDS_BESIDE
+    from vcsbench.bench.perturbation import BLOCKS_BESIDE, PILOT_ROUNDS
+
+    extra = 2 * BLOCKS_BESIDE * min(ROUNDS_BESIDE, repos)
+    if mode == "once":
+        return (
+            f"the perturbation check runs each command up to {PILOT_ROUNDS + extra} more "
+            f"times beside the {repos} asked, before the first benchmark of each backend "
+            "(fewer for a slow command: about a second of them); --perturbation off skips it"
+        )
+    return (
+        f"the perturbation check runs each command {extra} more times beside the {repos} "
+        "asked, before every benchmark (--perturbation on); --perturbation off skips it"
+    )
 
 
 COMMAND = Command(

@@ -20,6 +20,7 @@ from vcsbench.process import group_members, signals_held
 from vcsbench.sandbox.mounts import loop_backings, mount_entry, mounts_below
 from vcsbench.sandbox.ownership import (
     carries_token,
+    cgroup2_root,
     process_ended,
     prove_cgroup,
     prove_dir,
@@ -30,6 +31,7 @@ from vcsbench.sandbox.ownership import (
     remove_image_marker,
 )
 from vcsbench.sandbox.removal import remove_tree
+from vcsbench.sandbox.spec import NAME_PREFIX
 from vcsbench.sandbox.state import (
     MARKER,
     Made,
@@ -84,18 +86,7 @@ def end_processes(state: State) -> list[str]:
             if why != "gone":
                 failures.append(f"{why}: left as it is")
             continue
-        with contextlib.suppress(OSError):
-            Path(group.path, "cgroup.kill").write_text("1")
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                os.rmdir(group.path)
-                break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    failures.append(f"remove cgroup {group.path}: {exc.strerror}")
-                    break
-                time.sleep(0.02)
+        _end_cgroup(Path(group.path), failures)
     # What was killed must be gone before the filesystem it used is unmounted: a member
     # blocked in a write to a throttled device dies seconds after its leader.
     deadline = time.monotonic() + 10
@@ -108,6 +99,46 @@ def end_processes(state: State) -> list[str]:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
             time.sleep(0.02)
+    return failures
+
+
+def _end_cgroup(group: Path, failures: list[str]) -> None:
+    """End every process in ``group`` (proven the run's) and remove it."""
+    with contextlib.suppress(OSError):
+        (group / "cgroup.kill").write_text("1")
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            os.rmdir(group)
+            return
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                failures.append(f"remove cgroup {group}: {exc.strerror}")
+                return
+            time.sleep(0.02)
+
+
+def end_unrecorded(token: str) -> list[str]:
+    """What a killed run started that no state file records, found by its token: a
+    cgroup whose name holds it (the one a user's command runs in: ``vcsbench time``),
+    and any process started with it in its environment (a daemon the command forked, out
+    of any group). Only for a run proven dead: a live run's processes carry it too."""
+    failures: list[str] = []
+    root = cgroup2_root()
+    if root is not None:
+        for group in sorted(root.glob(f"{NAME_PREFIX}*")):
+            if group.name.endswith(token) or f"-{token}-" in group.name:
+                _end_cgroup(group, failures)
+    killed = []
+    for entry in os.scandir("/proc"):
+        pid = int(entry.name) if entry.name.isdigit() else os.getpid()
+        if pid != os.getpid() and carries_token(pid, token):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    deadline = time.monotonic() + 10  # gone before the filesystem they used is unmounted
+    while any(not process_ended(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return failures
 
 
@@ -272,7 +303,7 @@ def clean_stale(quiet_known: bool = False) -> tuple[list[str], list[str]]:
             if state.uid != os.geteuid():
                 why = [f"records a run of uid {state.uid}, not yours"]
             else:
-                failures = teardown(state)
+                failures = end_unrecorded(state.token) + teardown(state)
                 if not failures:
                     path.unlink(missing_ok=True)
                     path.with_suffix(".tmp").unlink(missing_ok=True)

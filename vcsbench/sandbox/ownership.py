@@ -191,6 +191,21 @@ def prove_process(entry: Process, token: str) -> str | None:
     return f"process {entry.pid} carries neither the run's token nor its cgroup"
 
 
+def cgroup2_root() -> Path | None:
+    """Where cgroup v2 is mounted (alone or beside v1), if this process may make groups."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "cgroup2":
+            root = Path(fields[1])
+            if os.access(root, os.W_OK) and (root / "cgroup.procs").exists():
+                return root
+    return None
+
+
 def prove_cgroup(made: Made, token: str) -> str | None:
     name = os.path.basename(made.path)
     if not made.path.startswith("/sys/fs/cgroup/") or token not in name:

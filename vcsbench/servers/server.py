@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.sandbox.ownership import cgroup2_root
 from vcsbench.sandbox.state import run_token
 
 HOST = "127.0.0.1"
@@ -50,21 +51,6 @@ def check_host(host: str, option: str) -> None:
             f"{option} {host!r} is not an address of this machine ({exc.strerror or exc}); "
             "give one of its IP addresses, or leave it out for 127.0.0.1"
         ) from None
-
-
-def cgroup2_root() -> Path | None:
-    """Where cgroup v2 is mounted (alone or beside v1), if this process may make groups."""
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return None
-    for line in mounts:
-        fields = line.split()
-        if len(fields) > 2 and fields[2] == "cgroup2":
-            root = Path(fields[1])
-            if os.access(root, os.W_OK) and (root / "cgroup.procs").exists():
-                return root
-    return None
 
 
 class CpuGroup:

@@ -4,7 +4,9 @@
 first revision, by the backend under test; ``prepare=`` runs after that, untimed; then
 ``run=`` is timed, in the repository (its working directory), with
 ``$VCSBENCH_REPO``, ``$VCSBENCH_SCRATCH``, ``$VCSBENCH_VCS`` and ``$VCSBENCH_BACKEND`` set
-and a ``bin=`` variant's directory first on ``$PATH``. A command with nothing a shell
+and a ``bin=`` variant's directory first on ``$PATH``. Every call is contained
+(:mod:`vcsbench.workload.contained`): what it starts is ended when it exits, and a call
+longer than ``timeout=`` seconds (600) is ended and fails its round. A command with nothing a shell
 must read (pipes, ``$``, ``;``, globs, redirection) runs as its words, without a shell;
 otherwise through ``/bin/sh -c``, whose start is then in its time. Its output goes to
 ``/dev/null``; an exit status other than 0 fails the round (its stderr's first error
@@ -24,13 +26,13 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from collections.abc import Mapping
 from typing import ClassVar
 
 from vcsbench.backends import Backend
 from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.contained import call, command_group
 from vcsbench.workload.operation import COMMIT_MESSAGE, Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 
@@ -38,8 +40,10 @@ _CODES = (("%", "%25"), (",", "%2C"), ("[", "%5B"), ("]", "%5D"))
 SHELL_CHARS = frozenset("|&;<>()$`*?{}~\n\\")
 """What only a shell reads: a command with one of them runs through ``/bin/sh -c``."""
 MAX_COMMAND = 4096
-MAX_STDERR = 64 << 10
-"""A failed command's stderr kept to say why it failed."""
+DEFAULT_TIMEOUT_S = 600
+"""How long one call of a command (run=, prepare=, check=) may take before it is ended
+and its round is an error (``vcsbench time --timeout``)."""
+MAX_TIMEOUT_S = 7 * 24 * 3600
 VCSES = ("git", "svn", "hg")
 
 
@@ -56,9 +60,11 @@ def decode(value: str) -> str:
     return value
 
 
-def spec_text(run: str, prepare: str = "", check: str = "", vcs: str = "") -> str:
+def spec_text(
+    run: str, prepare: str = "", check: str = "", vcs: str = "", timeout: str = ""
+) -> str:
     """The operation's text for these commands: ``cmd[run=...]``."""
-    options = {"vcs": vcs, "run": run, "prepare": prepare, "check": check}
+    options = {"vcs": vcs, "run": run, "prepare": prepare, "check": check, "timeout": timeout}
     inner = ",".join(f"{k}={encode(v)}" for k, v in options.items() if v)
     return f"cmd[{inner}]"
 
@@ -82,6 +88,7 @@ class Command(Operation):
         "prepare": "",
         "check": "",
         "vcs": "",
+        "timeout": str(DEFAULT_TIMEOUT_S),
     }
     summary = (
         "your command (`run=`), in a repository holding the payload, after `prepare=` "
@@ -107,6 +114,15 @@ class Command(Operation):
                     f"cmd's {key}= is {len(decode(options[key])):,} characters; "
                     f"at most {MAX_COMMAND:,} are accepted"
                 )
+        try:
+            limit = float(options["timeout"])
+        except ValueError:
+            limit = -1.0
+        if not 0 < limit <= MAX_TIMEOUT_S:
+            raise VcsbenchError(
+                f"cmd's timeout={options['timeout']!r} is not a number of seconds above 0 "
+                f"and at most {MAX_TIMEOUT_S:,} (a call's time limit)"
+            )
         if options["vcs"] not in ("", *VCSES):
             raise VcsbenchError(
                 f"cmd's vcs={options['vcs']!r} is not a VCS; accepted: {', '.join(VCSES)}"
@@ -132,34 +148,26 @@ class Command(Operation):
         return env
 
     def _call(self, key: str, paths: RoundPaths, env: Mapping[str, str]) -> str:
-        """Run option ``key``'s command in the round's repository; "" or why it failed
-        (from the first ``MAX_STDERR`` bytes of its stderr; the rest is read and dropped)."""
+        """Run option ``key``'s command in the round's repository, contained
+        (:mod:`vcsbench.workload.contained`); "" or why it failed (from the first
+        ``MAX_STDERR`` bytes of its stderr)."""
         command = decode(self.options[key])
-        try:
-            proc = subprocess.Popen(
-                self._argv[key],
-                cwd=paths.repo,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+        ended = call(self._argv[key], paths.repo, env, self.limit_s)
+        if isinstance(ended, OSError):
+            return f"{key}= could not start ({ended.strerror}): {command[:80]}"
+        if ended.code is None:
+            return (
+                f"{key}= did not finish within {self.limit_s:g} s (the limit of a call, "
+                "--timeout): ended, with every process it started"
             )
-        except OSError as exc:
-            return f"{key}= could not start ({exc.strerror}): {command[:80]}"
-        assert proc.stderr is not None
-        kept = b""
-        with proc.stderr:
-            while chunk := proc.stderr.read(1 << 16):
-                kept += chunk[: max(0, MAX_STDERR - len(kept))]
-        code = proc.wait()
-        if code == 0:
+        if ended.code == 0:
             return ""
-        lines = [x.strip() for x in kept.decode(errors="replace").splitlines() if x.strip()]
+        lines = [x.strip() for x in ended.stderr.decode(errors="replace").splitlines() if x.strip()]
         # The line that says what went wrong: the first error or fatal one (git prints its
         # usage after it), else the last.
         flagged = [x for x in lines if x.lower().startswith(("error", "fatal", "svn: e"))]
         line = flagged[0] if flagged else lines[-1] if lines else ""
-        return f"{key}= exited with {code}" + (f": {line[:200]}" if line else "")
+        return f"{key}= exited with {ended.code}" + (f": {line[:200]}" if line else "")
 
     def __init__(
         self, backend: Backend, payload: Payload, options: Mapping[str, str] | None = None
@@ -169,6 +177,8 @@ class Command(Operation):
             key: argv_of(decode(self.options[key])) for key in ("run", "prepare", "check")
         }
         """Each command's process, made once: nothing of it is parsed in a timed round."""
+        self.limit_s = float(self.options["timeout"])
+        command_group()  # made in this process, before any worker is forked
         self._round_env: dict[str, str] = {}
         """The round's environment, made in :meth:`prepare` (untimed)."""
 
