@@ -12,7 +12,7 @@ from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
 from vcsbench.results.earlier import spreads
 from vcsbench.results.spread import Seen, SpreadCell, own_spread
-from vcsbench.results.store import Point
+from vcsbench.results.store_rows import Point
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 

@@ -314,7 +314,7 @@ def test_resume_never_runs_a_command_a_result_file_records(tmp_path: Path) -> No
     assert not (tmp_path / "ran").exists()
 
 
-MARKING_TOOL = "#!/bin/sh\ntouch {marker}\nexec /usr/bin/{name} \"$@\"\n"
+MARKING_TOOL = '#!/bin/sh\ntouch {marker}\nexec /usr/bin/{name} "$@"\n'
 
 
 def marking_tools(directory: Path, marker: Path) -> Path:

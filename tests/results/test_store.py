@@ -4,7 +4,10 @@ bad stores refused in one line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import sqlite3
 import statistics
 from collections.abc import Iterator
@@ -61,7 +64,7 @@ def median_of(path: Path, case: str) -> float:
 
 def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path, spec: str) -> None:
     files = [later(tmp_path, n, f, d) for n, f, d in (("b", 1.2, 9), ("a", 1.0, 2))]
-    with Store(spec) as store:
+    with Store(spec, writing=True) as store:
         assert store.add(files[0], read_whole(files[0])).new  # as a run's end read it
         assert store.add(files[1]).new
         assert not store.add(files[0]).new  # the same bytes again
@@ -80,10 +83,12 @@ def test_a_series_holds_each_runs_median_oldest_first(tmp_path: Path, spec: str)
 
 
 def test_a_resumed_run_replaces_its_older_copy(tmp_path: Path, spec: str) -> None:
+    """The same file, resumed (its run id, machine and path, other bytes): the newer copy
+    replaces the older one's points."""
     first = later(tmp_path, "first", 1.0, 3, run_id="same")
-    again = later(tmp_path, "again", 1.5, 3, run_id="same")
-    with Store(spec) as store:
+    with Store(spec, writing=True) as store:
         store.add(first)
+        again = later(tmp_path, "first", 1.5, 3, run_id="same")
         assert store.add(again).new
         assert store.counts()[0] == 1
         (series,) = list(store.series("git-pygit2"))
@@ -125,9 +130,9 @@ def test_bad_files_and_bad_stores_are_one_line(tmp_path: Path) -> None:
     not_a_store = tmp_path / "other.sqlite"
     not_a_store.write_text("plain text, not a database " * 100)
     with pytest.raises(VcsbenchError, match="not a vcsbench store"):
-        Store(not_a_store)
+        Store(not_a_store, writing=True)
     older = tmp_path / "older.sqlite"
-    Store(older).close()
+    Store(older, writing=True).close()
     with sqlite3.connect(older) as db:
         db.execute("UPDATE vcsbench_meta SET value = '1' WHERE key = 'version'")
     with pytest.raises(
@@ -148,7 +153,7 @@ def test_a_file_naming_a_benchmark_twice_is_not_added(tmp_path: Path, spec: str)
         document["benchmarks"].append(json.loads(json.dumps(document["benchmarks"][0])))
 
     path = Path(edited_result(TINY, tmp_path / "twice.json", twice))
-    with Store(spec) as store:
+    with Store(spec, writing=True) as store:
         with pytest.raises(VcsbenchError, match="names one benchmark twice"):
             store.add(path)
         assert store.counts() == (0, 0, 0)
@@ -163,7 +168,7 @@ def test_a_load_runs_steps_are_series_one_per_access_path_and_level(
     reference = REPO / "results" / "reference" / "markus2011.json.gz"
     load = read(reference).load
     assert load is not None
-    with Store(spec) as store:
+    with Store(spec, writing=True) as store:
         assert store.add(reference).benchmarks == sum(len(p.steps) for p in load.paths)
         found = {s.benchmark: s for s in store.series("load deadline closed")}
     path = next(p for p in load.paths if p.path == "apache-svn")
@@ -196,7 +201,7 @@ def test_a_server_paths_series_carries_its_servers_package_versions(
     }  # fmt: skip
     edited = tmp_path / "load.json"
     edited.write_text(json.dumps(document))
-    with Store(spec) as store:
+    with Store(spec, writing=True) as store:
         store.add(edited)
         found = {s.benchmark: s for s in store.series("load deadline closed: apache-svn")}
     (series,) = [s for name, s in found.items() if " at 16 clients" in name]
@@ -243,3 +248,177 @@ def test_a_password_is_masked_in_every_form(text: str, shown: str) -> None:
     from vcsbench.errors import without_secrets
 
     assert shown == without_secrets(text)
+
+
+def test_a_file_carrying_another_runs_id_is_refused_and_that_run_kept(
+    tmp_path: Path, spec: str
+) -> None:
+    """A copy of a run's file elsewhere with other figures (copied, edited, another host):
+    refused in one line naming the run it collides with; that run's points stay."""
+    first = later(tmp_path, "first", 1.0, 3, run_id="same")
+    copy = later(tmp_path, "copy", 1.5, 3, run_id="same")
+    with Store(spec, writing=True) as store:
+        store.add(first)
+        with pytest.raises(VcsbenchError, match="carries the run id same of another run"):
+            store.add(copy)
+        (series,) = list(store.series("git-pygit2"))
+    assert [p.median_ms for p in series.points] == pytest.approx([median_of(first, GIT)])
+    added = vcsbench("store", "add", str(copy), "--store", spec)
+    assert 1 == added.returncode
+    assert "refused: " in added.stdout and "first.json" in added.stdout
+
+
+def planted_store(tmp_path: Path, column: str, value: object) -> Path:
+    """A store of two real runs with one point's ``column`` set to ``value``."""
+    path = tmp_path / "planted.sqlite"
+    with Store(path, writing=True) as store:
+        for name, factor, day in (("a", 1.0, 2), ("b", 1.1, 3)):
+            store.add(later(tmp_path, name, factor, day))
+    with sqlite3.connect(path) as db:
+        table = "vcsbench_runs" if column in ("machine", "path") else "vcsbench_points"
+        db.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = 1", (value,))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("median_ms", "fast", "median_ms 'fast' is not a number"),
+        ("median_ms", -3.0, "median_ms -3.0 is not a number from 0"),
+        ("median_ms", float("inf"), "median_ms inf is not a number"),
+        ("canary_ms", 1e300, "canary_ms 1e+300 is not a number from 0 to 1e+12"),
+        ("repos", "many", "repos 'many' is not a whole number"),
+        ("errors", -1, "errors -1 is not a whole number from 0"),
+        ("started", "yesterday", "started 'yesterday' is not a date and time"),
+        ("started", 7, "started '7' is not a date and time"),
+        (
+            "benchmark",
+            "create\x1b]0;pwned\x07",
+            "benchmark 'create\\x1b]0;pwned\\x07' is not printable",
+        ),
+        ("machine", "vm\x1b[2J", "machine 'vm\\x1b[2J' is not printable"),
+        ("busy", "x" * 5000, "busy 'xxxxxxx"),
+    ],
+)
+def test_a_crafted_row_is_one_line_in_history_and_compare(
+    tmp_path: Path, column: str, value: object, message: str
+) -> None:
+    """Rows are checked as result files are: a wrong type, a value out of range or a
+    terminal escape is one line naming the column, exit 2; no escape reaches the screen.
+    compare reads the earlier points of its series that ran clean (no errors, not busy)."""
+    store = planted_store(tmp_path, column, value)
+    base, other = later(tmp_path, "c1", 1.0, 4), later(tmp_path, "c2", 1.0, 5)
+    readers = [
+        ("history", "--store", str(store)),
+        ("history", "create", "--store", str(store), "--json"),
+    ]
+    if column in ("median_ms", "canary_ms", "repos"):
+        readers.append(("compare", str(base), str(other), "--store", str(store)))
+    for argv in readers:
+        result = vcsbench(*argv)
+        assert 2 == result.returncode, (argv, result.stdout[-800:], result.stderr)
+        (line,) = result.stderr.strip().splitlines()
+        assert message in line, line
+        assert "\x1b" not in result.stdout + result.stderr
+
+
+def test_reading_commands_open_the_store_read_only(tmp_path: Path) -> None:
+    """history, compare and store info read a store the user may only read, and never
+    make a schema: not in a missing file, not in another program's database."""
+    store = planted_store(tmp_path, "errors", 0)
+    store.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        shown = vcsbench("history", "--store", str(store))
+        info = vcsbench("store", "info", "--store", str(store))
+    finally:
+        tmp_path.chmod(0o755)
+    assert 0 == shown.returncode, shown.stderr
+    assert 0 == info.returncode and "2 runs" in info.stdout, info.stderr
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE accounts (id INTEGER, name TEXT)")
+    before = other.read_bytes()
+    for argv in (("history",), ("store", "info"), ("store", "add", str(store.parent / "a.json"))):
+        result = vcsbench(*argv, "--store", str(other))
+        assert 2 == result.returncode, (argv, result.stdout, result.stderr)
+        assert "no vcsbench store in it (tables accounts)" in result.stderr
+    assert before == other.read_bytes()
+    missing = tmp_path / "missing.sqlite"
+    assert 2 == vcsbench("store", "info", "--store", str(missing)).returncode
+    assert not missing.exists()
+
+
+def _server_processes(url: str) -> list[int]:
+    """The postmaster of the test's server at ``url`` and every process it started."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        (data,) = db.execute("SELECT current_setting('data_directory')").fetchone() or ("",)
+    postmaster = int(Path(data, "postmaster.pid").read_text().split()[0])
+    children = [
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _parent(p) == postmaster
+    ]
+    return [postmaster, *children]
+
+
+def _parent(proc: Path) -> int:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_a_stalled_server_is_one_line_within_the_statement_limit(
+    postgres_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stops answering mid-use (every process of it stopped): a statement
+    ends at the limit (1 s here, plus the watchdog's 5) with one line; connecting to it
+    then ends at the connection's."""
+    import signal
+    import time
+
+    from vcsbench.results import store_db
+
+    monkeypatch.setattr(store_db, "STATEMENT_S", 1)
+    url = database(postgres_server)
+    db = store_db.connect(url, writing=True)
+    stopped = _server_processes(url)
+    try:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        started = time.monotonic()
+        with pytest.raises(store_db.StoreError, match="did not answer within 1 s"):
+            db.execute("SELECT 1")
+        assert time.monotonic() - started < 15
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        db.close()
+
+
+def test_a_full_disk_under_the_store_says_so_and_stops(root: None, tmp_path: Path) -> None:
+    """A store on a filesystem that fills: one line saying the disk is full and how many
+    files went in before it did, not "cannot rollback" for every file after it."""
+    import subprocess
+
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "none", str(small)], check=True)
+    try:
+        results = tmp_path / "results"
+        results.mkdir()
+        for day in range(1, 61):
+            later(results, f"r{day:02d}", 1.0 + day / 100, day % 28 + 1)
+        added = vcsbench("store", "add", str(results), "--store", str(small / "s.sqlite"))
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert 2 == added.returncode, added.stdout + added.stderr
+    (line,) = added.stderr.strip().splitlines()
+    assert "the disk that holds the store is full" in line
+    assert re.search(r"added \d+ of 60 file\(s\) before it filled", line), line
+    assert "rollback" not in added.stdout + added.stderr

@@ -35,11 +35,6 @@ def run(args: argparse.Namespace) -> int:
     path = store_path(args)
     if path is None:
         raise VcsbenchError("--store none: history needs a store; give its file")
-    if isinstance(path, Path) and not path.is_file():
-        raise VcsbenchError(
-            f"--store {path}: no store there yet; runs add to it as they finish, or "
-            "vcsbench store add RESULTS... fills it from result files"
-        )
     with Store(path) as store:
         found = list(store.series(args.pattern))
         counts = store.counts()

@@ -51,7 +51,7 @@ def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) ->
     from vcsbench.results.store_db import shown_url
 
     try:
-        with Store(path) as store:
+        with Store(path, writing=True) as store:
             store.add(out, whole)
     except Exception as exc:  # whatever the database raised: the file is kept, and said
         where, why = shown_url(str(path)), shown_url(str(exc))
@@ -69,11 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from vcsbench.bench.progress import duration
     from vcsbench.results.store import Store, result_files
+    from vcsbench.results.store_db import StoreFull
 
     path = store_path(args)
     if path is None:
         raise VcsbenchError("--store none: this command needs a store; give its file")
-    with Store(path) as store:
+    with Store(path, writing=args.action == "add") as store:
         if args.action == "info":
             runs, series, machines = store.counts()
             print(f"{store.where}: {runs} runs, {series} series on {machines} machine(s)")
@@ -87,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
         for index, file in enumerate(files, 1):
             try:
                 found = store.add(file)
+            except StoreFull as exc:  # no later file fits either: said once, with how many
+                raise VcsbenchError(
+                    f"{exc}; added {added} of {len(files)} file(s) before it filled"
+                ) from None
             except VcsbenchError as exc:
                 refused.append(str(exc))
                 continue

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from vcsbench.report.format import fmt_ms, table
 from vcsbench.results.changes import ChangePoint, change_points
 from vcsbench.results.spread import UNDER
-from vcsbench.results.store import Point, Series
+from vcsbench.results.store_rows import Point, Series
 
 SHOWN = {"time": "median", **{name: f"rounds over the {under}" for name, under in UNDER.items()}}
 

@@ -34,14 +34,11 @@ from vcsbench.results.comparison import busy
 from vcsbench.results.io import Whole, read_whole
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.run_figures import run_figure
-from vcsbench.results.schema import SchemaError
-from vcsbench.results.spread import SpreadCell
 from vcsbench.results.store_db import StoreError, connect
+from vcsbench.results.store_rows import MAX_TEXT, POINT, Point, Series, head_of, point_of
 
 STORE_VERSION = 2
 """2: each point keeps its rounds over their canary; 1 kept the canary's medians only."""
-MAX_TEXT = 4096
-"""Longer text from a result file (a command line, a description) is cut to this."""
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS vcsbench_meta (
@@ -85,6 +82,10 @@ def default_path() -> Path:
 
 def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _tail(text: str, most: int = 80) -> str:
+    return text if len(text) <= most else "…" + text[-most + 1 :]
 
 
 def machine_key(document: dict[str, Any], run: Run) -> tuple[str, str]:
@@ -166,83 +167,47 @@ class Added:
     """False: a file of the same bytes was in the store already."""
 
 
-POINT = (  # a Point's columns in its fields' order, as both queries read them
-    "p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.per_canary, p.per_writes, "
-    "p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread"
-)
-
-
-@dataclass(frozen=True)
-class Point:
-    started: str
-    median_ms: float | None
-    canary_ms: float | None
-    canary_writes_ms: float | None
-    per_canary: float | None
-    """Its rounds over their canary (``spread.TIME_FIGURES``' ``time_per_canary``)."""
-    per_writes: float | None
-    cpu_ms: float | None
-    repos: int
-    errors: int
-    busy: str
-    versions: str
-    path: str
-    spread: str
-    """The machine's calibration for this cell as the run recorded it (JSON), or ""."""
-
-    def figure(self, name: str) -> float | None:
-        """Its value of a time figure (``spread.TIME_FIGURES``), if it has one."""
-        return {
-            "time": self.median_ms or None,
-            "time_per_canary": self.per_canary,
-            "time_per_writes": self.per_writes,
-        }.get(name)
-
-    def cell(self) -> SpreadCell | None:
-        if not self.spread:
-            return None
-        try:
-            return SpreadCell.from_json(json.loads(self.spread), "the store's spread")
-        except (ValueError, SchemaError):
-            return None
-
-
-@dataclass(frozen=True)
-class Series:
-    machine_key: str
-    machine: str
-    benchmark: str
-    points: tuple[Point, ...]
-
-
 class Store:
     """One store, opened for adding and reading: a SQLite file's path, or a
     ``postgresql://`` URL (the same schema on a server a team shares)."""
 
-    def __init__(self, spec: str | Path) -> None:
-        self._db = connect(spec)
+    def __init__(self, spec: str | Path, writing: bool = False) -> None:
+        """``writing``: to add to it (its schema made where it has none); else read-only,
+        and a store that is not there, or has no vcsbench schema, is refused."""
+        self._db = connect(spec, writing)
         self.where = self._db.where
         try:
-            with self._db.transaction():
-                for statement in SCHEMA:
-                    self._db.execute(statement)
-                self._db.execute(
-                    "INSERT INTO vcsbench_meta (key, value) SELECT ?, ? WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vcsbench_meta WHERE key = ?)",
-                    ("version", str(STORE_VERSION), "version"),
+            tables = self._db.tables()
+            if "vcsbench_meta" not in tables and (tables or not writing):
+                raise VcsbenchError(
+                    f"--store {self.where}: no vcsbench store in it ("
+                    + (f"tables {', '.join(sorted(tables)[:3])}" if tables else "no tables")
+                    + "); give the file or database of a vcsbench store"
                 )
+            if writing:
+                with self._db.transaction():
+                    for statement in SCHEMA:
+                        self._db.execute(statement)
+                    self._db.execute(
+                        "INSERT INTO vcsbench_meta (key, value) SELECT ?, ? WHERE NOT EXISTS "
+                        "(SELECT 1 FROM vcsbench_meta WHERE key = ?)",
+                        ("version", str(STORE_VERSION), "version"),
+                    )
             found = self._db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'")
         except StoreError as exc:
             self._db.close()
             raise VcsbenchError(
                 f"--store {self.where}: not a vcsbench store ({exc.why}); give another"
             ) from None
+        except BaseException:
+            self._db.close()
+            raise
         if not found or found[0][0] != str(STORE_VERSION):
             self._db.close()
             raise VcsbenchError(
-                f"--store {self.where}: store version {found[0][0] if found else '?'}, this "
-                f"vcsbench reads {STORE_VERSION}; the store is an index over result files: "
-                "add them to a new one (vcsbench store add --store NEW FILE|DIR ...)"
+                f"--store {self.where}: store version {str(found[0][0])[:20] if found else '?'}, "
+                f"this vcsbench reads {STORE_VERSION}; the store is an index over result "
+                "files: add them to a new one (vcsbench store add --store NEW FILE|DIR ...)"
             )
 
     def close(self) -> None:
@@ -288,14 +253,25 @@ class Store:
         for step_key, step_row in load_points(run):
             rows.append((digest, f"{key} {step_key}", key, step_key, started, *step_row))
         run_key = _cut(run.run_id) or digest
+        where = _cut(str(Path(path).resolve()))
         with self._db.transaction():
             held = self._db.execute(
-                "SELECT digest FROM vcsbench_runs WHERE run_key = ? OR digest = ?",
+                "SELECT digest, machine_key, path FROM vcsbench_runs WHERE run_key = ? OR "
+                "digest = ?",
                 (run_key, digest),
             )
             if any(row[0] == digest for row in held):
                 return Added(str(path), len(rows), False)
-            for (older,) in held:  # the same run written again (resumed): this copy
+            for _, older_machine, older_path in held:
+                if (older_machine, older_path) != (key, where):
+                    raise VcsbenchError(
+                        f"{path}: carries the run id {run_key[:40]} of another run in the "
+                        f"store ({_tail(str(older_path))}"
+                        + (", another machine" if older_machine != key else "")
+                        + "); a run is replaced only by its own file, resumed: not added "
+                        "(a copied or edited result file?)"
+                    )
+            for older, _, _ in held:  # the same run written again (resumed): this copy
                 self._db.execute("DELETE FROM vcsbench_points WHERE digest = ?", (older,))
                 self._db.execute("DELETE FROM vcsbench_runs WHERE digest = ?", (older,))
             self._db.execute(
@@ -304,7 +280,7 @@ class Store:
                 (
                     digest,
                     run_key,
-                    _cut(str(Path(path).resolve())),
+                    where,
                     started,
                     key,
                     machine,
@@ -345,12 +321,14 @@ class Store:
         current: str | None = None
         head: tuple[str, str, str] = ("", "", "")
         points: list[Point] = []
-        for row in self._db.execute(query, (pattern,)):
-            if row[0] != current:
+        for number, row in enumerate(self._db.execute(query, (pattern,)), 1):
+            where = f"--store {self.where}, row {number} of the series read"
+            series, *rest = head_of(row[:4], where)
+            if series != current:
                 if current is not None:
                     yield Series(*head, tuple(points))
-                current, head, points = row[0], (row[1], row[2], row[3]), []
-            points.append(Point(*row[4:]))
+                current, head, points = series, (rest[0], rest[1], rest[2]), []
+            points.append(point_of(row[4:], f"{where} ({series[:60]})"))
         if current is not None:
             yield Series(*head, tuple(points))
 
@@ -363,7 +341,8 @@ class Store:
             "AND p.errors = 0 ORDER BY p.started DESC LIMIT ?",
             (series, before, versions, most),
         )
-        return [Point(*row) for row in reversed(rows)]
+        where = f"--store {self.where}, an earlier point of {series[:60]}"
+        return [point_of(row, where) for row in reversed(rows)]
 
 
 def result_files(paths: list[Path], most: int = 1_000_000) -> list[Path]:
