@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import CLI, vcsbench
+from helpers import CLI, planted_history_store, vcsbench
 
 CHAIN = ",".join(
     ["git-pygit2[copy=2]", "git-pygit2[copy=3]"]
@@ -168,3 +168,99 @@ def test_a_commit_that_does_not_build_is_skipped_and_said(tmp_path: Path) -> Non
     assert found.returncode == 0, found.stdout + found.stderr
     assert "skipped: the build failed (exit 1)" in found.stdout
     assert "Between them, skipped:" in found.stdout
+
+
+def hostile(repo: Path, marker: Path) -> None:
+    """The checkout's own programs, each of which would leave ``marker``: hooks for every
+    checkout and commit, an fsmonitor, and a smudge filter on every file."""
+    hook = f"#!/bin/sh\ntouch {marker}\n"
+    for name in ("post-checkout", "pre-commit", "post-commit", "reference-transaction"):
+        (repo / ".git" / "hooks" / name).write_text(hook)
+        (repo / ".git" / "hooks" / name).chmod(0o755)
+    monitor = repo.parent / "monitor.sh"
+    monitor.write_text(hook)
+    monitor.chmod(0o755)
+    for key, value in (
+        ("core.fsmonitor", str(monitor)),
+        ("filter.mark.smudge", f"sh -c 'touch {marker}; cat'"),
+        ("filter.mark.required", "true"),
+    ):
+        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=mark\n")
+
+
+def test_a_source_checkouts_own_programs_never_run(tmp_path: Path) -> None:
+    """Hooks, an fsmonitor and a filter configured in the checkout: the commits are read
+    as data (a clone sharing its objects, nothing of the checkout's run), built, and the
+    checkout keeps no worktree of ours."""
+    repo = source_checkout(tmp_path, slow_from=1, commits=2)
+    marker = tmp_path / "ran"
+    hostile(repo, marker)
+    out = tmp_path / "b"
+    found = vcsbench(
+        "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c1",
+        "--build", INSTALL, "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out),
+        "--progress", "none", "--perturbation", "off", "--kept", "none",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert not marker.exists()
+    assert not (repo / ".git" / "worktrees").exists()
+    assert [] == list((out / "builds").glob("vcsbench-*"))
+
+
+@pytest.mark.serial
+def test_a_sigkill_during_a_build_leaves_nothing_cleanup_cannot_remove(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    """SIGKILL while a commit builds (the build sleeping): the checkout has nothing of
+    the bisection registered, and ``vcsbench cleanup`` removes its trees and ends the
+    build; the installs directory stays."""
+    repo = source_checkout(tmp_path, slow_from=1, commits=2)
+    flag = tmp_path / "building"
+    out = tmp_path / "b"
+    proc = subprocess.Popen(
+        [*CLI, "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c1",
+         "--build", f"touch {flag}; sleep 600", "--ops", "create", "--payloads", "hello",
+         "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out), "--progress", "none",
+         "--perturbation", "off", "--kept", "none"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists()
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert list((out / "builds").glob("vcsbench-*/src-*"))
+    assert not (repo / ".git" / "worktrees").exists()
+    cleaned = vcsbench("cleanup")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert [] == list((out / "builds").glob("vcsbench-*"))
+    assert subprocess.run(["pgrep", "-f", f"touch {flag}; sleep 600"]).returncode != 0
+
+
+def test_bisect_and_history_never_write_through_a_symlink(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere)
+    found = vcsbench(
+        "bisect", "--chain", CHAIN, "--ops", "create", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(link),
+    )  # fmt: skip
+    assert found.returncode == 2, found.stdout + found.stderr
+    (line,) = found.stderr.strip().splitlines()
+    assert f"--out {link}: is a symlink" in line
+    store = planted_history_store(tmp_path)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine")
+    for target, said in ((link, "is a symlink"), (a_file, "is not a directory")):
+        shown = vcsbench("history", "--store", str(store), "--html", str(target))
+        assert shown.returncode == 2, shown.stdout + shown.stderr
+        (line,) = shown.stderr.strip().splitlines()
+        assert f"--html {target}: {said}" in line
+    assert [] == list(elsewhere.iterdir())
+    assert "mine" == a_file.read_text()

@@ -1,14 +1,20 @@
 """Versions of a command-line access path built from commits of a local source checkout,
-for ``vcsbench bisect --source``: each commit checked out in a worktree of its own and
-built with the command the user gives, installed into a directory that a
-``git-cli[bin=DIR]`` or ``svn-cli[bin=DIR]`` variant then runs.
+for ``vcsbench bisect --source``: each commit checked out in a tree of its own and built
+with the command the user gives, installed into a directory that a ``git-cli[bin=DIR]``
+or ``svn-cli[bin=DIR]`` variant then runs.
 
-The build command is the user's (their own checkout, their own ``make``), run by a shell
-in the commit's worktree with ``VCSBENCH_PREFIX`` naming the install directory; what it
-must leave is ``$VCSBENCH_PREFIX/bin`` with the tools. A commit that does not build is
-skipped and said. Worktrees are made under the bisection's own directory and removed
-after (``git worktree remove``, then ``prune``), whatever happened; the installs stay
-beside the results (what each step ran).
+The checkout is data, as a history source is: each commit's tree is a clone of it that
+shares its objects (``git clone --shared --no-checkout``, no template), checked out with
+no hook, no fsmonitor and no configuration but git's defaults (not the system's, the
+user's, or the checkout's own: its filters and hooks are never run), and nothing is
+registered in the checkout. The trees live in a directory the caller owns (a ``dir:``
+sandbox: removed after, and by ``vcsbench cleanup`` after a SIGKILL).
+
+The build command is the user's (their own ``make``), run by a shell in the commit's tree
+with ``VCSBENCH_PREFIX`` naming the install directory, through the caller's ``run``
+(contained, with a time limit); what it must leave is ``$VCSBENCH_PREFIX/bin`` with the
+tools. A commit that does not build is skipped and said. The installs stay beside the
+results (what each step ran).
 """
 
 from __future__ import annotations
@@ -35,9 +41,23 @@ class Commit:
     subject: str
 
 
+QUIET_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+"""What every git command on the checkout runs with: no hook, no fsmonitor."""
+
+
+def _env() -> dict[str, str]:
+    """git's environment: no system or user configuration (a hook path, an fsmonitor, a
+    filter of the user's would run with vcsbench's privileges)."""
+    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
 def _git(source: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", "-C", str(source), *args], capture_output=True, text=True, check=False
+        ["git", *QUIET_GIT, "-C", str(source), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_env(),
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -70,50 +90,64 @@ def commits(source: Path, good: str, bad: str) -> list[Commit]:
     return found
 
 
-class Builds:
-    """Each commit built once, on demand, under ``where``."""
+Run = Callable[[list[str], Path, dict[str, str], Path, float], int | None]
+"""How a build command runs: (argv, its directory, its environment, its log, its time
+limit) -> its exit status, or None when it ran past the limit (and was ended)."""
 
-    def __init__(self, source: Path, command: str, where: Path, made: list[Commit]) -> None:
+
+class Builds:
+    """Each commit built once, on demand: its tree under ``trees``, its install and log
+    under ``installs``."""
+
+    def __init__(
+        self, source: Path, command: str, trees: Path, installs: Path, made: list[Commit], run: Run
+    ) -> None:
         self.source = source
         self.command = command
-        self.where = where
+        self.trees = trees
+        self.installs = installs
         self.commits = made
         """The versions, oldest first: the good commit, then each to the bad one."""
-        self._made: list[Path] = []
+        self._run = run
         self._built: dict[str, Path] = {}
+
+    def checkout(self, commit: Commit) -> Path:
+        """A tree of ``commit``, as data: a clone sharing the checkout's objects, checked
+        out with nothing of the checkout's own run (:data:`QUIET_GIT`, :func:`_env`)."""
+        tree = self.trees / f"src-{commit.sha[:12]}"
+        empty = self.trees / "no-template"
+        empty.mkdir(exist_ok=True)
+        for argv in (
+            ["clone", "--quiet", "--shared", "--no-checkout", f"--template={empty}",
+             str(self.source), str(tree)],
+            ["-C", str(tree), "checkout", "--quiet", "--detach", commit.sha],
+        ):  # fmt: skip
+            done = subprocess.run(
+                ["git", *QUIET_GIT, *argv], capture_output=True, text=True, check=False, env=_env()
+            )
+            if done.returncode != 0:
+                raise BuildFailed(f"could not check it out: {done.stderr.strip()[-200:]}")
+        return tree
 
     def bin_dir(self, commit: Commit) -> Path:
         """The commit's install's ``bin/``, building it first; :class:`BuildFailed`."""
         if commit.sha in self._built:
             return self._built[commit.sha]
-        tree = self.where / f"src-{commit.sha[:12]}"
-        prefix = self.where / f"install-{commit.sha[:12]}"
-        log = self.where / f"build-{commit.sha[:12]}.log"
-        added = subprocess.run(
-            ["git", "-C", str(self.source), "worktree", "add", "--detach", str(tree), commit.sha],
-            capture_output=True,
-            text=True,
-            check=False,
+        tree = self.checkout(commit)
+        prefix = self.installs / f"install-{commit.sha[:12]}"
+        log = self.installs / f"build-{commit.sha[:12]}.log"
+        prefix.mkdir(parents=True, exist_ok=True)
+        code = self._run(
+            ["/bin/sh", "-c", self.command],
+            tree,
+            {**os.environ, "VCSBENCH_PREFIX": str(prefix)},
+            log,
+            BUILD_TIMEOUT_S,
         )
-        if added.returncode != 0:
-            raise BuildFailed(f"could not check it out: {added.stderr.strip()[-200:]}")
-        self._made.append(tree)
-        prefix.mkdir(parents=True, exist_ok=True)  # where made the worktree: ours
-        with log.open("w") as into:
-            try:
-                done = subprocess.run(
-                    ["/bin/sh", "-c", self.command],
-                    cwd=tree,
-                    env={**os.environ, "VCSBENCH_PREFIX": str(prefix)},
-                    stdout=into,
-                    stderr=subprocess.STDOUT,
-                    timeout=BUILD_TIMEOUT_S,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                raise BuildFailed(f"the build ran over {BUILD_TIMEOUT_S} s; see {log}") from None
-        if done.returncode != 0:
-            raise BuildFailed(f"the build failed (exit {done.returncode}); see {log}")
+        if code is None:
+            raise BuildFailed(f"the build ran over {BUILD_TIMEOUT_S} s and was ended; see {log}")
+        if code != 0:
+            raise BuildFailed(f"the build failed (exit {code}); see {log}")
         if not (prefix / "bin").is_dir():
             raise BuildFailed(f"the build left no $VCSBENCH_PREFIX/bin ({prefix}/bin); see {log}")
         self._built[commit.sha] = prefix / "bin"
@@ -122,19 +156,3 @@ class Builds:
     def spec_of(self, backend: str) -> Callable[[int], str]:
         """The variant that runs version ``index``: ``backend[bin=...]`` of its build."""
         return lambda index: f"{backend}[bin={self.bin_dir(self.commits[index])}]"
-
-    def close(self) -> None:
-        """Remove the worktrees made (each ours: made here, under ``where``)."""
-        for tree in self._made:
-            subprocess.run(
-                ["git", "-C", str(self.source), "worktree", "remove", "--force", str(tree)],
-                capture_output=True,
-                check=False,
-            )
-        if self._made:
-            subprocess.run(
-                ["git", "-C", str(self.source), "worktree", "prune"],
-                capture_output=True,
-                check=False,
-            )
-        self._made = []

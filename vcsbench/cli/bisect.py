@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build",
         metavar="CMD",
-        help="with --source: the shell command that builds a commit in its worktree and "
+        help="with --source: the shell command that builds a commit in its tree and "
         "installs it into $VCSBENCH_PREFIX (its tools in $VCSBENCH_PREFIX/bin), e.g. "
         "'make -j2 prefix=$VCSBENCH_PREFIX install'",
     )
@@ -131,11 +131,16 @@ def chain_of(args: argparse.Namespace) -> list[str]:
     return texts
 
 
-def source_versions(args: argparse.Namespace, out: Path) -> tuple[list[str], Builds]:
+def source_versions(
+    args: argparse.Namespace, out: Path, stack: contextlib.ExitStack
+) -> tuple[list[str], Builds]:
     """``--source``: the commits from --good to --bad (their short hashes) and what builds
-    each on demand."""
+    each on demand, their trees in a ``dir:`` sandbox under ``out`` (on ``stack``:
+    removed after, and by cleanup after a SIGKILL)."""
     from vcsbench.backends import REGISTRY
     from vcsbench.backends.builds import Builds, commits
+    from vcsbench.results.io import own_directory
+    from vcsbench.sandbox import Sandbox, parse_fs_spec
 
     cls = REGISTRY.get(args.backend or "")
     if cls is None or "bin" not in cls.option_defaults:
@@ -149,22 +154,47 @@ def source_versions(args: argparse.Namespace, out: Path) -> tuple[list[str], Bui
     if args.chain:
         raise VcsbenchError("--source names its versions by commit: give it without --chain")
     found = commits(args.source.resolve(), args.good, args.bad)
-    builds = Builds(args.source.resolve(), args.build, (out / "builds").resolve(), found)
+    installs = own_directory((out / "builds").resolve(), "--out")
+    trees = stack.enter_context(Sandbox(parse_fs_spec(f"dir:{installs}"))).root
+    builds = Builds(args.source.resolve(), args.build, trees, installs, found, _contained)
     return [c.sha[:10] for c in found], builds
 
 
+def _contained(
+    argv: list[str], cwd: Path, env: dict[str, str], log: Path, limit_s: float
+) -> int | None:
+    """A build, contained as a user's command is (:mod:`vcsbench.workload.contained`)."""
+    from vcsbench.workload.contained import call
+
+    with log.open("wb") as into:
+        ended = call(argv, cwd, env, limit_s, into)
+    if isinstance(ended, OSError):
+        raise VcsbenchError(f"--build could not start ({ended.strerror})")
+    return ended.code
+
+
 def run(args: argparse.Namespace) -> int:
+    with contextlib.ExitStack() as stack:
+        return _run(args, stack)
+
+
+def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.cli.common import selection_of
     from vcsbench.report.bisect_text import answer, header, step_line
     from vcsbench.results.bisection import bisect
-    from vcsbench.results.io import write_file
+    from vcsbench.results.io import own_directory, write_file
 
     threshold = threshold_of(args.threshold)
     out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
+    if out.is_symlink():
+        raise VcsbenchError(
+            f"--out {out}: is a symlink; vcsbench writes its files only where no link leads "
+            "elsewhere: remove it, or give another path"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise VcsbenchError(f"--out {out}: exists and is not an empty directory")
     if args.source is not None:
-        chain, builds = source_versions(args, out)
+        chain, builds = source_versions(args, out, stack)
         spec_of = builds.spec_of(args.backend)
     else:
         chain, builds = chain_of(args), None
@@ -180,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
             f"--repos {repos!r}: a whole number of rounds a version, {MIN_ROUNDS} or more "
             f"(at least {MIN_BLOCKS} blocks of 10: an interval of 95 % or more)"
         )
-    out.mkdir(parents=True, exist_ok=True)
+    own_directory(out, "--out")
     figure = (
         f"{selection.ops[0].text} · payload {selection.payloads[0]} · fs {selection.fs[0].text}"
     )
@@ -194,9 +224,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"bisect stopped during step {steps.made}: the steps before it are above, each "
               f"step's results in {out}")  # fmt: skip
         return int(str(stop))
-    finally:
-        if builds is not None:
-            builds.close()
     text = answer(outcome, figure, out)
     if builds is not None and outcome.first_bad is not None:
         found = builds.commits[outcome.first_bad]

@@ -18,7 +18,7 @@ from vcsbench.report.document import Figure as PageFigure
 from vcsbench.report.formats.html import page
 from vcsbench.report.history import Judged, change_text, judged, machine_text, method, run_rows
 from vcsbench.report.plotkit import save, slug
-from vcsbench.results.io import write_file
+from vcsbench.results.io import own_directory, write_file
 from vcsbench.results.store_rows import Series
 
 MAX_SERIES = 60
@@ -114,7 +114,7 @@ def series_plot(series: Series, judge: Judged) -> Figure:
 def history_page(found: list[Series], store: str, directory: Path) -> Path:
     """``history.html`` in ``directory`` with a plot (PNG beside it) and the runs of
     each series; its path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    own_directory(directory, "--html")
     doc = Document("vcsbench history")
     doc.add(
         paragraph(

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from vcsbench import process
 from vcsbench.sandbox.ownership import cgroup2_root
@@ -111,11 +112,18 @@ class Ended:
     left: int = 0
 
 
-def call(argv: Sequence[str], cwd: Path, env: Mapping[str, str], limit_s: float) -> Ended | OSError:
+def call(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    limit_s: float,
+    log: BinaryIO | None = None,
+) -> Ended | OSError:
     """Run ``argv`` contained (in :func:`command_group`, or a session of its own), until
     it exits or ``limit_s`` passes; then end whatever it left running (a daemon it
     forked), or, past the limit, it and everything it started. Where nothing is left the
-    check costs one read of the group's member list (under a microsecond here)."""
+    check costs one read of the group's member list (under a microsecond here). Its
+    output goes to ``log`` where given (then no stderr is kept), else nowhere."""
     group = command_group()
     try:
         with group.entered() if group is not None else contextlib.nullcontext():
@@ -124,8 +132,8 @@ def call(argv: Sequence[str], cwd: Path, env: Mapping[str, str], limit_s: float)
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                stdout=subprocess.DEVNULL if log is None else log,
+                stderr=subprocess.PIPE if log is None else subprocess.STDOUT,
                 start_new_session=True,
             )
     except OSError as exc:
@@ -160,15 +168,15 @@ def _wait(proc: subprocess.Popen[bytes], limit_s: float) -> tuple[bytes, bool]:
     """(the first :data:`MAX_STDERR` bytes of its stderr, whether it exited) once the
     process exits or ``limit_s`` passes. Its exit is waited for, not its stderr's end: a
     daemon it left may hold that open."""
-    assert proc.stderr is not None
-    err = proc.stderr.fileno()
+    err = proc.stderr.fileno() if proc.stderr is not None else -1
     pidfd = os.pidfd_open(proc.pid)
     kept = b""
     deadline = time.monotonic() + limit_s
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(pidfd, selectors.EVENT_READ, "exit")
-            selector.register(err, selectors.EVENT_READ, "stderr")
+            if err >= 0:
+                selector.register(err, selectors.EVENT_READ, "stderr")
             exited = False
             while not exited:
                 remaining = deadline - time.monotonic()
@@ -184,6 +192,8 @@ def _wait(proc: subprocess.Popen[bytes], limit_s: float) -> tuple[bytes, bool]:
     finally:
         os.close(pidfd)
     proc.wait()
+    if err < 0:
+        return kept, True
     os.set_blocking(err, False)  # what it wrote before it exited; a daemon's, not waited for
     with contextlib.suppress(BlockingIOError, OSError):
         while len(kept) < MAX_STDERR and (chunk := os.read(err, 1 << 16)):
