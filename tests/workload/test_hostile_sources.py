@@ -276,3 +276,46 @@ def test_a_history_holding_hgsub_is_skipped_for_mercurial_in_one_line(tmp_path: 
             "keep as a file: Mercurial reads it as subrepositories and fetches them"
         ) in result.stdout
     assert 8 == len(benchmarks)
+
+
+def test_paths_that_turn_from_file_or_link_into_directory_and_back_replay_everywhere(
+    tmp_path: Path,
+) -> None:
+    """A file and a symlink that become directories, and a directory that becomes a
+    file, in one commit: every replaying backend records it (hg-cli's explicit add once
+    clashed with the file still in its dirstate), every round verified."""
+    src = tmp_path / "src"
+    src.mkdir()
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b",
+           "GIT_COMMITTER_NAME": "c", "GIT_COMMITTER_EMAIL": "c@d"}  # fmt: skip
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(src), *args], check=True, env=env, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    (src / "x").write_text("a file\n")
+    (src / "l").symlink_to("x")
+    (src / "d").mkdir()
+    (src / "d" / "y").write_text("in a directory\n")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    for rel in ("x", "l", "d/y"):
+        (src / rel).unlink()
+    (src / "d").rmdir()
+    for rel in ("x", "l"):
+        (src / rel).mkdir()
+        (src / rel / "inside").write_text(f"{rel} is a directory now\n")
+    (src / "d").write_text("a file now\n")
+    git("add", "-A")
+    git("commit", "-qm", "flips")
+    out = tmp_path / "r.json"
+    result = vcsbench(
+        *run_args("2", REPLAYERS, "commit", f"history:{src},commits=1", fs="tmpfs", out=out),
+        "--progress", "none",
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    benchmarks = json.loads(out.read_text())["benchmarks"]
+    assert 6 == len(benchmarks)
+    for bench in benchmarks:
+        assert 0 == bench["extra_info"]["vcsbench"]["errors"], bench["name"]

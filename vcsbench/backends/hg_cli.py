@@ -26,6 +26,19 @@ from vcsbench.backends.reach import REMOTE_OPTIONS
 from vcsbench.backends.tools import Availability, tool_availability, tool_version
 
 
+def flips(change: Change) -> list[str]:
+    """The deleted paths a written path passes through or lies under: a file or link
+    that became a directory (``x`` → ``x/y``), or a directory's file whose directory
+    became a file (``d/y`` → ``d``)."""
+    written = set(change.writes)
+    prefixes = {rel[:i] for rel in written for i, c in enumerate(rel) if c == "/"}
+    return [
+        rel
+        for rel in change.deletes
+        if rel in prefixes or any(rel[:i] in written for i, c in enumerate(rel) if c == "/")
+    ]
+
+
 class HgCli(HgBackend):
     name = "hg-cli"
     description = (
@@ -73,8 +86,17 @@ class HgCli(HgBackend):
         """The change written into the working directory; ``hg mv --after`` for each
         rename (Mercurial records the copy), ``hg add`` of each new file by name (one the
         tree's own ``.hgignore`` names too), then ``hg commit --addremove`` with the
-        source's author and date (an empty change too: ``ui.allowemptycommit``)."""
+        source's author and date (an empty change too: ``ui.allowemptycommit``). A path
+        that turns from a file (or link) into a directory, or back, is first recorded
+        removed (``hg remove --after``): the add would otherwise clash with it in the
+        dirstate."""
         apply_to_work_tree(path, change)
+        flipped = flips(change)
+        if flipped:
+            names = scratch / "vcsbench-hg-removed"
+            names.write_bytes(b"".join(os.fsencode(rel) + b"\0" for rel in flipped))
+            self._hg("remove", "--after", f"listfile0:{names}", cwd=path)
+            names.unlink()
         for new, old in change.renames.items():
             self._hg("mv", "--after", "--", old, new, cwd=path)
         added = [rel for rel in change.writes if rel not in change.previous]
