@@ -130,6 +130,32 @@ def test_a_path_ten_thousand_deep_is_one_line(tmp_path: Path) -> None:
     assert "directories deep, more than the 256 a replayed path may" in result.stderr
 
 
+@pytest.mark.parametrize("where", ["first", "later"])
+def test_a_name_longer_than_a_filesystem_takes_is_refused_up_front(
+    tmp_path: Path, where: str
+) -> None:
+    """A 300-byte name, in the tree replayed first or in the commit after it: one line
+    before any round, in every benchmark's stead (each write of it would fail with
+    ENAMETOOLONG)."""
+    long = "n" * 300
+    path = tmp_path / "src"
+    repo = pygit2.init_repository(str(path), bare=True, initial_head="main")
+    blob = repo.create_blob(b"a\n")
+    plain = tree_of(repo, {"ok.txt": (blob, BLOB)})
+    hostile = tree_of(
+        repo, {"ok.txt": (blob, BLOB), "d": (tree_of(repo, {long: (blob, BLOB)}), TREE)}
+    )
+    who = pygit2.Signature("t", "t@example.org", 1_700_000_000, 0)
+    trees = (hostile, plain) if where == "first" else (plain, hostile)
+    first = repo.create_commit("refs/heads/main", who, who, "one", trees[0], [])
+    repo.create_commit("refs/heads/main", who, who, "two", trees[1], [first])
+    payload = f"history:{path},commits=1"
+    result = vcsbench(*run_args("1", REPLAYERS, "commit,log", payload, fs=f"dir:{tmp_path}"))
+    assert 2 == result.returncode, result.stdout[-2000:]
+    (line,) = result.stderr.strip().splitlines()
+    assert "is 300 bytes, more than the 255 a file name may be" in line
+
+
 def test_a_tree_of_subtrees_naming_one_subtree_is_refused_by_its_count(tmp_path: Path) -> None:
     """300 entries naming one subtree of 1,000 files: 300,000 files from 302 objects,
     refused as more than a tree's 200,000 before libgit2 lists them."""

@@ -9,8 +9,8 @@ bytes are read, and without recursion, so a refusal is one line whatever the sou
 
 - a file at most ``MAX_FILE_BYTES``; every replayed tree at most ``TREE_MAX_FILES`` files
   and ``TREE_MAX_BYTES`` bytes (a ``tree:`` payload's limits) -- :class:`Tally`;
-- a path at most ``MAX_DEPTH`` directories deep and ``MAX_PATH_BYTES`` long --
-  :func:`check_shape`;
+- a path at most ``MAX_DEPTH`` directories deep and ``MAX_PATH_BYTES`` long, each name
+  in it at most ``MAX_NAME_BYTES`` -- :func:`check_shape`;
 - every symlink's target inside the tree once the tree's own links are followed, as the
   kernel follows them -- :func:`check_links`.
 """
@@ -26,6 +26,9 @@ from vcsbench.workload.payloads import MAX_DEPTH, TREE_MAX_BYTES, TREE_MAX_FILES
 MAX_FILE_BYTES = 256 << 20
 MAX_PATH_BYTES = 4095
 """A path's length in bytes, relative to the repository: Linux's PATH_MAX less its NUL."""
+MAX_NAME_BYTES = 255
+"""One name's length in bytes (a path's component): NAME_MAX of every filesystem under
+test; a longer one fails every write with ENAMETOOLONG."""
 MAX_HOPS = 40
 """Links followed resolving one target: Linux's own limit (then ELOOP)."""
 
@@ -47,6 +50,13 @@ def check_shape(where: str, rel: str) -> None:
             f"{where}: {rel[:60]}... lies {depth:,} directories deep, more than the "
             f"{MAX_DEPTH} a replayed path may"
         )
+    for name in rel.split("/"):
+        size = len(name.encode(errors="surrogateescape"))
+        if size > MAX_NAME_BYTES:
+            raise VcsbenchError(
+                f"{where}: the name {name[:40]}... in {rel[:60]!r} is {size:,} bytes, more "
+                f"than the {MAX_NAME_BYTES} a file name may be on the filesystems under test"
+            )
     if len(rel.encode(errors="surrogateescape")) > MAX_PATH_BYTES:
         raise VcsbenchError(
             f"{where}: {rel[:60]}... is {len(rel.encode(errors='surrogateescape')):,} bytes "
