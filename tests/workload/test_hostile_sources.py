@@ -345,3 +345,37 @@ def test_paths_that_turn_from_file_or_link_into_directory_and_back_replay_everyw
     assert 6 == len(benchmarks)
     for bench in benchmarks:
         assert 0 == bench["extra_info"]["vcsbench"]["errors"], bench["name"]
+
+
+def test_attributes_that_convert_the_work_tree_skip_what_cannot_be_verified(
+    tmp_path: Path,
+) -> None:
+    """``eol=crlf`` and ``ident`` in .gitattributes: git writes CRLF and an expanded $Id$
+    into the work tree, whose check compares the committed bytes. Those (backend, operation)
+    pairs are skipped, one line each, before anything runs; every other passes, status
+    among them (it once looked for the next change's rewrite of a file it only adds)."""
+    _, result, benchmarks = run_history(
+        tmp_path, "checkout,clone,update,status,commit",
+        {".gitattributes": b"*.txt text eol=crlf\n*.c ident\n", "a.txt": b"a\nb\n",
+         "b.c": b"x $Id$ y\n"},
+    )  # fmt: skip
+    skipped = sorted(
+        line.split(": skipped,")[0].removeprefix("vcsbench: ")
+        for line in (result.stdout + result.stderr).splitlines()
+        if ".gitattributes make" in line
+    )
+    assert skipped == [
+        "git-cli × checkout", "git-cli × clone", "git-cli × status", "git-cli × update",
+        "git-pygit2 × clone", "git-pygit2 × update",
+    ]  # fmt: skip
+    assert "(.gitattributes: *.c ident …)" in result.stdout + result.stderr
+    ran = {b["name"].split("[", 1)[1].split("-history")[0] for b in benchmarks}
+    assert "git-pygit2-checkout" in ran and "hg-cli-update" in ran and "svn-cli-status" in ran
+
+
+def test_attributes_that_write_the_committed_bytes_skip_nothing(tmp_path: Path) -> None:
+    _, result, _ = run_history(
+        tmp_path, "checkout,clone,status",
+        {".gitattributes": b"* text=auto\n*.bin binary\n# *.c ident\n", "a.txt": b"a\n"},
+    )  # fmt: skip
+    assert ".gitattributes make" not in result.stdout + result.stderr

@@ -90,6 +90,10 @@ class Backend(abc.ABC):
     acts_on: ClassVar[Mapping[str, str]] = {}
     """Files at a tree's root that this VCS acts on rather than keeps (name -> what it
     does): a payload holding one is skipped for this backend, said in one line."""
+    converts_on: ClassVar[frozenset[str]] = frozenset()
+    """The calls in which the VCS writes a work tree through the tree's own attributes
+    (git's ``.gitattributes``: CRLF line ends, ``$Id$``): a file then differs from the
+    bytes committed, which their verification compares."""
     verifier: ClassVar[str] = ""
     """One line: the independent path that reads its repositories back."""
     created_files: ClassVar[Mapping[str, bytes]] = {}

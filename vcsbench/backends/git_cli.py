@@ -71,6 +71,7 @@ class GitCli(GitBackend):
     )  # fmt: skip
     remote_calls = frozenset({"clone", "update", "publish"})
     place_options: ClassVar[frozenset[str]] = frozenset({"template", "bin"})
+    converts_on: ClassVar[frozenset[str]] = frozenset({"checkout", "clone", "update", "status"})
     option_defaults: ClassVar[Mapping[str, str]] = {
         "template": "",
         "core.fsync": "",

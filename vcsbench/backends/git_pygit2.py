@@ -89,6 +89,8 @@ class GitPygit2(GitBackend):
         }
     )  # fmt: skip
     option_defaults: ClassVar[Mapping[str, str]] = {"template": "", "fsync": "false"}
+    converts_on: ClassVar[frozenset[str]] = frozenset({"clone", "update"})
+    """libgit2's checkout applies the attributes; its ``checkout`` writes blobs as they are."""
 
     def check_options(self) -> None:
         super().check_options()

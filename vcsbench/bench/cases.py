@@ -1,6 +1,7 @@
 """Which cases of a selection run, and one line for each pair that does not, saying why:
 an operation the backend lacks, ``back=`` without a history, a file the backend's VCS acts
-on rather than keeps (Mercurial's ``.hgsub``), a history for a backend that does not
+on rather than keeps (Mercurial's ``.hgsub``), attributes by which git writes a work tree
+other than committed (``eol=crlf``, ``ident``), a history for a backend that does not
 replay, a call a remote variant does not make through its server."""
 
 from __future__ import annotations
@@ -62,6 +63,16 @@ def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[st
                 for name, why in acts_on(backend, p).items()
             ]:
                 lines.append(f"{backend.text} × {op}: skipped, " + "; ".join(acted_on))
+            elif turned := [(p, c) for p in payloads if (c := converted(backend, op, p))]:
+                lines.append(
+                    f"{backend.text} × {op}: skipped, "
+                    + "; ".join(
+                        f"{p}'s .gitattributes make {backend.name}'s work tree differ from the "
+                        f"committed bytes ({found[0]}{' …' if len(found) > 1 else ''}), which "
+                        f"the check of {op} compares"
+                        for p, found in turned
+                    )
+                )
             elif any(not replays(backend, op, p) for p in payloads):
                 lines.append(
                     f"{backend.text} × {op}: skipped for history: payloads, "
@@ -104,13 +115,23 @@ def check_back(ops: list[OperationSpec], payloads: list[str]) -> None:
 def replays(backend: Variant, op: OperationSpec, payload: str) -> bool:
     """A history payload's operations on a repository built from it need a backend that
     replays (``create``, which commits nothing, does not); ``back=K`` needs a history."""
-    if acts_on(backend, payload):
+    if acts_on(backend, payload) or converted(backend, op, payload):
         return False
     if not is_history(payload):
         return not op.back
     if not op.builds_seed:
         return True
     return "replay" in backend.cls.capabilities
+
+
+def converted(backend: Variant, op: OperationSpec, payload: str) -> list[str]:
+    """The ``.gitattributes`` lines of ``payload`` by which the operation's work tree is
+    written other than committed, where the backend applies them in its calls."""
+    from vcsbench.workload.payloads import load_payload
+
+    if not op.needs & backend.cls.converts_on:
+        return []
+    return load_payload(payload).converting()
 
 
 def acts_on(backend: Variant, payload: str) -> dict[str, str]:

@@ -34,7 +34,7 @@ from typing import Any
 from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import Change, tree_differences
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import Payload, register_kind
+from vcsbench.workload.payloads import Payload, converting_lines, register_kind
 from vcsbench.workload.source import (
     RELEASE_EVERY,
     HistorySpec,
@@ -79,6 +79,11 @@ class HistoryPayload(Payload):
 
     def root_names(self) -> frozenset[str]:
         return self.roots
+
+    def converting(self) -> list[str]:
+        """:meth:`Payload.converting` of its tip, and of the next change's writes."""
+        ahead = {rel: node.data for rel, node in (self.next.writes if self.next else {}).items()}
+        return sorted({*super().converting(), *converting_lines(ahead)})
 
     def next_files(self) -> dict[str, bytes]:
         """The files after the next change (a symlink as its target)."""

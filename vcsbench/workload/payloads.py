@@ -13,6 +13,7 @@ import errno
 import hashlib
 import os
 import random
+import re
 import stat
 import sys
 import tomllib
@@ -66,6 +67,11 @@ class Payload:
         """The names at the tree's root, in any revision the payload writes."""
         return frozenset(rel for rel in self.files if "/" not in rel)
 
+    def converting(self) -> list[str]:
+        """The lines of its ``.gitattributes`` files that make git write a file other than
+        it is committed (:func:`converting_lines`), as ``PATH: LINE``."""
+        return converting_lines(self.files)
+
     def change(self) -> dict[str, bytes]:
         """What the ``commit`` operation commits: one file replaced, one added."""
         first = sorted(self.files)[0]
@@ -73,6 +79,26 @@ class Payload:
             first: b"replaced by vcsbench\n" + self.files[first][::-1],
             "vcsbench-added.txt": b"added by vcsbench\n",
         }
+
+
+CONVERTING = re.compile(r"(?:^|\s)(eol=crlf|ident|working-tree-encoding=\S+)(?=\s|$)")
+"""Attributes that make git's checkout write other bytes than the blob's: line ends turned
+to CRLF, ``$Id$`` expanded, another encoding (a filter needs a driver vcsbench's git has
+none of; ``text`` alone writes LF on Linux, as committed)."""
+
+
+def converting_lines(files: Mapping[str, bytes]) -> list[str]:
+    """``PATH: LINE`` for each line of each ``.gitattributes`` among ``files`` that sets
+    an attribute of :data:`CONVERTING` (a macro's definition included)."""
+    found = []
+    for rel in sorted(files):
+        if rel.rpartition("/")[2] != ".gitattributes":
+            continue
+        for line in files[rel].decode(errors="replace").splitlines():
+            text = line.strip()
+            if text and not text.startswith("#") and CONVERTING.search(text):
+                found.append(f"{rel}: {text[:80]}")
+    return found
 
 
 def _text(rng: random.Random, size: int) -> bytes:

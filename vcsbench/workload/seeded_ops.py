@@ -170,8 +170,15 @@ class Status(IntoCheckout):
     def prepare(self, paths: RoundPaths) -> None:
         super().prepare(paths)
         self.backend.working_copy(paths.repo, paths.checkout, paths.scratch)
-        self.modified = sorted(self.payload.files)[0]
-        (paths.checkout / self.modified).write_bytes(self.change[self.modified])
+        # a file the working copy holds as a file (not a link), that the change rewrites
+        # where it rewrites one (a history's next change may only add files)
+        files = [
+            rel for rel in sorted(self.payload.files) if not (paths.checkout / rel).is_symlink()
+        ]
+        rewritten = [rel for rel in files if rel in self.change]
+        self.modified = (rewritten or files)[0]
+        data = self.change.get(self.modified, b"modified by vcsbench\n")
+        (paths.checkout / self.modified).write_bytes(data)
         (paths.checkout / UNTRACKED_FILE).write_bytes(b"not under version control\n")
         self.answer: dict[str, str] | None = None
 
