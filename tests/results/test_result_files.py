@@ -99,6 +99,37 @@ def test_a_bit_flipped_gzip_is_named_damaged(tmp_path: Path) -> None:
     one_line(path, "is a damaged gzip file")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("wall_ns", 10**400, "rounds.wall_ns[0] is 100000000000… (401 digits), beyond the 1e+18"),
+        ("wall_ns", 10**19, "rounds.wall_ns[0] is 100000000000… (20 digits), beyond the 1e+18"),
+        ("cpu", 1e308, "rounds.values.cpu[0] is 1e+308, beyond the 1e+18 a figure may be"),
+    ],
+)
+def test_a_figure_beyond_any_run_is_one_line_in_every_reader(
+    tmp_path: Path, field: str, value: float, message: str
+) -> None:
+    """A wall time past float's range (an int JSON holds whole), or a CPU of 1e308 (which
+    turns into infinity once summed): one line naming the field, never OverflowError."""
+    document = tiny()
+    rounds = first(document)["rounds"]
+    (rounds["wall_ns"] if field == "wall_ns" else rounds["values"][field])[0] = value
+    one_line(write(tmp_path / "big.json", document), message)
+
+
+def test_a_total_that_is_not_its_rounds_sum_is_refused(tmp_path: Path) -> None:
+    """The gate reads a metric's total, the tables its rounds: a file whose CPU total is
+    ten times its rounds' sum is refused, naming both."""
+    document = tiny()
+    cpu = first(document)["metrics"]["cpu"]
+    cpu["total"] *= 10
+    one_line(
+        write(tmp_path / "total.json", document),
+        "metrics.cpu.total is 0.10693, but its rounds sum to 0.010693",
+    )
+
+
 def test_a_truncated_gzip_is_named_truncated(tmp_path: Path) -> None:
     path = tmp_path / "cut.json.gz"
     path.write_bytes(gzipped(tmp_path)[:2000])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from matplotlib.figure import Figure
 from vcsbench.results.io import write_file
 from vcsbench.results.model import Benchmark
 
+# A log axis over figures that are all zero (a result whose clock said 0) draws empty;
+# matplotlib's warning about it would reach the terminal as a stack line.
+warnings.filterwarnings("ignore", "Data has no positive values", UserWarning)
 DPI = 110
 SAMPLER_SERIES = (
     # (memory axis?, sample key, legend, colour, divisor, line style). The machine's

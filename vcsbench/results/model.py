@@ -25,6 +25,7 @@ Format history (``SCHEMA_VERSION``):
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -276,7 +277,30 @@ class Benchmark:
                 f"{where}.repos: {benchmark.repos:,} rounds, but {recorded:,} are recorded "
                 "(a file vcsbench wrote records every round it counts)"
             )
+        _totals_agree(benchmark, where)
         return benchmark
+
+
+SUMMED = ("cpu", "io_write_logical", "io_read_logical")
+"""Metrics whose total is the sum of their rounds' values: a file whose total says other
+than its rounds would be judged on one by the gate and shown on the other."""
+AGREE = 0.01
+"""How far a total may be from its rounds' sum: the reference results differ by 0.06 %
+at most (a release's environment counts its worker's CPU apart from its rounds')."""
+
+
+def _totals_agree(benchmark: Benchmark, where: str) -> None:
+    for name in SUMMED:
+        values = benchmark.rounds.values.get(name)
+        total = benchmark.metrics[name].total if name in benchmark.metrics else None
+        if not values or total is None or any(v is None for v in values):
+            continue
+        summed = math.fsum(v for v in values if v is not None)
+        if abs(summed - total) > AGREE * max(abs(summed), abs(total)) + 1e-6:
+            raise SchemaError(
+                f"{where}.metrics.{name}.total is {total:g}, but its rounds sum to "
+                f"{summed:g} (a file vcsbench wrote has its rounds add up to its total)"
+            )
 
 
 @dataclass

@@ -20,6 +20,10 @@ class SchemaError(ValueError):
 
 
 Kind = type | tuple[type, ...]
+LARGEST = 1e18
+"""The largest magnitude a figure of a result may have: 31 years in nanoseconds, an
+exabyte; anything larger is a damaged or crafted file (and would overflow or turn into
+infinities once summed or divided)."""
 
 
 def expect(value: object, kind: Kind, where: str) -> Any:
@@ -33,6 +37,13 @@ def expect(value: object, kind: Kind, where: str) -> Any:
         raise SchemaError(f"{where} is {type(value).__name__}, expected {names}")
     if isinstance(value, float) and not math.isfinite(value):
         raise SchemaError(f"{where} is {value}, expected a finite number")
+    if isinstance(value, int | float) and not -LARGEST <= value <= LARGEST:
+        shown = (
+            f"{value:.3g}"
+            if isinstance(value, float)
+            else f"{str(value)[:12]}… ({len(str(value))} digits)"
+        )
+        raise SchemaError(f"{where} is {shown}, beyond the {LARGEST:g} a figure may be")
     return value
 
 
