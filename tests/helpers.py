@@ -205,6 +205,11 @@ def keep_rounds(bench: dict[str, Any], count: int) -> None:
     for key in ("t_start_s", "wall_ns", "ok"):
         rounds[key] = rounds[key][:count]
     rounds["values"] = {k: v[:count] for k, v in rounds["values"].items()}
+    for name, values in rounds["values"].items():  # a total is its rounds' sum
+        figure = bench["metrics"].get(name)
+        if figure and figure.get("total") is not None and None not in values:
+            figure["total"] = sum(values)
+            figure["per_repo"] = sum(values) / count if count else None
     bench["repos"] = bench["rounds_asked"] = count
     bench["repos_ok"] = sum(rounds["ok"])
     bench["errors"] = count - bench["repos_ok"]
