@@ -102,7 +102,7 @@ def test_store_add_and_history_from_the_command_line(tmp_path: Path, spec: str) 
         later(results, name, factor, day)
     (results / "notes.txt").write_text("not a result")
     store = spec
-    added = vcsbench("store", "add", str(results), "--store", store)
+    added = vcsbench("store", "add", "--store", store, str(results))  # as its messages say it
     assert 0 == added.returncode, added.stderr
     assert "added 3 run(s) (6 benchmark(s)); 0 already there; 0 refused" in added.stdout
     one = vcsbench("history", "git-pygit2 create+commit", "--store", store)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import RUN_ARGV, vcsbench, wait_for
+from helpers import RUN_ARGV, run_args, vcsbench, wait_for
 
 from vcsbench.results import read
 
@@ -78,6 +78,25 @@ def test_a_series_refuses_what_it_cannot_be(tmp_path: Path) -> None:
     resumed = vcsbench("run", "--repeat", "2", "--resume", str(tmp_path / "r.json"))
     assert 0 != resumed.returncode
     assert "--repeat 2 with --resume: a resumed run is one file" in resumed.stderr
+
+
+def test_a_series_never_overwrites_files_it_was_not_named(tmp_path: Path) -> None:
+    """--out fs.json names the series; fs-2.json, there already, is the user's."""
+    (tmp_path / "fs-2.json").write_text("mine")
+    found = vcsbench(
+        *run_args("2", fs=f"dir:{tmp_path}", out=tmp_path / "fs.json"), "--repeat", "3"
+    )
+    assert 2 == found.returncode
+    (line,) = found.stderr.strip().splitlines()
+    assert f"writes {tmp_path / 'fs-2.json'}, which is there already" in line
+    assert "mine" == (tmp_path / "fs-2.json").read_text()
+    assert not (tmp_path / "fs-1.json").exists()
+
+
+def test_a_run_leaves_no_storage_directory_of_pytest_benchmarks(tmp_path: Path) -> None:
+    found = vcsbench(*run_args("2", fs=f"dir:{tmp_path}", out=tmp_path / "r.json"), cwd=tmp_path)
+    assert 0 == found.returncode, found.stderr
+    assert not (tmp_path / ".benchmarks").exists()
 
 
 CHILD = """

@@ -122,7 +122,7 @@ def test_a_history_is_measured_and_recorded(source: Path, tmp_path: Path) -> Non
     for bench in found:
         assert 0 == bench["errors"] and 4 == bench["verified"]
         history = bench["payload"]["history"]
-        assert [head[0], head[1], head[2], "6"] == [
+        assert [head[0], head[1], head[2], 6] == [
             history["next"],
             history["last"],
             history["first"],

@@ -253,7 +253,7 @@ def test_an_ordinary_history_replays_into_every_backend(tmp_path: Path) -> None:
     )  # fmt: skip
     assert 22 == len(benchmarks)  # svn has no clone
     history = benchmarks[0]["extra_info"]["vcsbench"]["payload"]["history"]
-    assert "1" == history["authors_without_email"]
+    assert 1 == history["authors_without_email"]
 
 
 def test_an_author_without_email_is_written_as_git_writes_one(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def test_a_run_records_a_subversion_sources_identity(
     (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
     assert 0 == bench["errors"] and 2 == bench["verified"]
     history = bench["payload"]["history"]
-    assert ("svn", "/trunk", "8", "12", "13", "5") == (
+    assert ("svn", "/trunk", "8", "12", "13", 5) == (
         history["vcs"], history["path"], history["first"], history["last"], history["next"],
         history["commits"],
     )  # fmt: skip

@@ -7,6 +7,8 @@ shipped in the package, in this process, so both doors write the same JSON.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,8 +69,17 @@ def run_suite(
     ]
     json_out.parent.mkdir(parents=True, exist_ok=True)
     preset = Preset(selection, shlex.join(command), carry, door)
+    # pytest-benchmark makes its own storage directory (./.benchmarks) whether or not it
+    # saves anything there: one it made and left empty goes.
+    storage = Path(".benchmarks")
+    made = not os.path.lexists(storage)
     with owned(json_out):  # a second run on the same --out is refused before it starts
-        code = int(pytest.main(argv, plugins=[preset]))
+        try:
+            code = int(pytest.main(argv, plugins=[preset]))
+        finally:
+            if made:
+                with contextlib.suppress(OSError):
+                    storage.rmdir()
     if preset.refusal:
         print(flush=True)  # after pytest's progress dots, the refusal on a line of its own
         raise VcsbenchError(preset.refusal)

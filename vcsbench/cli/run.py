@@ -63,6 +63,14 @@ def run(args: argparse.Namespace) -> int:
     paths = run_paths(out, args.repeat) if args.repeat > 1 else [out]
     for path in paths:
         check_out(path)
+    there = [str(p) for p in paths if args.repeat > 1 and (p.exists() or p.is_symlink())]
+    if there:
+        raise VcsbenchError(
+            f"--repeat {args.repeat} --out {out}: writes {there[0]}"
+            + (f" and {len(there) - 1} more" if len(there) > 1 else "")
+            + ", which is there already (--out names the series, not those files); give "
+            "another --out, or move them"
+        )
     extra = [a for a in args.pytest_args if a != "--"]
     if not selection.cases():
         raise VcsbenchError("nothing to run: " + "; ".join(selection.unsupported() or ["no case"]))

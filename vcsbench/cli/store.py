@@ -59,11 +59,16 @@ def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) ->
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("add", "info"), help="add: result files; info")
-    parser.add_argument(
-        "paths", nargs="*", type=Path, help="add: result files, or directories to search"
+    # Each action a parser of its own, so that --store may come before the files
+    # (`store add --store X FILES`, as vcsbench's own messages write it) or after them.
+    actions = parser.add_subparsers(
+        dest="action", metavar="ACTION", required=True, parser_class=type(parser)
     )
-    add_store_option(parser)
+    add = actions.add_parser("add", help="result files, or directories to search, into the store")
+    add.add_argument("paths", nargs="+", type=Path, help="result files, or directories")
+    add_store_option(add)
+    info = actions.add_parser("info", help="what the store holds")
+    add_store_option(info)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
             runs, series, machines = store.counts()
             print(f"{store.where}: {runs} runs, {series} series on {machines} machine(s)")
             return 0
-        if not args.paths:
-            raise VcsbenchError("vcsbench store add: give result files or directories")
         files = result_files(args.paths)
         added = already = points = 0
         refused: list[str] = []

@@ -12,6 +12,7 @@ from vcsbench.results.schema import (
     SchemaError,
     count,
     expect,
+    not_negative,
     number,
     optional,
     optional_count,
@@ -128,8 +129,9 @@ class PayloadInfo:
     bytes: int
     sha256: str
     seed: int | None = None
-    history: dict[str, str] | None = None
-    """A real history's identity: its source, first, last and next commit, commits."""
+    history: dict[str, str | int] | None = None
+    """A real history's identity: its source, first, last and next commit (text), and its
+    counts (commits, files, renames: numbers; text in files of earlier vcsbench versions)."""
 
     @property
     def shown(self) -> str:
@@ -146,11 +148,11 @@ class PayloadInfo:
             return ""
 
         def n(key: str) -> str:
-            value = h.get(key, "")
+            value = str(h.get(key, ""))
             return f"{int(value):,}" if value.isdigit() else "?"
 
-        source = PurePosixPath(h.get("source", "")).name or "?"
-        first, last = h.get("first", "")[:12], h.get("last", "")[:12]
+        source = PurePosixPath(str(h.get("source", ""))).name or "?"
+        first, last = str(h.get("first", ""))[:12], str(h.get("last", ""))[:12]
         span = f" ({first}..{last})" if first and last else ""
         return (
             f"{h.get('vcs', '?')} history of {source}: {n('commits')} commits replayed{span}, "
@@ -169,8 +171,19 @@ class PayloadInfo:
             bytes=count(d, "bytes", where, 0),
             sha256=optional(d, "sha256", str, where, ""),
             seed=optional(d, "seed", int, where, None),
-            history=None if history is None else str_map(history, f"{where}.history"),
+            history=None if history is None else _identity(history, f"{where}.history"),
         )
+
+
+def _identity(value: object, where: str) -> dict[str, str | int]:
+    """A history's identity: text, and counts as whole numbers 0 or more."""
+    found: dict[str, str | int] = {}
+    for key, item in expect(value, dict, where).items():
+        if isinstance(item, int) and not isinstance(item, bool):
+            found[str(key)] = int(not_negative(item, f"{where}.{key}"))
+        else:
+            found[str(key)] = str(expect(item, str, f"{where}.{key}"))
+    return found
 
 
 @dataclass(frozen=True)

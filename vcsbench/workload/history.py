@@ -96,7 +96,12 @@ class HistoryPayload(Payload):
         return read_history(self.spec)
 
     def describe(self) -> dict[str, Any]:
-        history = {k: str(v) for k, v in self.identity.items() if v is not None}
+        # counts as numbers (commits, renames, gitlinks_left_out), the rest as text
+        history = {
+            k: v if isinstance(v, int) and not isinstance(v, bool) else str(v)
+            for k, v in self.identity.items()
+            if v is not None
+        }
         return {**super().describe(), "history": history}
 
     def change(self) -> dict[str, bytes]:
