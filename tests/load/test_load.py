@@ -521,6 +521,18 @@ def test_bad_load_input_is_one_line(args: list[str], message: str, tmp_path: Pat
     assert "Traceback" not in result.stderr
 
 
+def test_a_load_that_measures_nothing_exits_non_zero(tmp_path: Path) -> None:
+    """--age a hundred billion: no access path has room for it, each said; the run ends
+    saying nothing was measured, exit 1 (a script must not read it as a load that ran)."""
+    result = vcsbench(
+        "load", "--age", "99999999999", "--fs", f"dir:{tmp_path}", "--store", "none",
+        "--out", str(tmp_path / "x.json"),
+    )  # fmt: skip
+    assert 1 == result.returncode, result.stdout[-1000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert "nothing was measured: no access path could be run (the first, svnserve: --age" in last
+
+
 def test_a_port_in_use_is_refused_in_one_line(tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -53,6 +53,14 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(for_terminal(text))  # the terminal's width; the file keeps the Markdown
     print(f"results: {out}; table: {table}")
+    if run.load is not None and all(e.failure and not e.steps for e in run.load.paths):
+        first = run.load.paths[0]
+        print(
+            f"vcsbench load: nothing was measured: no access path could be run (the first, "
+            f"{first.path}: {first.failure[:200]})",
+            file=sys.stderr,
+        )
+        return 1
     if plan.fail_on == "errors" and run.load is not None:
         failed = sum(row.error_count for entry in run.load.paths for row in entry.steps)
         broken = [entry.path for entry in run.load.paths if entry.failure]
