@@ -97,6 +97,10 @@ def test_bad_commands_are_one_line(tmp_path: Path) -> None:
         (["git: x", "git: x"], "the same command is given twice"),
         (["x" * 5000], "at most 4,096"),
         (["git gc", "--backends", "svn-fs"], "nothing to time: no backend of --backends"),
+        *(
+            (["git gc", "--timeout", bad], f"--timeout {bad!r} is not a number of seconds")
+            for bad in ("0", "-1", "nan", "inf", "1e99", "soon")
+        ),
     ):
         done = vcsbench("time", *args, "--out", str(tmp_path / "t.json"))
         assert done.returncode == 2, done.stderr

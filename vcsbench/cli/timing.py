@@ -12,7 +12,7 @@ import sys
 from vcsbench.cli.command import Command
 from vcsbench.cli.common import add_selection, check_out, out_path, selection_of
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.command import DEFAULT_TIMEOUT_S, VCSES, spec_text
+from vcsbench.workload.command import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, VCSES, spec_text
 
 _PREFIX = re.compile(r"^(git|svn|hg):\s*")
 TOOLS = {
@@ -83,6 +83,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def ops_of(args: argparse.Namespace) -> list[str]:
     """The ``cmd[...]`` operations for the commands given, each kept to its VCS."""
+    try:
+        limit = float(args.timeout)
+    except ValueError:
+        limit = -1.0
+    if not 0 < limit <= MAX_TIMEOUT_S:
+        raise VcsbenchError(
+            f"--timeout {args.timeout!r} is not a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_S:,} (how long one call of a command may run)"
+        )
     ops: list[str] = []
     for given in args.commands:
         vcs, command = vcs_of(given)
