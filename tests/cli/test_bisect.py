@@ -242,6 +242,19 @@ def test_a_sigkill_during_a_build_leaves_nothing_cleanup_cannot_remove(
     assert subprocess.run(["pgrep", "-f", f"touch {flag}; sleep 600"]).returncode != 0
 
 
+def test_a_revision_that_git_would_read_as_an_option_is_refused(tmp_path: Path) -> None:
+    repo = source_checkout(tmp_path, slow_from=1, commits=2)
+    written = tmp_path / "written"
+    found = vcsbench(
+        "bisect", "git-cli", "--source", str(repo), f"--good=--output={written}",
+        "--bad", "c1", "--build", INSTALL, "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "b"),
+    )  # fmt: skip
+    assert found.returncode == 2, found.stdout + found.stderr
+    (line,) = found.stderr.strip().splitlines()
+    assert "--good '--output=" in line and "would read one beginning with - as an option" in line
+    assert not list(tmp_path.glob("written*"))
+
+
 def test_bisect_and_history_never_write_through_a_symlink(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

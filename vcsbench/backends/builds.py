@@ -70,6 +70,12 @@ def commits(source: Path, good: str, bad: str) -> list[Commit]:
     first."""
     if not (source / ".git").exists():
         raise VcsbenchError(f"--source {source}: not a git checkout (no .git there)")
+    for flag, rev in (("--good", good), ("--bad", bad)):
+        if not rev or rev.startswith("-") or any(c in rev for c in "\0\n"):
+            raise VcsbenchError(
+                f"{flag} {rev!r} is not a revision (a commit id, a tag, a branch); git would "
+                "read one beginning with - as an option"
+            )
     good_sha = _git(source, "rev-parse", "--verify", f"{good}^{{commit}}").strip()
     _git(source, "rev-parse", "--verify", f"{bad}^{{commit}}")
     listed = _git(
