@@ -282,7 +282,7 @@ class Benchmark:
 
 
 SUMMED = ("cpu", "io_write_logical", "io_read_logical")
-"""Metrics whose total is the sum of their rounds' values: a file whose total says other
+"""Metrics whose total is the sum of their successful rounds' values: a file whose total says other
 than its rounds would be judged on one by the gate and shown on the other."""
 AGREE = 0.01
 """How far a total may be from its rounds' sum: the reference results differ by 0.06 %
@@ -293,9 +293,11 @@ def _totals_agree(benchmark: Benchmark, where: str) -> None:
     for name in SUMMED:
         values = benchmark.rounds.values.get(name)
         total = benchmark.metrics[name].total if name in benchmark.metrics else None
-        if not values or total is None or any(v is None for v in values):
+        ok = benchmark.rounds.ok
+        kept = [v for v, good in zip(values or [], ok, strict=False) if good]
+        if not kept or total is None or None in kept:
             continue
-        summed = math.fsum(v for v in values if v is not None)
+        summed = math.fsum(v for v in kept if v is not None)
         if abs(summed - total) > AGREE * max(abs(summed), abs(total)) + 1e-6:
             raise SchemaError(
                 f"{where}.metrics.{name}.total is {total:g}, but its rounds sum to "
