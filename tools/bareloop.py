@@ -18,7 +18,7 @@ that ratio, which is why there are several runs). As root (it mounts)::
 
 ``counted``: what counting durability costs the timed call. The loop in one process and
 filesystem, in pairs of blocks (which goes first drawn at random): one block with
-vcsbench's fsync-family counter (:class:`vcsbench.measure.syscalls.SyncCounter`, perf
+vcsbench's fsync-family counter (:class:`vcsbench.measure.syscalls.SyscallCounter`, perf
 events on the syscall tracepoints, inherited by children) open, one with it closed; the
 ratio per pair is the counted block's median over the other's, reported as the median
 ratio with a sign test's interval. The counted rounds also give the calls each made::
@@ -286,7 +286,7 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
     import random
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from vcsbench.measure.syscalls import SyncCounter
+    from vcsbench.measure.syscalls import SyscallCounter
     from vcsbench.results.stats import order_interval
 
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
@@ -299,7 +299,7 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
         for _pair in range(blocks):
             medians = {}
             for on in random.sample([True, False], 2):
-                counter = SyncCounter()
+                counter = SyscallCounter()
                 if on and counter.read() is None:
                     raise SystemExit(f"no counter: {counter.reason}")
                 took = []
@@ -311,12 +311,12 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
                     if op == "commit":
                         calls["create+commit"](path)
                         syncfs(mnt)
-                    first = counter.read() if on else None
+                    first = (counter.read() or {}).get("sync_calls") if on else None
                     start = time.perf_counter_ns()
                     timed(path)
                     took.append(time.perf_counter_ns() - start)
                     if on:
-                        per_round.add((counter.read() or 0) - (first or 0))
+                        per_round.add((counter.read() or {}).get("sync_calls", 0) - (first or 0))
                 counter.close()
                 want = {"create": None, "create+commit": FIRST, "commit": {**FIRST, **CHANGE}}
                 for path in paths:
@@ -429,7 +429,7 @@ def main() -> None:
     both.add_argument(
         "--pytest-args", default="", help="more arguments for pytest, split at spaces"
     )
-    count = sub.add_parser("counted", help="blocks with the fsync-family counter open or not")
+    count = sub.add_parser("counted", help="blocks with the system-call counter open or not")
     count.add_argument("--blocks", type=int, default=12, help="pairs of blocks")
     for each in (one, both):
         each.add_argument("--syncfs-first", action="store_true", help=SYNC_HELP)

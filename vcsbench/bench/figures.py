@@ -8,7 +8,7 @@ from vcsbench.bench.maintained import AsKept
 from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import Delta
 from vcsbench.results.environment import FilesystemInfo, Throttle
-from vcsbench.results.metrics import METRICS
+from vcsbench.results.metrics import CALL_METRICS, METRICS
 from vcsbench.results.rounds import Metric
 from vcsbench.sandbox import SandboxInfo
 
@@ -29,16 +29,20 @@ def round_values(delta: Delta) -> dict[str, float | None]:
         "io_read_requests_device": device.read_requests if device else None,
         "io_write_requests_device": device.write_requests if device else None,
         "io_flush_requests_device": delta.flushes,
-        "sync_calls": delta.syncs,
         "fs_used_delta": delta.fs.used_bytes,
         "fs_inodes_delta": delta.fs.used_inodes,
     }
+    for name in CALL_METRICS:
+        values[name] = delta.calls[name] if delta.calls is not None else None
     return values
 
 
 UNCOUNTED = {
-    "sync_calls": "not counted: fsync-family calls are counted on a filesystem with a block "
-    "device of its own (ext4, xfs, btrfs), as root, by the kernel's syscall tracepoints",
+    **dict.fromkeys(
+        CALL_METRICS,
+        "not counted: system calls are counted on a filesystem with a block device of its "
+        "own (ext4, xfs, btrfs), as root, by the kernel's syscall tracepoints",
+    ),
     "io_flush_requests_device": "not counted: this kernel's block device statistics have "
     "no flush field",
 }
@@ -111,7 +115,7 @@ def benchmark_metrics(
         elif name.endswith("_device") and info.device_stat_path is None:
             total, reason = None, no_device
         elif name in UNCOUNTED and not _counted(log, name):
-            found = sync_reason if name == "sync_calls" and info.device_stat_path else ""
+            found = sync_reason if name in CALL_METRICS and info.device_stat_path else ""
             total, reason = None, f"not counted: {found}" if found else UNCOUNTED[name]
         put(name, total, reason)
     for name, attribute in FOOTPRINT_METRICS.items():

@@ -255,7 +255,7 @@ class BenchmarkRun(RoundLoop):
                 rss_peak,
                 rss_growth,
                 kept,
-                sync_reason=self.probe.syncs.reason,
+                sync_reason=self.probe.calls.reason,
             ),
             rounds=log.to_rounds(),
             cache=self.plan.cache,

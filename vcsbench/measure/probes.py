@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.measure.syscalls import SyncCounter
+from vcsbench.measure.syscalls import SyscallCounter
 
 SECTOR_BYTES = 512
+PROBE_CALLS = {"read_calls": 3}
+"""What the probe's own readings add between its two counts: the process counters read
+before (``/proc/self/io``) and after, and the count read after (itself counted)."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -223,8 +226,8 @@ class Snapshot:
     process: ProcessCounters
     device: DeviceCounters | None
     fs: FsUsage
-    syncs: int | None = None
-    """The fsync-family calls counted so far (None: not counted here)."""
+    calls: dict[str, int] | None = None
+    """The system calls counted so far, by kind (None: not counted here)."""
     flushes: int | None = None
     """The device's flushes before the probe's own syncfs (None: no device, or no field)."""
 
@@ -237,8 +240,8 @@ class Delta:
     process: ProcessCounters
     device: DeviceCounters | None
     fs: FsUsage
-    syncs: int | None = None
-    """fsync-family calls the region made (its waited children's included)."""
+    calls: dict[str, int] | None = None
+    """The system calls the region made, by kind (its waited children's included)."""
     flushes: int | None = None
     """Device cache flushes completed in the region, the probe's syncfs after it not
     counted: the flushes the region's own calls asked for."""
@@ -257,7 +260,8 @@ class Probe:
         self.device_stat_path = device_stat_path
         self.sync = sync
         self._fd: tuple[int, int] | None = None
-        self.syncs = SyncCounter(enabled=device_stat_path is not None)
+        self.calls = SyscallCounter(enabled=device_stat_path is not None)
+        self._primed = 0
 
     def _root_fd(self) -> int:
         """The root, opened once per process for syncfs (and closed with the probe)."""
@@ -272,27 +276,30 @@ class Probe:
         if self._fd is not None and self._fd[0] == os.getpid():
             os.close(self._fd[1])
         self._fd = None
-        self.syncs.close()
+        self.calls.close()
 
     def before(self) -> Snapshot:
+        if self._primed != os.getpid():  # the counters' files opened, outside any count
+            read_process()
+            self._primed = os.getpid()
         if self.sync:
             syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
         fs = read_fs_usage(self.root)
-        syncs = self.syncs.read()  # before the process counters: its reads are not the region's
+        calls = self.calls.read()  # before the process counters: its reads are not the region's
         flushes = device.flush_requests if device is not None else None
-        return Snapshot(read_process(), device, fs, syncs, flushes)
+        return Snapshot(read_process(), device, fs, calls, flushes)
 
     def after(self) -> Snapshot:
         process = read_process()
-        syncs = self.syncs.read()  # after the process counters, before the probe's syncfs
+        calls = self.calls.read()  # after the process counters, before the probe's syncfs
         flushes = None
         if self.device_stat_path:
             flushes = read_device(self.device_stat_path).flush_requests
         if self.sync:
             syncfs(self.root, self._root_fd())
         device = read_device(self.device_stat_path) if self.device_stat_path else None
-        return Snapshot(process, device, read_fs_usage(self.root), syncs, flushes)
+        return Snapshot(process, device, read_fs_usage(self.root), calls, flushes)
 
     @staticmethod
     def delta(before: Snapshot, after: Snapshot, wall_ns: int) -> Delta:
@@ -301,14 +308,21 @@ class Probe:
             if after.device is not None and before.device is not None
             else None
         )
-        syncs = None if after.syncs is None or before.syncs is None else after.syncs - before.syncs
+        calls = (
+            None
+            if after.calls is None or before.calls is None
+            else {
+                kind: after.calls[kind] - before.calls[kind] - PROBE_CALLS.get(kind, 0)
+                for kind in after.calls
+            }
+        )
         flushes = (
             None
             if after.flushes is None or before.flushes is None
             else after.flushes - before.flushes
         )
         return Delta(
-            wall_ns, after.process - before.process, device, after.fs - before.fs, syncs, flushes
+            wall_ns, after.process - before.process, device, after.fs - before.fs, calls, flushes
         )
 
     def overhead_ns(self, pairs: int = 50) -> int:

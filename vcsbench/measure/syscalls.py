@@ -1,14 +1,17 @@
-"""The durability calls a round made, counted by the kernel: the fsync family.
+"""The system calls a round made, by kind, counted by the kernel: the fsync family (what
+durability is made of), renames, opens, mkdir and unlink, lookups (and the failed ones
+apart), read and write calls, mmaps, processes and programs started (:data:`KINDS`).
 
-Each of ``fsync``, ``fdatasync``, ``sync_file_range``, ``syncfs``, ``msync`` and ``sync``
-has a tracepoint on entry (``syscalls:sys_enter_NAME``); a perf event counting it, opened
-for this process with ``inherit`` (children started after it count too, folded in when
-they exit: a backend's subprocesses, waited for inside the round), is read before and
-after the round. What the counter needs: root (or ``perf_event_paranoid`` below 2) and the
-tracepoints' ids, read from tracefs -- the one mounted at ``/sys/kernel/tracing`` if
-there is one, else a tracefs a child mounts in a mount namespace of its own (it goes
-with the child: nothing is left mounted, whatever happens). Where either is missing,
-nothing is counted and the reason is said: the figure is missing, never a zero.
+Each system call has a tracepoint on entry (``syscalls:sys_enter_NAME``) and on exit
+(``sys_exit_NAME``, where a filter ``ret < 0`` keeps the failed calls); a perf event
+counting each, opened for this process with ``inherit`` (children started after it count
+too, folded in when they exit: a backend's subprocesses, waited for inside the round),
+all in one group read with one ``read`` before and after the round. What the counter
+needs: root (or ``perf_event_paranoid`` below 2) and the tracepoints' ids, read from
+tracefs -- the one mounted at ``/sys/kernel/tracing`` if there is one, else a tracefs a
+child mounts in a mount namespace of its own (it goes with the child: nothing is left
+mounted, whatever happens). Where either is missing, nothing is counted and the reason
+is said: the figure is missing, never a zero.
 
 Counting costs every system call of the counted process a little while it is open (the
 kernel takes the traced path for all of them): nothing measurable beside a block device's
@@ -25,12 +28,39 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 FAMILY = ("fsync", "fdatasync", "sync_file_range", "syncfs", "msync", "sync")
 """The calls that make data durable: what a commit's durability is made of."""
+LOOKUPS = ("newstat", "newlstat", "newfstat", "newfstatat", "statx", "access", "faccessat",
+           "faccessat2", "readlink", "readlinkat")  # fmt: skip
+"""The calls that look a path (or a descriptor) up without opening it."""
+KINDS: dict[str, tuple[str, ...]] = {
+    "sync_calls": FAMILY,
+    "rename_calls": ("rename", "renameat", "renameat2"),
+    "open_calls": ("open", "openat", "openat2", "creat"),
+    "mkdir_calls": ("mkdir", "mkdirat"),
+    "unlink_calls": ("unlink", "unlinkat", "rmdir"),
+    "stat_calls": LOOKUPS,
+    "read_calls": ("read", "pread64", "readv", "preadv", "preadv2"),
+    "write_calls": ("write", "pwrite64", "writev", "pwritev", "pwritev2"),
+    "mmap_calls": ("mmap",),
+    "process_calls": ("clone", "clone3", "fork", "vfork"),
+    "exec_calls": ("execve", "execveat"),
+}
+"""Each kind of call a round counts (a registry metric of the name), and its calls: each
+counted on entry."""
+FAILED = {"stat_failed_calls": LOOKUPS}
+"""Kinds counted on exit where the call failed (``ret < 0``): a lookup of a path that is
+not there (git's probing for files it may not have)."""
+EVENTS = [
+    *((kind, "enter", call) for kind, calls in KINDS.items() for call in calls),
+    *((kind, "exit", call) for kind, calls in FAILED.items() for call in calls),
+]
+"""(kind, tracepoint side, system call) of every event the group counts."""
 TRACEFS = Path("/sys/kernel/tracing")
 _PERF_TYPE_TRACEPOINT = 2
 _INHERIT = 1 << 1
@@ -70,20 +100,27 @@ class _Attr(ctypes.Structure):
 NO_DEVICE = "counted only on a filesystem with a block device of its own"
 _IDS: dict[str, int] = {}
 _WHY = [""]
+_PERF_FORMAT_GROUP = 1 << 3
+_PERF_EVENT_IOC_SET_FILTER = 0x40082406
+
+
+def _names() -> list[str]:
+    """Every tracepoint the counter uses, as ``sys_enter_NAME``."""
+    return sorted({f"sys_{side}_{call}" for _, side, call in EVENTS})
 
 
 def _read_ids(root: Path) -> dict[str, int]:
     found = {}
-    for name in FAMILY:
-        path = root / "events" / "syscalls" / f"sys_enter_{name}" / "id"
+    for name in _names():
+        path = root / "events" / "syscalls" / name / "id"
         if path.is_file():
             found[name] = int(path.read_text())
     return found
 
 
 def tracepoint_ids() -> tuple[dict[str, int], str]:
-    """The family's tracepoint ids, and why there are none where there are none. Read
-    once a process."""
+    """The tracepoints' ids (``sys_enter_fsync`` -> id), and why there are none where
+    there are none. Read once a process."""
     if _IDS or _WHY[0]:
         return _IDS, _WHY[0]
     if os.uname().machine not in _SYS_PERF_EVENT_OPEN:
@@ -94,9 +131,7 @@ def tracepoint_ids() -> tuple[dict[str, int], str]:
     elif os.geteuid() == 0:
         _IDS.update(_own_tracefs_ids())
     if not _IDS:
-        _WHY[0] = (
-            "counting fsync-family calls needs the kernel's syscall tracepoints (tracefs) and root"
-        )
+        _WHY[0] = "counting system calls needs the kernel's syscall tracepoints (tracefs) and root"
     return _IDS, _WHY[0]
 
 
@@ -105,8 +140,8 @@ import json, subprocess, sys
 from pathlib import Path
 subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=True)
 root = Path("/sys/kernel/tracing/events/syscalls")
-ids = {n: int((root / f"sys_enter_{n}" / "id").read_text())
-       for n in sys.argv[1:] if (root / f"sys_enter_{n}" / "id").is_file()}
+ids = {n: int((root / n / "id").read_text())
+       for n in sys.argv[1:] if (root / n / "id").is_file()}
 print(json.dumps(ids))
 """
 
@@ -118,7 +153,7 @@ def _own_tracefs_ids() -> dict[str, int]:
     done = subprocess.run(
         [
             "unshare", "--mount", "--propagation", "private",
-            sys.executable, "-c", _READ_IN_OWN_NAMESPACE, *FAMILY,
+            sys.executable, "-c", _READ_IN_OWN_NAMESPACE, *_names(),
         ],
         capture_output=True,
         text=True,
@@ -131,15 +166,17 @@ def _own_tracefs_ids() -> dict[str, int]:
         found = json.loads(done.stdout)
     except ValueError:
         return {}
-    return {str(k): int(v) for k, v in found.items() if k in FAMILY and isinstance(v, int)}
+    known = set(_names())
+    return {str(k): int(v) for k, v in found.items() if k in known and isinstance(v, int)}
 
 
-def _open(tracepoint: int) -> int:
+def _open(tracepoint: int, group: int = -1) -> int:
     attr = _Attr()
     attr.type = _PERF_TYPE_TRACEPOINT
     attr.size = _ATTR_SIZE
     attr.config = tracepoint
     attr.flags = _INHERIT
+    attr.read_format = _PERF_FORMAT_GROUP
     number = _SYS_PERF_EVENT_OPEN[os.uname().machine]
     fd = int(
         _libc.syscall(
@@ -147,7 +184,7 @@ def _open(tracepoint: int) -> int:
             ctypes.byref(attr),
             ctypes.c_int(0),
             ctypes.c_int(-1),
-            ctypes.c_int(-1),
+            ctypes.c_int(group),
             ctypes.c_ulong(_PERF_FLAG_FD_CLOEXEC),
         )
     )
@@ -157,11 +194,21 @@ def _open(tracepoint: int) -> int:
     return fd
 
 
-class SyncCounter:
-    """The fsync-family calls of this process and its children, counted by the kernel."""
+def _failed_only(fd: int) -> None:
+    """Count the event only where the call returned an error."""
+    if _libc.ioctl(fd, ctypes.c_ulong(_PERF_EVENT_IOC_SET_FILTER), ctypes.c_char_p(b"ret < 0")):
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+class SyscallCounter:
+    """The system calls of this process and its children by kind (:data:`KINDS`,
+    :data:`FAILED`), counted by the kernel: one group of perf events, read at once."""
 
     def __init__(self, enabled: bool = True) -> None:
-        self._fds: dict[str, int] = {}
+        self._fds: list[int] = []
+        self._kinds: list[str] = []
+        """The kind of each event of the group, in the group's order."""
         self._pid = 0
         self.enabled = enabled
         self.reason = "" if enabled else NO_DEVICE
@@ -172,28 +219,40 @@ class SyncCounter:
             return False
         if self._pid == os.getpid():
             return bool(self._fds)
-        self._fds, self._pid = {}, os.getpid()  # a forked process counts for itself
+        self._fds, self._kinds, self._pid = [], [], os.getpid()  # a forked process: its own
         ids, why = tracepoint_ids()
         if not ids:
             self.reason = why
             return False
         try:
-            for name, tracepoint in ids.items():
-                self._fds[name] = _open(tracepoint)
+            for kind, side, call in EVENTS:
+                tracepoint = ids.get(f"sys_{side}_{call}")
+                if tracepoint is None:  # a call this kernel does not have (fork on arm64)
+                    continue
+                fd = _open(tracepoint, self._fds[0] if self._fds else -1)
+                self._fds.append(fd)
+                self._kinds.append(kind)
+                if side == "exit":
+                    _failed_only(fd)
         except OSError as exc:
             self.close()
             self.reason = f"the kernel refused a perf event counting system calls ({exc.strerror})"
             return False
         return True
 
-    def read(self) -> int | None:
-        """The family's calls so far (None where they cannot be counted)."""
+    def read(self) -> dict[str, int] | None:
+        """The calls of each kind so far (None where they cannot be counted)."""
         if not self._ready():
             return None
-        return sum(int.from_bytes(os.read(fd, 8), "little") for fd in self._fds.values())
+        data = os.read(self._fds[0], 8 * (1 + len(self._fds)))
+        (count,) = struct.unpack_from("Q", data)
+        found = dict.fromkeys([*KINDS, *FAILED], 0)
+        for kind, value in zip(self._kinds, struct.unpack_from(f"{count}Q", data, 8), strict=True):
+            found[kind] += value
+        return found
 
     def close(self) -> None:
         if self._pid == os.getpid():
-            for fd in self._fds.values():
+            for fd in reversed(self._fds):
                 os.close(fd)
-        self._fds = {}
+        self._fds, self._kinds = [], []
