@@ -286,7 +286,7 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
     import random
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from vcsbench.measure.syscalls import SyscallCounter
+    from vcsbench.measure.syscalls import IN_ROUND, SyscallCounter
     from vcsbench.results.stats import order_interval
 
     calls = git_calls() if backend == "git-pygit2" else svn_calls()
@@ -299,7 +299,7 @@ def counted(backend: str, op: str, fs: str, blocks: int, rounds: int) -> str:
         for _pair in range(blocks):
             medians = {}
             for on in random.sample([True, False], 2):
-                counter = SyscallCounter()
+                counter = SyscallCounter(kinds=IN_ROUND)
                 if on and counter.read() is None:
                     raise SystemExit(f"no counter: {counter.reason}")
                 took = []

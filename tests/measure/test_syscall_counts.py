@@ -12,6 +12,7 @@ from fakes import FakeBackend, KnownWrite, sandbox_for
 
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
+from vcsbench.measure.syscalls import SyscallCounter
 from vcsbench.results.metrics import CALL_METRICS
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import Sandbox
@@ -48,6 +49,10 @@ class KnownCalls(KnownWrite):
 
     def run(self, paths: RoundPaths) -> None:
         super().run(paths)
+        self.calls_only(paths, self.child)
+
+    @staticmethod
+    def calls_only(paths: RoundPaths, child: bool = False) -> None:
         work = str(paths.scratch)
         for name in ("a", "x", "y"):
             fd = os.open(f"{work}/{name}", os.O_WRONLY | os.O_CREAT, 0o644)
@@ -64,7 +69,7 @@ class KnownCalls(KnownWrite):
         for name in ("f", "x", "y"):
             os.unlink(f"{work}/{name}")
         os.rmdir(f"{work}/d0")
-        if self.child:
+        if child:
             os.close(os.open(f"{work}/c0", os.O_WRONLY | os.O_CREAT, 0o644))
             subprocess.run([sys.executable, "-c", CHILD, f"{work}/c"], check=True)
 
@@ -79,10 +84,34 @@ def run_calls(sandbox: Sandbox, operation: KnownWrite, name: str) -> Benchmark:
     return run.finish(FakeBackend().describe())
 
 
-def test_each_kind_is_counted_to_the_call_in_every_round(root: None, tmp_path: Path) -> None:
+def test_every_kind_is_counted_to_the_call(root: None, tmp_path: Path) -> None:
+    """The counter of every kind around the known calls alone: KNOWN's, kind by kind,
+    and none of the kinds they do not make (read calls and mmaps among them)."""
+    counter = SyscallCounter()
+    before = counter.read()
+    assert before is not None, counter.reason
+    paths = RoundPaths.of(tmp_path, 0)
+    paths.repo.parent.mkdir(parents=True)
+    paths.scratch.mkdir(parents=True)
+    operation = KnownCalls(FakeBackend())
+    KnownWrite.run(operation, paths)  # the part whose calls are not known ahead
+    middle = counter.read()
+    assert middle is not None
+    KnownCalls.calls_only(paths)
+    after = counter.read()
+    counter.close()
+    assert after is not None
+    found = {kind: after[kind] - middle[kind] for kind in after}
+    found["read_calls"] -= 1  # the counter's own read
+    assert found == {kind: KNOWN.get(kind, 0) for kind in found}
+
+
+def test_each_kind_in_rounds_is_counted_to_the_call_in_every_round(
+    root: None, tmp_path: Path
+) -> None:
     """Beside the same work without them, the known calls are exactly KNOWN's in every
-    round, kind by kind, and the kinds they do not make are unchanged: the figures are
-    the same in every round of either benchmark."""
+    round, for each kind counted inside timed rounds, and the figures are the same in
+    every round of either benchmark."""
     with sandbox_for("ext4:size=256M", tmp_path) as sandbox:
         plain = run_calls(sandbox, KnownWrite(FakeBackend()), "plain")
         known = run_calls(sandbox, KnownCalls(FakeBackend()), "known")

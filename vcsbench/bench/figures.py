@@ -33,7 +33,7 @@ def round_values(delta: Delta) -> dict[str, float | None]:
         "fs_inodes_delta": delta.fs.used_inodes,
     }
     for name in CALL_METRICS:
-        values[name] = delta.calls[name] if delta.calls is not None else None
+        values[name] = delta.calls.get(name) if delta.calls is not None else None
     return values
 
 

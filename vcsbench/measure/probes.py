@@ -22,12 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.measure.syscalls import SyscallCounter
+from vcsbench.measure.syscalls import IN_ROUND, SyscallCounter
 
 SECTOR_BYTES = 512
-PROBE_CALLS = {"read_calls": 3}
-"""What the probe's own readings add between its two counts: the process counters read
-before (``/proc/self/io``) and after, and the count read after (itself counted)."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -260,7 +257,7 @@ class Probe:
         self.device_stat_path = device_stat_path
         self.sync = sync
         self._fd: tuple[int, int] | None = None
-        self.calls = SyscallCounter(enabled=device_stat_path is not None)
+        self.calls = SyscallCounter(enabled=device_stat_path is not None, kinds=IN_ROUND)
         self._primed = 0
 
     def _root_fd(self) -> int:
@@ -311,10 +308,7 @@ class Probe:
         calls = (
             None
             if after.calls is None or before.calls is None
-            else {
-                kind: after.calls[kind] - before.calls[kind] - PROBE_CALLS.get(kind, 0)
-                for kind in after.calls
-            }
+            else {kind: after.calls[kind] - before.calls[kind] for kind in after.calls}
         )
         flushes = (
             None

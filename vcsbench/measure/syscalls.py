@@ -13,11 +13,11 @@ child mounts in a mount namespace of its own (it goes with the child: nothing is
 mounted, whatever happens). Where either is missing, nothing is counted and the reason
 is said: the figure is missing, never a zero.
 
-Counting costs every system call of the counted process a little while it is open (the
-kernel takes the traced path for all of them): nothing measurable beside a block device's
-writes (``tools/bareloop.py counted --fs ext4``: counted / uncounted 0.985-1.009, every
-interval holding 1), but about 2 % of an svn commit on tmpfs. So a probe counts only where
-its sandbox has a block device of its own: where durability is a cost at all.
+Counting costs the counted process's system calls a little while it is open (the kernel
+takes the traced path for all of them, and counts each event it counts): the kinds
+counted inside timed rounds (:data:`IN_ROUND`) moved no median beyond its interval
+(``tools/bareloop.py counted``, docs/counts.md); counting every kind cost an svn commit
+4 %. A probe counts only where its sandbox has a block device of its own.
 
 A counter belongs to the process that opened it (a forked worker opens its own, as the
 probe's ``/proc/self/io`` descriptor).
@@ -60,7 +60,13 @@ EVENTS = [
     *((kind, "enter", call) for kind, calls in KINDS.items() for call in calls),
     *((kind, "exit", call) for kind, calls in FAILED.items() for call in calls),
 ]
-"""(kind, tracepoint side, system call) of every event the group counts."""
+"""(kind, tracepoint side, system call) of every event a counter may count."""
+IN_ROUND = ("sync_calls", "rename_calls", "mkdir_calls", "unlink_calls", "process_calls",
+            "exec_calls")  # fmt: skip
+"""The kinds counted inside timed rounds: calls a round makes a few of, whose counting
+costs it nothing measurable. The frequent ones (opens, lookups, reads and writes, mmaps:
+hundreds a commit) cost an svn commit 4 % counted there, and are counted in rounds of
+their own."""
 TRACEFS = Path("/sys/kernel/tracing")
 _PERF_TYPE_TRACEPOINT = 2
 _INHERIT = 1 << 1
@@ -205,7 +211,9 @@ class SyscallCounter:
     """The system calls of this process and its children by kind (:data:`KINDS`,
     :data:`FAILED`), counted by the kernel: one group of perf events, read at once."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, enabled: bool = True, kinds: tuple[str, ...] = (*KINDS, *FAILED)) -> None:
+        self.kinds = kinds
+        """The kinds it counts (the others read None)."""
         self._fds: list[int] = []
         self._kinds: list[str] = []
         """The kind of each event of the group, in the group's order."""
@@ -227,6 +235,8 @@ class SyscallCounter:
         try:
             for kind, side, call in EVENTS:
                 tracepoint = ids.get(f"sys_{side}_{call}")
+                if kind not in self.kinds:
+                    continue
                 if tracepoint is None:  # a call this kernel does not have (fork on arm64)
                     continue
                 fd = _open(tracepoint, self._fds[0] if self._fds else -1)
@@ -241,12 +251,12 @@ class SyscallCounter:
         return True
 
     def read(self) -> dict[str, int] | None:
-        """The calls of each kind so far (None where they cannot be counted)."""
+        """The calls of each kind it counts so far (None where they cannot be counted)."""
         if not self._ready():
             return None
         data = os.read(self._fds[0], 8 * (1 + len(self._fds)))
         (count,) = struct.unpack_from("Q", data)
-        found = dict.fromkeys([*KINDS, *FAILED], 0)
+        found = dict.fromkeys(self.kinds, 0)
         for kind, value in zip(self._kinds, struct.unpack_from(f"{count}Q", data, 8), strict=True):
             found[kind] += value
         return found

@@ -156,14 +156,8 @@ METRICS: dict[str, MetricDef] = _defs(
         )
         for name, label, what in (
             ("rename_calls", "renames", "rename, renameat and renameat2 calls"),
-            ("open_calls", "opens", "open, openat, openat2 and creat calls"),
             ("mkdir_calls", "mkdirs", "mkdir and mkdirat calls"),
             ("unlink_calls", "unlinks", "unlink, unlinkat and rmdir calls"),
-            ("stat_calls", "lookups", "stat-family, access and readlink calls (lookups)"),
-            ("stat_failed_calls", "failed lookups", "lookups that failed (a path not there)"),
-            ("read_calls", "read calls", "read, pread, readv, preadv calls"),
-            ("write_calls", "write calls", "write, pwrite, writev, pwritev calls"),
-            ("mmap_calls", "mmaps", "mmap calls"),
             ("process_calls", "processes", "processes and threads started (clone, fork)"),
             ("exec_calls", "execs", "programs started (execve, execveat; failed tries too)"),
         )
@@ -306,11 +300,9 @@ KEPT_FOOTPRINT = "footprint_kept_allocated"
 """The footprint as a server keeps it (``--kept``): what tables and studies compare on."""
 DURABILITY_METRICS = ("sync_calls", "io_flush_requests_device")
 CALL_METRICS = (
-    "sync_calls", "rename_calls", "open_calls", "mkdir_calls", "unlink_calls", "stat_calls",
-    "stat_failed_calls", "read_calls", "write_calls", "mmap_calls", "process_calls",
-    "exec_calls",
+    "sync_calls", "rename_calls", "mkdir_calls", "unlink_calls", "process_calls", "exec_calls"
 )  # fmt: skip
-"""The system calls counted per round, by kind (:mod:`vcsbench.measure.syscalls`)."""
+"""The system calls counted in every timed round, by kind (``syscalls.IN_ROUND``)."""
 """What a round's durability is made of; tables show them where some backend of the table
 had them counted (root; a device for flushes)."""
 
