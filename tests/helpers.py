@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -134,6 +135,14 @@ def wait_for(proc: subprocess.Popen[str], text: str) -> None:
         if text in line:
             return
     raise AssertionError(f"never saw {text!r}")
+
+
+def wait_for_file(path: Path, within_s: float = 60) -> None:
+    """Wait until ``path`` exists (a command under test made it: it has started)."""
+    deadline = time.monotonic() + within_s
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), f"{path} never appeared"
 
 
 def run_args(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import CLI, planted_history_store, vcsbench
+from helpers import CLI, planted_history_store, vcsbench, wait_for_file
 
 CHAIN = ",".join(
     ["git-pygit2[copy=2]", "git-pygit2[copy=3]"]
@@ -227,10 +227,7 @@ def test_a_sigkill_during_a_build_leaves_nothing_cleanup_cannot_remove(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while not flag.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert flag.exists()
+        wait_for_file(flag)
     finally:
         proc.kill()
         proc.wait(timeout=30)

@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import require_backend, skip_or_fail, vcsbench
+from helpers import require_backend, skip_or_fail, vcsbench, wait_for_file
 
 from vcsbench.results import read
 from vcsbench.workload.command import argv_of, decode, encode, spec_text
@@ -227,10 +227,7 @@ def test_an_interrupted_hung_command_is_ended_with_the_run(tmp_path: Path) -> No
         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while not flag.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert flag.exists()
+        wait_for_file(flag)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -258,10 +255,7 @@ def test_a_sigkilled_runs_hung_command_is_ended_by_cleanup(
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 60
-        while not flag.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert flag.exists()
+        wait_for_file(flag)
         time.sleep(0.2)
         proc.kill()
         proc.wait(timeout=30)
