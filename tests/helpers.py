@@ -208,17 +208,25 @@ def canary_beside(bench: dict[str, Any], ms: float, writes_ms: float | None = No
     }
 
 
+def retotal(bench: dict[str, Any]) -> None:
+    """Each metric's total the sum of its successful rounds' values, as vcsbench writes it
+    (after a test changed which rounds there are, or which succeeded)."""
+    rounds = bench["rounds"]
+    for name, values in rounds["values"].items():
+        figure = bench["metrics"].get(name)
+        kept = [v for v, ok in zip(values, rounds["ok"], strict=True) if ok]
+        if figure and figure.get("total") is not None and kept and None not in kept:
+            figure["total"] = sum(kept)
+            figure["per_repo"] = sum(kept) / len(kept)
+
+
 def keep_rounds(bench: dict[str, Any], count: int) -> None:
     """A benchmark cut to its first ``count`` rounds, every per-round array and count with it."""
     rounds = bench["rounds"]
     for key in ("t_start_s", "wall_ns", "ok"):
         rounds[key] = rounds[key][:count]
     rounds["values"] = {k: v[:count] for k, v in rounds["values"].items()}
-    for name, values in rounds["values"].items():  # a total is its rounds' sum
-        figure = bench["metrics"].get(name)
-        if figure and figure.get("total") is not None and None not in values:
-            figure["total"] = sum(values)
-            figure["per_repo"] = sum(values) / count if count else None
+    retotal(bench)
     bench["repos"] = bench["rounds_asked"] = count
     bench["repos_ok"] = sum(rounds["ok"])
     bench["errors"] = count - bench["repos_ok"]

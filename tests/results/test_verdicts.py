@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, edited_result, keep_rounds, run_args, scale_times, vcsbench
+from helpers import REPO, edited_result, keep_rounds, retotal, run_args, scale_times, vcsbench
 
 from vcsbench.results.run_figures import run_figure
 from vcsbench.results.spread import SpreadCell
@@ -232,6 +232,7 @@ def test_the_gate_fails_a_rising_error_rate_whatever_the_base_had(tmp_path: Path
                 bench["repos_ok"] = bench["repos"] - count
                 bench["errors"] = count
                 bench["error_samples"] = [{"round": 0, "error": "planted"}]
+                retotal(bench)
 
         return edit
 

@@ -18,7 +18,7 @@ from vcsbench.results.comparison import (
     Change,
     Pair,
 )
-from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
+from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.spread import UNDER, SpreadCell
 from vcsbench.results.verdict import ALPHA, Between
@@ -223,11 +223,33 @@ def render(
         )
     )
     lines.append("")
+    counted = [(pair.label, found) for pair in pairs if (found := count_changes(pair))]
+    if counted:
+        lines.append("System calls that changed, per operation (counted by the kernel):")
+        lines.extend(f"- {label}: {', '.join(found)}" for label, found in counted)
+        lines.append("")
     lines.extend(_method(pairs, len(bases), len(others)))
     if left:
         lines.append("")
         lines.extend(left)
     return "\n".join(lines) + "\n"
+
+
+def count_changes(pair: Pair) -> list[str]:
+    """The system-call counts that differ between the sides, each as a person says it
+    (``+1 fsync-family call (7 → 8)``), exact ones first; [] where none does."""
+    found = []
+    for name in CALL_METRICS:
+        change = pair.changes.get(name)
+        if not isinstance(change, Change) or change.base is None or change.other is None:
+            continue
+        if not change.significant:
+            continue
+        label = METRICS[name].label
+        step = change.other - change.base
+        how = "in every round" if change.exact else f"rounds differ, p={change.p:.3g}"
+        found.append(f"{step:+,.3g} {label} ({change.base:,.3g} → {change.other:,.3g}, {how})")
+    return found
 
 
 def _geomean(values: tuple[float, ...]) -> float | None:
@@ -294,4 +316,10 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
         f"p < {ROUNDS_ALPHA}; without per-round values: beyond {STEADY:.0%}); ~ : not "
         "significant. Ratios are other / base."
     )
+    if any(p.base[0].per_repo(name) is not None for p in pairs for name in CALL_METRICS):
+        lines.append(
+            "System calls, counted by the kernel: where every round of each side made the "
+            "same count, any difference is a change, said at one run a side; otherwise "
+            "compared on the rounds as bytes are."
+        )
     return lines

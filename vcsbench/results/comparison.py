@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.metrics import DURABILITY_METRICS, METRICS
+from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.run_figures import calibrated_cell, machine_moved, run_figure, time_figure
 from vcsbench.results.spread import Seen, SpreadCell
@@ -65,6 +65,9 @@ class Change:
     p: float | None
     reachable: bool = True
     """Whether the rounds were enough for the test to reach significance at all."""
+    exact: bool = False
+    """A count every round of each side made the same of: the two figures are what each
+    side does, and any difference between them is a change (no test needed)."""
 
     @property
     def ratio(self) -> float | None:
@@ -74,6 +77,8 @@ class Change:
 
     @property
     def significant(self) -> bool:
+        if self.exact:
+            return self.base != self.other
         if self.ratio is None:
             return False
         return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ROUNDS_ALPHA
@@ -115,11 +120,13 @@ def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
     key = METRICS[name].round_key
     p = None
     reachable = True
+    exact = False
     if key is not None:
         sb, so = base.rounds.series(key), other.rounds.series(key)
         p = mann_whitney_p(sb, so) if sb and so else None
         reachable = bool(sb and so) and 2 / math.comb(len(sb) + len(so), len(sb)) < ROUNDS_ALPHA
-    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable)
+        exact = name in CALL_METRICS and bool(sb and so) and len({*sb}) == len({*so}) == 1
+    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable, exact)
 
 
 def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
@@ -240,8 +247,8 @@ def compare_runs(
             )
             for name, figure in (("time", relative), ("cpu", ""))
         }
-        for name in (*COMPARED_METRICS, *DURABILITY_METRICS):
-            if name not in DRIFTING:
+        for name in (*COMPARED_METRICS, *DURABILITY_METRICS, *CALL_METRICS):
+            if name not in DRIFTING and name not in changes:
                 changes[name] = _metric_change(name, base[0], other[0])
         pairs.append(Pair(label, base, other, changes, cell))
     if not pairs:

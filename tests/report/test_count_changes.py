@@ -1,0 +1,58 @@
+"""compare names what changed in the system calls an operation made: exactly, at one run a
+side, where every round of each side made the same count; on the rounds where they moved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from helpers import REPO, edited_result, vcsbench
+
+TINY = REPO / "tests" / "data" / "tiny-ext4.json"
+
+
+def with_calls(tmp_path: Path, name: str, counts: dict[str, list[int]]) -> str:
+    """The frozen run with these per-round counts in every benchmark (a list shorter than
+    the rounds repeats)."""
+
+    def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
+        document["vcsbench"]["run_id"] = f"run-{name}"
+        for bench in benches:
+            rounds = len(bench["rounds"]["wall_ns"])
+            for metric, given in counts.items():
+                values = [given[i % len(given)] for i in range(rounds)]
+                bench["rounds"]["values"][metric] = values
+                bench["rounds"].setdefault("unit", {})[metric] = "calls"
+                bench["metrics"][metric] = {
+                    "unit": "calls", "total": sum(values), "per_repo": sum(values) / rounds
+                }  # fmt: skip
+
+    return edited_result(TINY, tmp_path / f"{name}.json", edit)
+
+
+def test_one_more_fsync_and_two_renames_are_named_at_one_run_a_side(tmp_path: Path) -> None:
+    base = with_calls(tmp_path, "a", {"sync_calls": [7], "rename_calls": [5], "mkdir_calls": [1]})
+    other = with_calls(tmp_path, "b", {"sync_calls": [8], "rename_calls": [7], "mkdir_calls": [1]})
+    found = vcsbench("compare", base, other)
+    assert 0 == found.returncode, found.stderr
+    assert "System calls that changed, per operation (counted by the kernel):" in found.stdout
+    lines = [x for x in found.stdout.splitlines() if x.startswith("- ")]
+    assert len(lines) == 2  # both benchmarks of the file
+    for line in lines:
+        assert (
+            "+1 fsync-family calls (7 → 8, in every round), +2 renames (5 → 7, in every round)"
+            in line
+        ), line
+        assert "mkdirs" not in line
+
+
+def test_the_same_counts_and_counts_that_move_within_the_rounds_give_no_line(
+    tmp_path: Path,
+) -> None:
+    """The same count on both sides: nothing said. Counts that move between rounds alike
+    on both sides (a threaded path): compared on the rounds, no change."""
+    base = with_calls(tmp_path, "a", {"sync_calls": [7], "rename_calls": [5, 6]})
+    other = with_calls(tmp_path, "b", {"sync_calls": [7], "rename_calls": [6, 5]})
+    found = vcsbench("compare", base, other)
+    assert 0 == found.returncode, found.stderr
+    assert "System calls that changed" not in found.stdout
