@@ -403,12 +403,13 @@ def test_a_harness_failure_after_the_rounds_keeps_the_benchmark(
 
 
 def test_compare_gate_fails_when_the_new_run_has_errors_the_base_did_not(tmp_path: Path) -> None:
-    from helpers import DATA
+    from helpers import DATA, retotal
 
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     info = document["benchmarks"][0]["extra_info"]["vcsbench"]
     info["errors"] = 2
     info["rounds"]["ok"][:2] = [False, False]
+    retotal(info)  # as vcsbench writes them: totals over the rounds that succeeded
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(document))
     result = vcsbench("compare", str(DATA / "tiny-ext4.json"), str(broken), "--fail-on", "time:50%")
