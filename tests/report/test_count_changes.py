@@ -56,3 +56,19 @@ def test_the_same_counts_and_counts_that_move_within_the_rounds_give_no_line(
     found = vcsbench("compare", base, other)
     assert 0 == found.returncode, found.stderr
     assert "System calls that changed" not in found.stdout
+
+
+def test_a_gate_on_a_count_fails_one_more_fsync_from_none_and_passes_the_same(
+    tmp_path: Path,
+) -> None:
+    """One run a side, no spread measured: a count the same in every round is judged all
+    the same. 0 → 1 fsync-family call fails any limit; 5 → 5 renames passes, said so."""
+    base = with_calls(tmp_path, "a", {"sync_calls": [0], "rename_calls": [5]})
+    other = with_calls(tmp_path, "b", {"sync_calls": [1], "rename_calls": [5]})
+    found = vcsbench("compare", base, other, "--fail-on", "sync_calls:50%,rename_calls:1%")
+    assert 1 == found.returncode, found.stdout + found.stderr
+    text = found.stdout + found.stderr
+    assert "sync_calls 0 → 1 per operation, the same in every round: exceeds +50%" in text
+    assert "rename_calls 5 → 5 per operation, the same in every round: within +1%" in text
+    same = vcsbench("compare", base, base, "--fail-on", "sync_calls:1%,rename_calls:1%")
+    assert 0 == same.returncode, same.stdout + same.stderr

@@ -18,7 +18,7 @@ from vcsbench.report.document import Document, paragraph
 from vcsbench.report.formats.html import page
 from vcsbench.report.ratios import time_ratio
 from vcsbench.results import read
-from vcsbench.results.comparison import parse_gate
+from vcsbench.results.limits import parse_gate
 from vcsbench.results.stats import mann_whitney_p
 
 DATA = REPO / "tests" / "data"

@@ -74,7 +74,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.report.compare import render
     from vcsbench.report.load_compare import compare_loads
     from vcsbench.results import read
-    from vcsbench.results.comparison import compare_runs, gate_lines, parse_gate
+    from vcsbench.results.comparison import compare_runs
+    from vcsbench.results.limits import gate_lines, parse_gate
 
     repeats = args.base_runs is not None or args.other_runs is not None
     if repeats and (args.base is not None or args.base_runs is None or args.other_runs is None):
