@@ -36,8 +36,9 @@ END_WAIT_S = 5.0
 
 
 class CommandGroup:
-    """The cgroup every call of a user's command in this process starts in: made once
-    per process, ended and removed when the process closes (a :class:`process.Closer`)."""
+    """The cgroup every call of a user's command starts in: made once a run (a worker
+    forked later uses it too), ended and removed when the run closes (a
+    :class:`process.Closer`)."""
 
     def __init__(self, root: Path) -> None:
         self.group = CpuGroup(root, "cmd")
@@ -70,12 +71,19 @@ class CommandGroup:
 
     def end_members(self) -> int:
         """End every process left in the group and wait until it is empty: how many."""
-        left = self.members()
-        if left:
+        me = os.getpid()
+        left = [pid for pid in self.members() if pid != me]
+        if not left:
+            return 0
+        if me in self.members():  # never itself: it failed to step back out (said then)
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        else:
             (self.group.path / "cgroup.kill").write_text("1")
-            deadline = time.monotonic() + END_WAIT_S
-            while self.members() and time.monotonic() < deadline:
-                time.sleep(0.005)
+        deadline = time.monotonic() + END_WAIT_S
+        while set(self.members()) - {me} and time.monotonic() < deadline:
+            time.sleep(0.005)
         return len(left)
 
     def close(self) -> list[str]:
