@@ -151,6 +151,14 @@ def marked(mark: str) -> list[int]:
     return found
 
 
+def command_groups(pid: int) -> list[Path]:
+    """The command cgroups of run ``pid`` (``vcsbench-cmd-PID-TOKEN``) still there."""
+    from vcsbench.sandbox.ownership import cgroup2_root
+
+    root = cgroup2_root()
+    return [] if root is None else list(root.glob(f"vcsbench-cmd-{pid}-*"))
+
+
 def settled(mark: str, within_s: float = 5.0) -> list[int]:
     """``marked(mark)`` once it is empty, or what is still there after ``within_s``."""
     deadline = time.monotonic() + within_s
@@ -235,6 +243,8 @@ def test_an_interrupted_hung_command_is_ended_with_the_run(tmp_path: Path) -> No
     assert 130 == proc.returncode, err
     assert [] == settled(mark)
     assert [] == list(tmp_path.glob("vcsbench-*"))
+    assert [] == command_groups(proc.pid)
+    assert "nothing left mounted" in err and "left up" not in err
 
 
 @pytest.mark.serial
@@ -261,9 +271,11 @@ def test_a_sigkilled_runs_hung_command_is_ended_by_cleanup(
         proc.wait(timeout=30)
         sleeping = [p for p in marked(mark) if Path(f"/proc/{p}/comm").read_text() == "sleep\n"]
         assert 2 == len(sleeping)  # the command and the daemon it forked, both left
+        assert command_groups(proc.pid)
         cleaned = vcsbench("cleanup")
         assert 0 == cleaned.returncode, cleaned.stderr
         assert [] == settled(mark)
+        assert [] == command_groups(proc.pid)
         assert [] == list(tmp_path.glob("vcsbench-*"))
     finally:
         for pid in marked(mark):

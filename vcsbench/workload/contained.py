@@ -40,6 +40,9 @@ class CommandGroup:
     forked later uses it too), ended and removed when the run closes (a
     :class:`process.Closer`)."""
 
+    counted = False
+    """Not a sandbox: the closing line of an interrupted run counts sandboxes."""
+
     def __init__(self, root: Path) -> None:
         self.group = CpuGroup(root, "cmd")
         self.root = root
@@ -148,8 +151,13 @@ def call(
         return exc
     try:
         kept, exited = _wait(proc, limit_s)
-    finally:  # an interrupt too: nothing of the call outlives it
-        left = _end(proc, group)
+    except BaseException:  # an interrupt: nothing of the call outlives it, nor its group
+        _end(proc, group)
+        if group is not None:
+            group.close()
+            _GROUP.clear()
+        raise
+    left = _end(proc, group)
     return Ended(proc.returncode if exited else None, kept, left)
 
 
