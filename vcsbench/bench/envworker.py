@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import TextIO
 
 from vcsbench.process import as_helper
+from vcsbench.sandbox.state import adopt_run_token
+from vcsbench.workload.contained import close_own_group
 
 
 def main() -> None:
     as_helper()  # dies with the run that started it
+    adopt_run_token()
     out: TextIO = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything printed is not a message
     spec = json.loads(sys.stdin.readline())
@@ -78,8 +81,16 @@ def main() -> None:
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))
-        os._exit(1)
-    os._exit(0)
+        _leave(1)
+    _leave(0)
+
+
+def _leave(code: int) -> None:
+    """End without exit handlers (the parent's closers are not this process's), the
+    command group it made removed first."""
+    with contextlib.suppress(BaseException):
+        close_own_group()
+    os._exit(code)
 
 
 if __name__ == "__main__":

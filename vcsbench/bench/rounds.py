@@ -45,6 +45,7 @@ from vcsbench.results.model import (
     Benchmark,
 )
 from vcsbench.results.writers import Writers
+from vcsbench.workload.contained import close_own_group
 from vcsbench.workload.operation import RoundPaths
 
 
@@ -100,6 +101,8 @@ class BenchmarkRun(RoundLoop):
             with contextlib.suppress(BaseException):
                 send(WorkerEnd(0, 0, describe(exc)))
         finally:
+            with contextlib.suppress(BaseException):  # what it made itself: no exit handlers
+                close_own_group()
             os._exit(code)
 
     def worker_block(

@@ -44,6 +44,15 @@ def run_token() -> str:
     return _TOKEN[0]
 
 
+def adopt_run_token() -> None:
+    """In another interpreter a run started to help it (its worker): the run's token,
+    inherited in ``$VCSBENCH_OWNER``, is this process's too, so that what it makes (a
+    command's cgroup) and starts are proven the run's."""
+    inherited = os.environ.get(OWNER_ENV, "")
+    if not _TOKEN and len(inherited) == 32 and all(c in "0123456789abcdef" for c in inherited):
+        _TOKEN.append(inherited)
+
+
 @dataclass(frozen=True)
 class Made:
     """Something made at ``path``, with the identity it had then."""

@@ -49,6 +49,8 @@ class CommandGroup:
         self.home = root / _own_cgroup()
         """Where this process was, and returns to after each fork."""
         self._procs = os.open(self.group.path / "cgroup.procs", os.O_RDONLY)
+        self.pid = os.getpid()
+        """The process that made it (a forked worker that does closes it itself)."""
         process.register(self)
 
     @property
@@ -111,6 +113,14 @@ def command_group() -> CommandGroup | None:
         root = cgroup2_root()
         _GROUP.append(CommandGroup(root) if root is not None else None)
     return _GROUP[0]
+
+
+def close_own_group() -> None:
+    """In a process about to end without its exit handlers (a forked worker leaving by
+    ``os._exit``): the command group it made, if it made one, ended and removed."""
+    if _GROUP and _GROUP[0] is not None and _GROUP[0].pid == os.getpid():
+        _GROUP[0].close()
+        _GROUP.clear()
 
 
 @dataclass
