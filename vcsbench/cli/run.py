@@ -84,8 +84,9 @@ def _resume(args: argparse.Namespace) -> int:
     """Run what an earlier ``vcsbench run`` left missing or partial, into the same file."""
 
     from vcsbench.bench.options import OPTIONS
+    from vcsbench.bench.recorded import PLACE_OPTIONS
     from vcsbench.bench.runner import run_suite
-    from vcsbench.bench.selection import PLACE_OPTIONS, Selection
+    from vcsbench.bench.selection import Selection
     from vcsbench.measure.machine import machine_info
     from vcsbench.results import parse
     from vcsbench.results.io import read_document

@@ -34,7 +34,8 @@ from typing import Any
 from vcsbench.backends.base import Backend
 from vcsbench.backends.changes import Change, tree_differences
 from vcsbench.errors import VcsbenchError
-from vcsbench.workload.payloads import Payload, converting_lines, register_kind
+from vcsbench.workload.attributes import converting_lines
+from vcsbench.workload.payloads import Payload, register_kind
 from vcsbench.workload.source import (
     RELEASE_EVERY,
     HistorySpec,

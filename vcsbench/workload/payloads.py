@@ -13,7 +13,6 @@ import errno
 import hashlib
 import os
 import random
-import re
 import stat
 import sys
 import tomllib
@@ -25,6 +24,7 @@ from typing import Any
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox.mounts import mount_containing
+from vcsbench.workload.attributes import converting_lines
 
 DEFAULT_PAYLOADS = ("hello", "submission")
 WORDS = (
@@ -79,26 +79,6 @@ class Payload:
             first: b"replaced by vcsbench\n" + self.files[first][::-1],
             "vcsbench-added.txt": b"added by vcsbench\n",
         }
-
-
-CONVERTING = re.compile(r"(?:^|\s)(eol=crlf|ident|working-tree-encoding=\S+)(?=\s|$)")
-"""Attributes that make git's checkout write other bytes than the blob's: line ends turned
-to CRLF, ``$Id$`` expanded, another encoding (a filter needs a driver vcsbench's git has
-none of; ``text`` alone writes LF on Linux, as committed)."""
-
-
-def converting_lines(files: Mapping[str, bytes]) -> list[str]:
-    """``PATH: LINE`` for each line of each ``.gitattributes`` among ``files`` that sets
-    an attribute of :data:`CONVERTING` (a macro's definition included)."""
-    found = []
-    for rel in sorted(files):
-        if rel.rpartition("/")[2] != ".gitattributes":
-            continue
-        for line in files[rel].decode(errors="replace").splitlines():
-            text = line.strip()
-            if text and not text.startswith("#") and CONVERTING.search(text):
-                found.append(f"{rel}: {text[:80]}")
-    return found
 
 
 def _text(rng: random.Random, size: int) -> bytes:
