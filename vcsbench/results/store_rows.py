@@ -73,6 +73,7 @@ class Series:
     points: tuple[Point, ...]
 
 
+_COLUMNS = [column.split(".")[1] for column in POINT.split(", ")]
 _KINDS = ("text", "figure", "figure", "figure", "figure", "figure", "figure", "count",
           "count", "text", "text", "text", "text")  # fmt: skip
 """What each column of :data:`POINT` holds, in order."""
@@ -84,10 +85,9 @@ class RowError(VcsbenchError):
 
 def point_of(row: Sequence[Any], where: str) -> Point:
     """The point a row of :data:`POINT`'s columns holds, each value checked."""
-    names = [column.split(".")[1] for column in POINT.split(", ")]
-    if len(row) != len(names):
-        raise RowError(f"{where}: a row of {len(row)} values, not {len(names)}")
-    values = [_checked(k, v, n, where) for k, v, n in zip(_KINDS, row, names, strict=True)]
+    if len(row) != len(_COLUMNS):
+        raise RowError(f"{where}: a row of {len(row)} values, not {len(_COLUMNS)}")
+    values = [_checked(k, v, n, where) for k, v, n in zip(_KINDS, row, _COLUMNS, strict=True)]
     try:
         datetime.datetime.fromisoformat(values[0])
     except ValueError:

@@ -45,7 +45,6 @@ class CommandGroup:
 
     def __init__(self, root: Path) -> None:
         self.group = CpuGroup(root, "cmd")
-        self.root = root
         self.home = root / _own_cgroup()
         """Where this process was, and returns to after each fork."""
         self._procs = os.open(self.group.path / "cgroup.procs", os.O_RDONLY)
