@@ -7,8 +7,10 @@
 set -euo pipefail
 
 VENV=${VENV:-.venv}
-# What the sandboxes and the virtualenv need, before any backend is known.
-BASE_PACKAGES=(python3-venv e2fsprogs xfsprogs btrfs-progs util-linux)
+# What the sandboxes and the virtualenv need, before any backend is known; valgrind and a
+# C compiler count instructions in counted rounds (--counted: callgrind, and the small
+# library of vcsbench/measure/counter.c built with valgrind's header).
+BASE_PACKAGES=(python3-venv e2fsprogs xfsprogs btrfs-progs util-linux valgrind gcc libc6-dev)
 # The servers vcsbench starts on 127.0.0.1 (svnserve and git daemon come with the
 # subversion and git packages): Apache httpd with mod_dav_svn, git http-backend as CGI and
 # Mercurial's hgweb under mod_wsgi, TLS with a certificate openssl makes for the run, and

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -243,3 +243,18 @@ def end_group_members(leader: int, wait_s: float = 10.0) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
+
+
+COUNT_ROUND = "VCSBENCH_COUNT_ROUND"
+"""The environment variable naming the counted round a process runs in
+(:mod:`vcsbench.measure.instructions`): every command a round starts carries it, so that
+its counts are the round's."""
+
+
+def child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The environment a command is started with: ``env`` (None: this process's), with
+    the counted round this process is in, where it is in one."""
+    counted = os.environ.get(COUNT_ROUND)
+    if env is None or counted is None:
+        return None if env is None else dict(env)
+    return {**env, COUNT_ROUND: counted}

@@ -43,7 +43,7 @@ def make_backend(name: str, options: Mapping[str, str] | None = None) -> Backend
     return Variant.parse(name).make(options)
 
 
-VARIANT_KEYS = ("version", "copy", "delay", "age")
+VARIANT_KEYS = ("version", "copy", "delay", "age", "work", "syncs")
 """Keys of a variant that are vcsbench's, not the backend's options."""
 
 
@@ -91,6 +91,13 @@ class Variant:
         delay = options.get("delay")
         if delay is not None:
             parse_delay(text.strip(), delay)
+        for key, what in PLANTED.items():
+            value = options.get(key)
+            if value is not None and not (value.isdigit() and 0 < int(value) <= 10**9):
+                raise VcsbenchError(
+                    f"{text.strip()}: {key}={value!r} is not a whole number from 1 to "
+                    f"1000000000 ({what}, planted inside every timed call)"
+                )
         age = options.get("age")
         if age is not None and not age.isdigit():
             raise VcsbenchError(
@@ -120,6 +127,13 @@ class Variant:
         size, to see what a comparison detects: a power check, as ``copy=`` is the A/A)."""
         text = dict(self.options).get("delay")
         return 0 if text is None else parse_delay(self.text, text)
+
+    @property
+    def planted(self) -> tuple[int, int]:
+        """``work=N``, ``syncs=K``: known work planted in every timed call (a change of
+        known size in counts: N thousand turns of a loop of 2 instructions, K fsyncs)."""
+        found = dict(self.options)
+        return int(found.get("work", 0)), int(found.get("syncs", 0))
 
     @property
     def age(self) -> int | None:
@@ -177,6 +191,12 @@ class Variant:
     def __str__(self) -> str:
         return self.text
 
+
+PLANTED = {
+    "work": "thousands of turns of a loop of 2 instructions",
+    "syncs": "fsync calls of a scratch file",
+}
+"""Variant keys that plant known work (:mod:`vcsbench.bench.planted`)."""
 
 DELAY_UNITS = {"us": 1_000, "ms": 1_000_000}
 

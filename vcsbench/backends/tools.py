@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.process import child_env
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def run_tool(
     proc = subprocess.run(
         list(argv),
         cwd=cwd,
-        env=dict(env) if env is not None else None,
+        env=child_env(env),
         input=stdin,
         capture_output=True,
         check=False,

@@ -27,6 +27,11 @@ def serve(
     if serving is None:
         return None
     described_server, run.owner = serving
+    if not isinstance(run.counting, str):
+        run.counting = (
+            "a remote variant is not counted: its server's work is another process's, "
+            "outside the counted rounds"
+        )
     if run.worker is not None:
         assert vcs.remote is not None
         run.worker = replace(run.worker, reach=vcs.remote.to_json())

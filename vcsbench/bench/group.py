@@ -35,6 +35,7 @@ from vcsbench.bench.beside import perturbation_beside, serve
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.interleave import Block, Blocks, describe_blocks, targets
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
+from vcsbench.bench.planted import Planted
 from vcsbench.bench.progress import ProgressDisplay
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
@@ -144,6 +145,7 @@ class GroupRun:
             age=age["age"],
             population=age["population"],
             delay_ns=member.variant.delay_ns,
+            planted=Planted(*member.variant.planted),
         )
 
     def placement(
@@ -170,6 +172,30 @@ class GroupRun:
             payload=payload,
             temp_root=str(sandbox.root),
             cpu=None if self.alone else cpu,
+        )
+        return (found.python if found is not None else Path(sys.executable)), spec
+
+    def counting(
+        self, member: Member, vcs: Backend, sandbox: Sandbox
+    ) -> tuple[Path, WorkerSpec] | str:
+        """How a member's counted rounds are made: the interpreter of their process (its
+        environment's, for a ``version=`` variant) and what that process makes; or why
+        there are none."""
+        if not self.plan.counted:
+            return "no counted rounds were asked (--counted 0)"
+        if self.built_in is None:
+            return (
+                "a benchmark of your own is counted in its timed rounds only: counted rounds "
+                "make vcsbench's built-in operations anew in a process of their own"
+            )
+        found = environment_of(member.variant)
+        op, payload = self.built_in
+        spec = WorkerSpec(
+            variant=member.variant.plain.text,
+            options=dict(vcs.options),
+            op=op.text,
+            payload=payload,
+            temp_root=str(sandbox.root),
         )
         return (found.python if found is not None else Path(sys.executable)), spec
 
@@ -237,6 +263,7 @@ class GroupRun:
                 try:
                     for run, _, _ in runs.values():
                         run.stop_workers()
+                        run.count()
                         run.maintain()
                 except KeyboardInterrupt as exc:
                     interrupted = exc
@@ -351,6 +378,7 @@ class GroupRun:
             name=name,
             environment=environment,
             worker=worker,
+            counting=self.counting(member, vcs, sandbox),
         )
         harness = Harness()
         server = serve(stack, member.variant, vcs, run, sandbox)

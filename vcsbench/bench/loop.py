@@ -31,8 +31,9 @@ from vcsbench.bench.placement import Placement
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.trouble import SandboxFailed, describe, sandbox_trouble
 from vcsbench.errors import Refusal
-from vcsbench.measure import writers
+from vcsbench.measure import instructions, writers
 from vcsbench.measure.footprint import Footprint, footprint
+from vcsbench.measure.instructions import Counter
 from vcsbench.measure.probes import (
     Probe,
     Snapshot,
@@ -40,6 +41,7 @@ from vcsbench.measure.probes import (
 )
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.process import signals_held
+from vcsbench.results.counted import Counted
 from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.servers.apache import give_tree
@@ -86,6 +88,9 @@ class RoundLoop:
     """What that worker makes."""
     attach: bool = False
     """The workdir exists already (in an environment's worker: the benchmark's own)."""
+    counting: tuple[Path, WorkerSpec] | str = "no counted rounds were asked (--counted 0)"
+    """How its counted rounds are made (``--counted``): the interpreter and what its
+    process makes, or why they cannot be."""
 
     def __post_init__(self) -> None:
         if self.sandbox.throttle is not None:  # the seed is built off the throttled device
@@ -136,6 +141,10 @@ class RoundLoop:
         self.stopped = False
         """The sandbox failed every round of a batch: no more rounds are to be run."""
         self._writers_before: tuple[writers.Snapshot, int] | None = None
+        self.counted: Counted | None = None
+        """Its counted rounds, once :meth:`~vcsbench.bench.rounds.BenchmarkRun.count` ran."""
+        self._spinner = Counter(instructions.library()) if self.plan.planted.work else None
+        """The counter's library, for planted work (``work=``): its loop of known length."""
 
     def paths(self, index: int) -> RoundPaths:
         """Round ``index``'s paths: after the ``age`` repositories filled in first."""
@@ -244,6 +253,8 @@ class RoundLoop:
                 self.operation.run(paths)
                 if plan.delay_ns:
                     wait(plan.delay_ns)
+                if plan.planted:
+                    plan.planted.run(paths, self._spinner)
             except Exception as exc:
                 error = describe(exc)
             wall_ns = self.clock() - start

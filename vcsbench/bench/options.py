@@ -169,6 +169,16 @@ OPTIONS: tuple[OptionDef, ...] = (
         "K",
     ),
     OptionDef(
+        "counted",
+        "0",
+        "counted rounds after each benchmark's timed ones, outside them: N rounds of the "
+        "operation counted whole -- instructions in user space under valgrind's callgrind, "
+        "every kind of system call -- for compare, the gate and bisect to judge at one run "
+        "a side (0, the default: none; 5 or more for a verdict; each pass starts an "
+        "interpreter under valgrind, about 5-15 s)",
+        "N",
+    ),
+    OptionDef(
         "perturbation",
         "once",
         "once (default), on or off: time the harness against a bare loop of the same calls "

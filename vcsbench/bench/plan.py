@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from vcsbench.bench.planted import Planted
 from vcsbench.bench.policy import CACHE_STATES, KeptPolicy, VerifyPolicy
 from vcsbench.bench.population import Population
 from vcsbench.errors import VcsbenchError
@@ -46,6 +47,12 @@ class RoundPlan:
     """Python's collector held off inside the timed region (and run before it)."""
     delay_ns: int = 0
     """A known wait added inside every timed call, after the operation (``delay=``)."""
+    planted: Planted = field(default_factory=Planted)
+    """Known work added inside every timed call, after the operation (``work=``,
+    ``syncs=``), and in every counted round."""
+    counted: int = 0
+    """Counted rounds after the timed ones (``--counted``): instructions under callgrind,
+    and every kind of system call, each round counted whole; 0: none."""
     kept: KeptPolicy = field(default_factory=lambda: KeptPolicy(off=True))
     """Which repositories are maintained after the last round, in the run's own process
     (never a worker's: not carried across the boundary)."""
@@ -73,6 +80,7 @@ class RoundPlan:
             "min_rounds": self.min_rounds,
             "gc_off": self.gc_off,
             "delay_ns": self.delay_ns,
+            "planted": self.planted.to_json(),
         }
 
     @classmethod
@@ -90,6 +98,7 @@ class RoundPlan:
             min_rounds=int(data["min_rounds"]),
             gc_off=bool(data["gc_off"]),
             delay_ns=int(data["delay_ns"]),
+            planted=Planted.from_json(data["planted"]),
         )
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vcsbench.bench import canary, harness
+from vcsbench.bench.counted import count_rounds
 from vcsbench.bench.figures import benchmark_metrics, filesystem_info
 from vcsbench.bench.loop import RoundLoop, RoundsEnd
 from vcsbench.bench.maintained import as_kept
@@ -40,6 +41,7 @@ from vcsbench.measure.probes import (
     read_device,
 )
 from vcsbench.measure.sampler import SAMPLE_UNITS
+from vcsbench.results.counted import Counted
 from vcsbench.results.environment import BackendInfo, PayloadInfo
 from vcsbench.results.model import (
     Benchmark,
@@ -294,6 +296,7 @@ class BenchmarkRun(RoundLoop):
                 "samples": samples,
             },
             writers=found,
+            counted=self.counted,
         )
 
     def _close_rounds(self) -> RoundsEnd:
@@ -334,6 +337,29 @@ class BenchmarkRun(RoundLoop):
         chosen = policy.chosen(succeeded)
         self.kept = as_kept(
             self.operation, [self.paths(i) for i in chosen], len(succeeded), self.progress
+        )
+
+    def count(self) -> None:
+        """After the last round, before any maintenance, outside the timed rounds and the
+        benchmark's sampling: its counted rounds (``--counted``), each counted whole
+        (:mod:`vcsbench.bench.counted`). A stop signal may land here: they are then
+        missing, and the timed rounds kept."""
+        asked = self.plan.counted
+        if not asked or self.counted is not None or not self.log.ok_wall_s():
+            return
+        self._close_rounds()
+        if isinstance(self.counting, str):
+            self.counted = Counted(ok=[], missing={"instructions": self.counting})
+            return
+        python, spec = self.counting
+        self.counted = count_rounds(
+            python,
+            replace(spec, owner=self.owner, cpu=None),
+            self.workdir / "counted",
+            asked,
+            self.plan.layout,
+            self.plan.planted,
+            statistics.median(self.log.ok_wall_s()),
         )
 
     def _replay_info(self) -> dict[str, float] | None:

@@ -33,6 +33,7 @@ from vcsbench.bench.population import Population, parse_age
 from vcsbench.bench.recorded import places_stated_again
 from vcsbench.bench.remote import remote_of
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.counted import MAX_COUNTED
 from vcsbench.sandbox import FsSpec, parse_fs_list, require_root
 from vcsbench.sandbox.spec import check_image_dir
 from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OperationSpec
@@ -67,6 +68,8 @@ class Selection:
     """When the harness is timed against a bare loop of the same calls: before each
     benchmark (on), before the first benchmark of each backend variant (once), never
     (off)."""
+    counted: int = 0
+    """Counted rounds after each benchmark's timed ones (``--counted``)."""
     interleave: int | None = None
     """Blocks the variants of one benchmark alternate in: None (auto) where a variant
     names a library release, 0 never."""
@@ -95,6 +98,7 @@ class Selection:
         recycle: str | int = "auto",
         perturbation: str = "once",
         interleave: str | int = "auto",
+        counted: str | int = 0,
     ) -> Selection:
         raw = {
             "backends": backends,
@@ -114,6 +118,7 @@ class Selection:
             "recycle": recycle,
             "perturbation": perturbation,
             "interleave": interleave,
+            "counted": counted,
         }
         given: dict[str, str | list[str]] = {
             dest: [str(v) for v in value] if isinstance(value, list) else str(value)
@@ -150,6 +155,11 @@ class Selection:
         for spec in specs:
             require_root(spec)
         interleaved = _interleave(str(interleave))
+        if not str(counted).isdigit() or int(counted) > MAX_COUNTED:
+            raise VcsbenchError(
+                f"counted {counted!r} is not a whole number from 0 to {MAX_COUNTED:,} (counted "
+                "rounds after each benchmark's timed ones; 0: none)"
+            )
         check_image_room(specs, image, fs_scope, at_once=interleaved != 0)
         selection = cls(
             backends=parse_variants(backends),
@@ -169,6 +179,7 @@ class Selection:
             recycle=int(recycle),
             perturbation=_perturbation(perturbation),
             interleave=interleaved,
+            counted=int(counted),
         )
         check_back(selection.ops, selection.payloads)
         for item in backend_option or []:
@@ -212,6 +223,7 @@ class Selection:
                     + (f" copy {variant.copy}" if variant.copy else "")
                     + (f" delayed {variant.delay_ns} ns" if variant.delay_ns else "")
                     + (f" among {variant.age}" if variant.age is not None else "")
+                    + (" planted {}, {}".format(*variant.planted) if any(variant.planted) else "")
                 )
                 if same in labels:
                     raise VcsbenchError(

@@ -149,6 +149,7 @@ class VcsSession:
                 budget_s=None if disabled else rules.max_time_s,
                 min_rounds=rules.budget_floor(rounds),
                 gc_off=rules.gc_off,
+                counted=0 if disabled else selection.counted,
             )
             named = (benchmark.name, case_id(backend, op, payload, fs))
             runner = GroupRun(

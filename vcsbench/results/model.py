@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vcsbench.results.canary import Canary
+from vcsbench.results.counted import Counted
 from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
 from vcsbench.results.harness import Harness
 from vcsbench.results.metrics import METRICS, metric
@@ -89,6 +90,9 @@ class Benchmark:
     """Repositories the sandbox was filled with before the first round (``--age``)."""
     layout: str = "flat"
     """Where repositories go: ``flat`` (one directory) or ``hashed`` (``@hashed/ab/cd/``)."""
+    counted: Counted | None = None
+    """Its counted rounds, outside the timed ones (``--counted``): instructions and every
+    kind of system call (:mod:`vcsbench.results.counted`); None: none were run."""
     schema_version: int = SCHEMA_VERSION
     source: str = ""
     """The file it was read from (not stored)."""
@@ -210,6 +214,7 @@ class Benchmark:
             "rounds": self.rounds.to_json(),
             "sampler": self.sampler,
             **({"writers": self.writers.to_json()} if self.writers is not None else {}),
+            **({"counted": self.counted.to_json()} if self.counted is not None else {}),
         }
 
     @classmethod
@@ -268,6 +273,7 @@ class Benchmark:
             writers=None
             if d.get("writers") is None
             else Writers.from_json(d["writers"], f"{where}.writers"),
+            counted=Counted.from_json(d.get("counted"), f"{where}.counted"),
             schema_version=SCHEMA_VERSION,
             source=source,
         )

@@ -150,7 +150,7 @@ def call(
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
-                env=env,
+                env=process.child_env(env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL if log is None else log,
                 stderr=subprocess.PIPE if log is None else subprocess.STDOUT,
