@@ -18,6 +18,9 @@ from vcsbench.results.comparison import (
     Change,
     Pair,
 )
+from vcsbench.results.count_changes import ALPHA as COUNT_ALPHA
+from vcsbench.results.count_changes import FLOOR
+from vcsbench.results.count_changes import STEADY as STEADY_COUNT
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.spread import UNDER, SpreadCell
@@ -225,8 +228,13 @@ def render(
     lines.append("")
     counted = [(pair.label, found) for pair in pairs if (found := count_changes(pair))]
     if counted:
-        lines.append("System calls that changed, per operation (counted by the kernel):")
+        lines.append("Counts that changed, per operation (at one run a side):")
         lines.extend(f"- {label}: {', '.join(found)}" for label, found in counted)
+        lines.append("")
+    unjudged = [(pair.label, found) for pair in pairs if (found := unjudged_counts(pair))]
+    if unjudged:
+        lines.append("Counts with no verdict:")
+        lines.extend(f"- {label}: {'; '.join(found)}" for label, found in unjudged)
         lines.append("")
     lines.extend(_method(pairs, len(bases), len(others)))
     if left:
@@ -249,7 +257,30 @@ def count_changes(pair: Pair) -> list[str]:
         step = change.other - change.base
         how = "in every round" if change.exact else f"rounds differ, p={change.p:.3g}"
         found.append(f"{step:+,.3g} {label} ({change.base:,.3g} → {change.other:,.3g}, {how})")
+    judged = {n for n in CALL_METRICS if _counted_in_round(pair, n)}
+    found.extend(c.text() for name, c in pair.counted.items() if c.changed and name not in judged)
     return found
+
+
+def _counted_in_round(pair: Pair, name: str) -> bool:
+    change = pair.changes.get(name)
+    return isinstance(change, Change) and change.base is not None and change.other is not None
+
+
+def unjudged_counts(pair: Pair) -> list[str]:
+    """The counts with no verdict, each with why (it moves between rounds; too few
+    rounds): the timed rounds' first, then the counted rounds'."""
+    found = [
+        f"{METRICS[name].label}: {change.moves}"
+        for name in CALL_METRICS
+        if isinstance(change := pair.changes.get(name), Change) and change.moves
+    ]
+    judged = {n for n in CALL_METRICS if _counted_in_round(pair, n)}
+    return found + [
+        f"{c.label}: {c.why}"
+        for name, c in pair.counted.items()
+        if c.why and c.kind != "missing" and not c.changed and name not in judged
+    ]
 
 
 def _geomean(values: tuple[float, ...]) -> float | None:
@@ -321,5 +352,14 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
             "System calls, counted by the kernel: where every round of each side made the "
             "same count, any difference is a change, said at one run a side; otherwise "
             "compared on the rounds as bytes are."
+        )
+    if any(p.counted for p in pairs):
+        lines.append(
+            "Counted rounds (--counted; each round counted whole outside the timed ones: "
+            "instructions under callgrind, every kind of system call): a count the same in "
+            f"every counted round of each side is exact, any difference a change; one that "
+            f"moves under {STEADY_COUNT:.0%} between rounds (instructions) is a change beyond "
+            f"{FLOOR:.0%} that stands out of its rounds (Mann-Whitney U, p < {COUNT_ALPHA}); "
+            "one that moves more is not judged at one run a side."
         )
     return lines

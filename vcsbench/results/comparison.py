@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.count_changes import CountChange, count_moves, judge_counted
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.run_figures import calibrated_cell, machine_moved, run_figure, time_figure
@@ -64,6 +65,10 @@ class Change:
     exact: bool = False
     """A count every round of each side made the same of: the two figures are what each
     side does, and any difference between them is a change (no test needed)."""
+    moves: str = ""
+    """Why a count has no verdict: it moves between rounds beyond the steady band (with
+    what each round's objects hash to: git's fan-out directories), and its rounds are
+    not independent draws (rounds in the same second hash alike)."""
 
     @property
     def ratio(self) -> float | None:
@@ -75,6 +80,8 @@ class Change:
     def significant(self) -> bool:
         if self.exact:
             return self.base != self.other
+        if self.moves:
+            return False
         if self.ratio is None:
             return False
         return abs(self.ratio - 1) > STEADY if self.p is None else self.p < ROUNDS_ALPHA
@@ -102,6 +109,8 @@ class Pair:
     other: list[Benchmark]
     changes: dict[str, Figure]
     cell: SpreadCell | None = None
+    counted: dict[str, CountChange] = field(default_factory=dict)
+    """The counted rounds' counts, judged (:mod:`vcsbench.results.count_changes`)."""
 
     @property
     def errors(self) -> tuple[int, int]:
@@ -117,12 +126,15 @@ def _metric_change(name: str, base: Benchmark, other: Benchmark) -> Change:
     p = None
     reachable = True
     exact = False
+    moves = ""
     if key is not None:
         sb, so = base.rounds.series(key), other.rounds.series(key)
         p = mann_whitney_p(sb, so) if sb and so else None
         reachable = bool(sb and so) and 2 / math.comb(len(sb) + len(so), len(sb)) < ROUNDS_ALPHA
         exact = name in CALL_METRICS and bool(sb and so) and len({*sb}) == len({*so}) == 1
-    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable, exact)
+        if name in CALL_METRICS and sb and so and not exact:
+            moves = count_moves(sb, so)
+    return Change(name, base.per_repo(name), other.per_repo(name), p, reachable, exact, moves)
 
 
 def match(base: list[Benchmark], other: list[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
@@ -246,7 +258,7 @@ def compare_runs(
         for name in (*COMPARED_METRICS, *DURABILITY_METRICS, *CALL_METRICS):
             if name not in DRIFTING and name not in changes:
                 changes[name] = _metric_change(name, base[0], other[0])
-        pairs.append(Pair(label, base, other, changes, cell))
+        pairs.append(Pair(label, base, other, changes, cell, judge_counted(base, other)))
     if not pairs:
         raise VcsbenchError(
             f"no benchmark of {first.path} is in every one of the "

@@ -9,14 +9,19 @@ import re
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.comparison import COMPARED_METRICS, DRIFTING, Change, Pair
+from vcsbench.results.count_changes import FLOOR
+from vcsbench.results.counted import COUNTED
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS
 from vcsbench.results.model import Benchmark
 from vcsbench.results.run_figures import run_figure
 from vcsbench.results.verdict import Between, runs_needed
 
-GATE_NAMES = tuple(dict.fromkeys(("time", *COMPARED_METRICS, *DURABILITY_METRICS, *CALL_METRICS)))
+GATE_NAMES = tuple(
+    dict.fromkeys(("time", *COMPARED_METRICS, *DURABILITY_METRICS, *CALL_METRICS, *COUNTED))
+)
 """What a gate can hold; durability and system-call counts are compared on the rounds as
-bytes are, or exactly where every round of each side made the same count."""
+bytes are, or exactly where every round of each side made the same count; the counted
+rounds' counts (``instructions``, ``open_calls``...) as :mod:`count_changes` judges them."""
 
 
 def parse_gate(text: str) -> dict[str, float]:
@@ -65,6 +70,54 @@ def _exact_count(
         judged.append(f"{where} {said}: within +{limit * 100:g}%")
 
 
+def _by_counted_rounds(pair: Pair, name: str) -> bool:
+    """Whether a gate on ``name`` is held by the counted rounds: a count they alone
+    count, or one the timed rounds did not count (on tmpfs) and they did."""
+    if name not in pair.changes:
+        return True
+    in_round = pair.changes[name]
+    counted = pair.counted.get(name)
+    return (
+        isinstance(in_round, Change)
+        and (in_round.base is None or in_round.other is None)
+        and counted is not None
+        and counted.kind != "missing"
+    )
+
+
+def _counted_gate(
+    pair: Pair, name: str, limit: float, failed: list[str], judged: list[str]
+) -> None:
+    """A count of the counted rounds against the limit, failing closed: not counted, a
+    count that moves, too few rounds, or a limit below what is called a change fail."""
+    where = f"{pair.label}: {name}"
+    change = pair.counted.get(name)
+    if change is None or change.kind == "missing":
+        why = change.why if change is not None and change.why else "no counted rounds (--counted N)"
+        failed.append(f"{where} not counted ({why})")
+        return
+    assert change.base is not None and change.other is not None
+    said = f"{change.base:,.0f} → {change.other:,.0f} per operation"
+    if change.kind == "exact":
+        rise = change.other > change.base
+        if rise and (change.base == 0 or change.other / change.base > 1 + limit):
+            failed.append(f"{where} {said}, the same in every counted round: exceeds +{limit:.0%}")
+        else:
+            judged.append(f"{where} {said}, the same in every counted round: within +{limit:.0%}")
+        return
+    if change.why:
+        failed.append(f"{where}: cannot judge: {change.why}")
+    elif limit < FLOOR:
+        failed.append(
+            f"{where}: cannot judge +{limit * 100:g}%: a change under {FLOOR:.0%} of a count "
+            "that moves between rounds is not called one"
+        )
+    elif change.changed and (change.ratio or 0) > 1 + limit:
+        failed.append(f"{where} {said} (medians): {change.text()} exceeds +{limit * 100:g}%")
+    else:
+        judged.append(f"{where} {said} (medians): within +{limit * 100:g}%")
+
+
 def gate_lines(
     pairs: list[Pair], left: list[str], gate: dict[str, float], sides: tuple[int, int]
 ) -> tuple[list[str], list[str]]:
@@ -83,11 +136,17 @@ def gate_lines(
                 f"{errors_o} of {rounds_o} rounds"
             )
         for name, limit in gate.items():
+            if _by_counted_rounds(pair, name):
+                _counted_gate(pair, name, limit, failed, judged)
+                continue
             change = pair.changes[name]
             ratio = change.ratio
             where = f"{pair.label}: {name}"
             if isinstance(change, Change) and change.exact:
                 _exact_count(where, change, limit, failed, judged)
+                continue
+            if isinstance(change, Change) and change.moves:
+                failed.append(f"{where}: cannot judge: {change.moves}")
                 continue
             if ratio is None:
                 reasons = [

@@ -1,0 +1,138 @@
+"""What the counted rounds of two sides say changed: each count judged at one run a side,
+as it behaves between rounds (:mod:`vcsbench.results.counted`).
+
+- *exact*: every counted round of each side made the same count (most system calls):
+  any difference is a change, whatever the machine did -- the kernel counted each call;
+- *steady*: the count moves between rounds, but little (instructions, with what each
+  round's names and contents hash to: under :data:`STEADY` of its median): a change must
+  be beyond :data:`FLOOR` and stand out of the rounds (Mann-Whitney, p < :data:`ALPHA`);
+  two runs of the same build on this machine type moved a median by 0.2 % at most;
+- *moving*: beyond :data:`STEADY` between rounds (git's re-reading of files whose time
+  stamps race with the index's; a threaded path): no verdict at one run a side -- it is
+  said to move, and by how much, and time's run-to-run verdict stands alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vcsbench.results.counted import COUNTED, Counted
+from vcsbench.results.model import Benchmark
+from vcsbench.results.stats import mann_whitney_p
+
+STEADY = 0.05
+"""The most a steady count's counted rounds range over, as a share of their median."""
+FLOOR = 0.01
+"""The smallest change of a steady count that is called one: five times the most two
+runs of one build moved a median between them here (0.2 %)."""
+ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class CountChange:
+    """One count of the counted rounds, base against other."""
+
+    name: str
+    base: float | None
+    other: float | None
+    kind: str
+    """``exact``, ``steady``, ``moving`` or ``missing``."""
+    changed: bool
+    why: str = ""
+    """Why there is no verdict (a moving count, too few rounds, not counted)."""
+
+    @property
+    def label(self) -> str:
+        return COUNTED[self.name][0]
+
+    @property
+    def ratio(self) -> float | None:
+        if self.base is None or self.other is None:
+            return None
+        if self.base == 0:
+            return None if self.other else 1.0
+        return self.other / self.base
+
+    def text(self) -> str:
+        """As a person says it: ``+1 fsync-family calls (7 → 8, in every round)``,
+        ``+2.1 % instructions (1,868,920 → 1,908,161, median of 5 rounds)``."""
+        assert self.base is not None and self.other is not None
+        step = self.other - self.base
+        if self.kind == "exact":
+            return (
+                f"{step:+,.0f} {self.label} ({self.base:,.0f} → {self.other:,.0f}, in every "
+                "counted round)"
+            )
+        ratio = self.ratio
+        share = f"{100 * (ratio - 1):+.1f} %" if ratio is not None else f"{step:+,.0f}"
+        return f"{share} {self.label} ({self.base:,.0f} → {self.other:,.0f}, medians)"
+
+
+def judge_counted(base: list[Benchmark], other: list[Benchmark]) -> dict[str, CountChange]:
+    """Each count both sides counted, judged (every run's counted rounds pooled a side)."""
+    sides = [[b.counted for b in group if b.counted is not None] for group in (base, other)]
+    if not sides[0] or not sides[1]:
+        return {}
+    found = {}
+    for name in COUNTED:
+        found[name] = judge_pair(name, sides[0], sides[1])
+    return {k: v for k, v in found.items() if v.kind != "missing" or v.why}
+
+
+def _pooled(counted: list[Counted], name: str) -> list[int]:
+    return [v for c in counted for v in c.series(name)]
+
+
+def judge_pair(name: str, base: list[Counted], other: list[Counted]) -> CountChange:
+    """One count of the counted rounds of each side (each side's runs pooled), judged."""
+    b, o = _pooled(base, name), _pooled(other, name)
+    if not b or not o:
+        reasons = [c.missing[name] for c in (*base, *other) if name in c.missing]
+        return CountChange(name, None, None, "missing", False, reasons[0] if reasons else "")
+    mb, mo = _median(b), _median(o)
+    if len(set(b)) == 1 and len(set(o)) == 1:
+        return CountChange(name, mb, mo, "exact", mb != mo)
+    moves = count_moves(b, o, "counted rounds")
+    if moves:
+        return CountChange(name, mb, mo, "moving", False, moves)
+    p = mann_whitney_p(b, o)
+    reachable = 2 / math.comb(len(b) + len(o), len(b)) < ALPHA
+    ratio = mo / mb if mb else None
+    beyond = ratio is not None and abs(ratio - 1) > FLOOR
+    if beyond and not reachable:
+        return CountChange(
+            name,
+            mb,
+            mo,
+            "steady",
+            False,
+            f"too few counted rounds ({len(b)} and {len(o)}) for the test to reach "
+            f"p < {ALPHA}: --counted 5 or more",
+        )
+    return CountChange(name, mb, mo, "steady", beyond and p < ALPHA)
+
+
+def count_moves(base: Sequence[float], other: Sequence[float], rounds: str = "rounds") -> str:
+    """Why a count that is not the same in every round has no verdict at one run a side
+    (it moves beyond :data:`STEADY` of its median on a side), or ``""``: it is steady."""
+    ranges = [_range(side) for side in (base, other)]
+    if None not in ranges and max(r for r in ranges if r is not None) <= STEADY:
+        return ""
+    worst = max((r for r in ranges if r is not None), default=None)
+    what = "" if worst is None or None in ranges else f" by {100 * worst:.0f} % of its median"
+    return f"it moves between {rounds}{what}: no verdict at one run a side"
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[middle])
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _range(values: Sequence[float]) -> float | None:
+    middle = _median(values)
+    return (max(values) - min(values)) / middle if middle else None
