@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vcsbench.backends._git_loose import NotLoose, git_dir_of, read_loose_objects
-from vcsbench.backends.base import Backend
+from vcsbench.backends.base import COMMIT_TIME, Backend
 from vcsbench.backends.changes import GIT_KINDS
 from vcsbench.backends.tools import ToolError, run_tool
 from vcsbench.errors import VcsbenchError
@@ -24,6 +24,11 @@ IDENTITY = {
     "GIT_COMMITTER_NAME": "vcsbench",
     "GIT_COMMITTER_EMAIL": "vcsbench@localhost",
 }
+
+
+DATED = {"GIT_AUTHOR_DATE": f"{COMMIT_TIME} +0000", "GIT_COMMITTER_DATE": f"{COMMIT_TIME} +0000"}
+"""A benchmark's git commits' dates (``COMMIT_TIME``); a load's clients commit now, as
+students do, and a replay with the source's own."""
 
 
 def git_env() -> dict[str, str]:

@@ -42,6 +42,14 @@ from vcsbench.backends.reach import Remote
 from vcsbench.backends.tools import Availability, variant_label
 from vcsbench.errors import VcsbenchError
 
+COMMIT_TIME = 1_700_000_000
+"""When every commit vcsbench makes is dated (2023-11-14 22:13:20 UTC), rather than now:
+the same content makes the same objects in every run -- the same hashes, fan-out
+directories and bytes -- so what a commit costs in counts repeats between runs. Dated
+now, a git-pygit2 commit's mkdirs (2 or 3) and failed lookups (18 or 19) changed with
+the second it ran in, the same in every round of a run and not between runs. A
+replayed history keeps its own dates."""
+
 CAPABILITIES = (
     "create",
     "commit",

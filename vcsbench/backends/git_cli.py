@@ -7,12 +7,12 @@ user's and the system's git configuration shut out (see ``_git.git_env``).
 from __future__ import annotations
 
 import importlib.metadata
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends._git import (
+    DATED,
     GitBackend,
     branch_at,
     fast_import_path,
@@ -22,6 +22,7 @@ from vcsbench.backends._git import (
     tree_with_pygit2,
 )
 from vcsbench.backends._git_loose import git_dir_of, head_oid
+from vcsbench.backends.base import COMMIT_TIME
 from vcsbench.backends.changes import GIT_MODES, Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.files import Files, verify_with, write_tree
 from vcsbench.backends.reach import REMOTE_OPTIONS
@@ -108,7 +109,7 @@ class GitCli(GitBackend):
                     f"option {key}={self.options[key]!r} is not known; use {' or '.join(known)}"
                     f" (or leave it out: the seed as the replay or commits left it)"
                 )
-        self._env = git_env()
+        self._env = {**git_env(), **DATED}
         self._tool = tools_in(self.options["bin"], ("git",), GIT_BIN_HINT)["git"]
 
     def durability(self) -> str:
@@ -165,7 +166,7 @@ class GitCli(GitBackend):
         then the index made to match it (``git reset``) as ``git commit`` leaves it."""
         git = ["-C", str(path)]
         head = head_oid(git_dir_of(path))  # read from the ref files: no process in the timing
-        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % time.time()
+        committer = b"committer vcsbench <vcsbench@localhost> %d +0000\n" % COMMIT_TIME
         stream = [b"commit refs/heads/main\n", committer]
         stream.append(b"data %d\n%s\n" % (len(message.encode()), message.encode()))
         if head is not None:  # else the first commit: no parent

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from vcsbench.backends._git import git_env, read_with_git_cli
+from vcsbench.backends.base import COMMIT_TIME
 from vcsbench.backends.files import Files, verify_with, write_tree
 from vcsbench.backends.git_pygit2 import GitPygit2
 from vcsbench.backends.tools import run_tool
@@ -103,7 +104,7 @@ class GitMarkus(GitPygit2):
             index.add(rel)
         tree = index.write_tree()
         index.write()
-        signature = pygit2.Signature("Markus", "markus@markus.com")
+        signature = pygit2.Signature("Markus", "markus@markus.com", COMMIT_TIME, 0)
         parents = [] if repo.head_is_unborn else [repo.head.target]
         repo.create_commit("HEAD", signature, signature, message, tree, parents)
         branch = repo.head.name

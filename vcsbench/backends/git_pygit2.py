@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from vcsbench.backends._git import GitBackend, branch_at, read_git_objects, tree_with_git_cli
+from vcsbench.backends.base import COMMIT_TIME
 from vcsbench.backends.changes import GIT_MODES, Change, DigestTree
 from vcsbench.backends.files import Files, verify_with
 from vcsbench.backends.tools import Availability, parse_bool, tool_version
@@ -163,7 +164,7 @@ class GitPygit2(GitBackend):
         import pygit2
 
         tree_id = self._write_tree(repo, base, _nest(files))
-        signature = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        signature = pygit2.Signature("vcsbench", "vcsbench@localhost", COMMIT_TIME, 0)
         repo.create_commit("HEAD", signature, signature, message, tree_id, parents)
 
     def _write_tree(self, repo: Any, base: Any, entries: dict[str, Any]) -> Any:
@@ -203,7 +204,7 @@ class GitPygit2(GitBackend):
         tree_id = self._edit_tree(repo, base, edits)
         if tree_id is None:  # every file deleted: git's empty tree
             tree_id = repo.TreeBuilder().write()
-        committer = pygit2.Signature("vcsbench", "vcsbench@localhost")
+        committer = pygit2.Signature("vcsbench", "vcsbench@localhost", COMMIT_TIME, 0)
         if not change.author_email:  # libgit2 refuses it; git records ``name <>``
             _write_commit(repo, change, committer, tree_id, parents)
             return

@@ -20,10 +20,14 @@ from vcsbench.backends._hg import (
     read_with_hg_cli,
     tree_with_hg_archive,
 )
+from vcsbench.backends.base import COMMIT_TIME
 from vcsbench.backends.changes import Change, DigestTree, apply_to_work_tree
 from vcsbench.backends.files import Files, verify_with, write_tree
 from vcsbench.backends.reach import REMOTE_OPTIONS
 from vcsbench.backends.tools import Availability, tool_availability, tool_version
+
+DATED = f"{COMMIT_TIME} 0"
+"""Every commit's date (``hg commit -d``): the same in every run."""
 
 
 def flips(change: Change) -> list[str]:
@@ -80,7 +84,7 @@ class HgCli(HgBackend):
     def commit(self, path: Path, files: Files, message: str, scratch: Path) -> None:
         write_tree(path, files)
         patterns = [f"path:{rel}" for rel in sorted(files)]
-        self._hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=path)
+        self._hg("commit", "--addremove", "-d", DATED, "-m", message, "--", *patterns, cwd=path)
 
     def replay(self, path: Path, change: Change, scratch: Path) -> None:
         """The change written into the working directory; ``hg mv --after`` for each
@@ -147,7 +151,7 @@ class HgCli(HgBackend):
     def publish(self, wc: Path, files: Files, message: str, scratch: Path) -> None:
         write_tree(wc, files)
         patterns = [f"path:{rel}" for rel in sorted(files)]
-        self._hg("commit", "--addremove", "-m", message, "--", *patterns, cwd=wc)
+        self._hg("commit", "--addremove", "-d", DATED, "-m", message, "--", *patterns, cwd=wc)
         self._hg("push", "-q", cwd=wc, remote=True)
 
     def log(self, path: Path) -> list[str]:

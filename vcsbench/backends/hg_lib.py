@@ -23,6 +23,7 @@ from vcsbench.backends._hg import (
     read_with_hg_cli,
     tree_with_hg_archive,
 )
+from vcsbench.backends.base import COMMIT_TIME
 from vcsbench.backends.changes import Change, DigestTree
 from vcsbench.backends.files import Files, verify_with
 from vcsbench.backends.tools import Availability, tool_version
@@ -69,7 +70,10 @@ class HgLib(HgBackend):
             return context.memfilectx(repo, memctx, name, contents[name])
 
         parents = (repo[b"tip"].node(), hgapi("node").nullid)
-        ctx = context.memctx(repo, parents, message.encode(), sorted(contents), filectx, user=USER)
+        ctx = context.memctx(
+            repo, parents, message.encode(), sorted(contents), filectx, user=USER,
+            date=f"{COMMIT_TIME} 0".encode(),
+        )  # fmt: skip
         ctx.commit()
 
     def verify(self, path: Path, files: Files) -> list[str]:
