@@ -21,7 +21,7 @@ def test_bisect_finds_the_first_delayed_version_and_prints_each_step(tmp_path: P
     found = vcsbench(
         "bisect", "--chain", CHAIN, "--ops", "create", "--payloads", "hello",
         "--fs", f"dir:{tmp_path}", "--repos", "120", "--out", str(out),
-        "--progress", "none", "--perturbation", "off", "--kept", "none",
+        "--progress", "none", "--perturbation", "off", "--kept", "none", "--by", "time",
     )  # fmt: skip
     assert found.returncode == 0, found.stdout + found.stderr
     text = found.stdout
@@ -48,13 +48,38 @@ def test_bisect_finds_the_first_delayed_version_and_prints_each_step(tmp_path: P
     assert made == [f"step-{k:02d}.json" for k in range(1, len(steps) + 1)], text
 
 
+def test_bisect_by_counts_names_the_first_version_with_one_more_fsync(
+    root: None, tmp_path: Path
+) -> None:
+    """One fsync planted from the second version: by the fsync family, each version one
+    run (the two ends together), 1 + ceil(log2(2)) = 2 runs."""
+    out = tmp_path / "b"
+    chain = "git-pygit2[copy=2],git-pygit2[copy=3,syncs=1],git-pygit2[copy=4,syncs=1]"
+    found = vcsbench(
+        "bisect", "--chain", chain, "--ops", "commit", "--payloads", "hello",
+        "--fs", f"dir:{tmp_path}", "--repos", "10", "--out", str(out), "--by", "sync_calls",
+        "--progress", "none", "--perturbation", "off", "--kept", "none",
+    )  # fmt: skip
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert (
+        "**git-pygit2[copy=3,syncs=1] is the first version where fsync-family calls per "
+        "operation changed**: +1 fsync-family calls (0 → 1, in every counted round)"
+    ) in found.stdout
+    assert "Decided by fsync-family calls, in 2 runs." in found.stdout
+    assert sorted(p.name for p in out.glob("step-*.json")) == ["step-01.json", "step-02.json"]
+
+
 def test_bisect_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     cases = [
         (["--chain", "git-pygit2[copy=2]"], "two versions at least"),
         (["--chain", "git-pygit2[copy=2],git-pygit2[copy=2]"], "in the chain twice"),
         (["git-cli", "--good", "1", "--bad", "2"], "has no library releases to bisect"),
         (["--chain", "git-pygit2,git-pygit2[copy=2]", "--threshold", "x"], "--threshold 'x'"),
-        (["--chain", "git-pygit2,git-pygit2[copy=2]", "--repos", "10"], "--repos '10'"),
+        (
+            ["--chain", "git-pygit2,git-pygit2[copy=2]", "--repos", "10", "--by", "time"],
+            "--repos '10'",
+        ),
+        (["--chain", "git-pygit2,git-pygit2[copy=2]", "--by", "speed"], "--by 'speed' is not"),
         ([], "bisect what"),
     ]
     for argv, said in cases:
@@ -72,7 +97,7 @@ def test_a_stop_signal_ends_the_bisection_at_its_step_with_the_steps_before_kept
         [
             *CLI, "bisect", "--chain", CHAIN, "--ops", "create", "--payloads", "hello",
             "--fs", f"dir:{tmp_path}", "--repos", "120", "--out", str(out),
-            "--progress", "none", "--perturbation", "off", "--kept", "none",
+            "--progress", "none", "--perturbation", "off", "--kept", "none", "--by", "time",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -138,7 +163,7 @@ def test_bisect_over_a_source_checkout_builds_each_commit_and_names_the_slow_one
         "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c4",
         "--build", build, "--ops", "create", "--payloads", "hello",
         "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out),
-        "--progress", "none", "--perturbation", "off", "--kept", "none",
+        "--progress", "none", "--perturbation", "off", "--kept", "none", "--by", "time",
     )  # fmt: skip
     assert found.returncode == 0, found.stdout + found.stderr
     sha = subprocess.run(
@@ -163,7 +188,7 @@ def test_a_commit_that_does_not_build_is_skipped_and_said(tmp_path: Path) -> Non
         "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c3",
         "--build", build, "--ops", "create", "--payloads", "hello",
         "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(tmp_path / "b"),
-        "--progress", "none", "--perturbation", "off", "--kept", "none",
+        "--progress", "none", "--perturbation", "off", "--kept", "none", "--by", "time",
     )  # fmt: skip
     assert found.returncode == 0, found.stdout + found.stderr
     assert "skipped: the build failed (exit 1)" in found.stdout
@@ -201,7 +226,7 @@ def test_a_source_checkouts_own_programs_never_run(tmp_path: Path) -> None:
         "bisect", "git-cli", "--source", str(repo), "--good", "c0", "--bad", "c1",
         "--build", INSTALL, "--ops", "create", "--payloads", "hello",
         "--fs", f"dir:{tmp_path}", "--repos", "60", "--out", str(out),
-        "--progress", "none", "--perturbation", "off", "--kept", "none",
+        "--progress", "none", "--perturbation", "off", "--kept", "none", "--by", "time",
     )  # fmt: skip
     assert found.returncode == 0, found.stdout + found.stderr
     assert not marker.exists()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vcsbench.cli.bisect_counts import Stopped, by_counts
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
 
@@ -67,6 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "'make -j2 prefix=$VCSBENCH_PREFIX install'",
     )
     parser.add_argument(
+        "--by",
+        default="counts",
+        metavar="FIGURE",
+        help="what decides a step: counts (the default: the first count that changed from "
+        "the good to the bad version, instructions first, each version one run with "
+        "counted rounds), one count by name (instructions, sync_calls, rename_calls...), "
+        "or time (each version interleaved with the good one, a ratio with its interval)",
+    )
+    parser.add_argument(
         "--threshold",
         default="5%",
         help="the smallest change to bisect, as a percentage (default 5%%): the bad version "
@@ -94,6 +104,16 @@ def threshold_of(text: str) -> float:
             "by more than that)"
         )
     return value
+
+
+def by_of(text: str) -> str:
+    from vcsbench.results.counted import COUNTED
+
+    if text in ("time", "counts", *COUNTED):
+        return text
+    raise VcsbenchError(
+        f"--by {text!r} is not time, counts or a count's name ({', '.join(COUNTED)})"
+    )
 
 
 def chain_of(args: argparse.Namespace) -> list[str]:
@@ -185,6 +205,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.results.io import own_directory, write_file
 
     threshold = threshold_of(args.threshold)
+    by = by_of(args.by)
     out = args.out or Path("results") / f"bisect-{time.strftime('%Y%m%d-%H%M%S')}"
     if out.is_symlink():
         raise VcsbenchError(
@@ -205,6 +226,8 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             "bisect measures one figure: give one --ops, one --payloads and one --fs"
         )
     repos = args.repos
+    if by != "time":
+        return by_counts(args, chain, spec_of, out, by, selection)
     if not str(repos).isdigit() or int(repos) < MIN_ROUNDS:
         raise VcsbenchError(
             f"--repos {repos!r}: a whole number of rounds a version, {MIN_ROUNDS} or more "
@@ -234,10 +257,6 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     print(f"each step's results and pytest's lines: {out}/step-NN.json, .log; this answer: "
           f"{out / 'bisect.md'}")  # fmt: skip
     return 0 if outcome.first_bad is not None else 1
-
-
-class Stopped(Exception):
-    """A stop signal during a step: the bisection ends there (128 + the signal)."""
 
 
 class _Steps:

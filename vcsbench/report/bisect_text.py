@@ -8,6 +8,9 @@ import re
 from pathlib import Path
 
 from vcsbench.results.bisection import METHOD, Outcome, Step
+from vcsbench.results.count_bisection import METHOD as COUNT_METHOD
+from vcsbench.results.count_bisection import CountOutcome, CountStep
+from vcsbench.results.counted import COUNTED
 from vcsbench.results.paired import LEVEL
 
 _RELEASE = re.compile(r"(?P<backend>[^\[]+)\[version=(?P<version>[^\],]+)\]")
@@ -113,4 +116,61 @@ def answer(outcome: Outcome, figure: str, out: Path) -> str:
             f"{out}/step-NN.json.",
             "",
         ]
+    )
+
+
+def count_header(chain: list[str], figure: str, by: str, counted: int) -> str:
+    shown = names(chain)
+    what = "the first count that changed" if by == "counts" else COUNTED[by][0]
+    return (
+        f"vcsbench bisect: {figure} — {len(chain)} versions from {shown[0]} (good) to "
+        f"{shown[-1]} (bad), by {what}; each version one run with {counted} counted rounds, "
+        f"the two ends together first (at most {most_steps(len(chain))} runs)"
+    )
+
+
+def _value(step: CountStep) -> str:
+    return "—" if step.value is None else f"{step.value:,.0f}"
+
+
+def count_step_line(step: CountStep, chain: list[str]) -> str:
+    shown = names(chain)
+    width = max(len(n) for n in shown)
+    reading = {
+        "ends": "good" if step.index == 0 else "bad",
+        "good": f"like {shown[0]}",
+        "bad": f"like {shown[-1]}",
+        "skipped": f"skipped: {step.why}",
+    }[step.side]
+    return f"step {step.number:<3} {shown[step.index]:<{width}}  {_value(step):>14}  {reading}"
+
+
+def count_answer(outcome: CountOutcome, figure: str, out: Path) -> str:
+    shown = names(outcome.versions)
+    if outcome.first_bad is None or outcome.change is None:
+        first = outcome.nothing
+    else:
+        label = COUNTED[outcome.by][0]
+        change = outcome.change
+        first = (
+            f"**{shown[outcome.first_bad]} is the first version where {label} per operation "
+            f"changed**: {change.text()} from {shown[0]} to {shown[-1]} ({figure}); "
+            f"{shown[outcome.last_good]} is the last like {shown[0]}. Decided by {label}, "
+            f"in {outcome.runs} runs."
+        )
+    rows = [
+        "| step | version | "
+        + (COUNTED[outcome.by][0] if outcome.by else "count")
+        + " | reading |",
+        "|---|---|---|---|",
+    ]
+    rows += [
+        f"| {s.number} | {shown[s.index]} | {_value(s)} | "
+        + ("good" if s.side == "ends" and s.index == 0 else "bad" if s.side == "ends" else s.side)
+        + (f": {s.why}" if s.why else "")
+        + " |"
+        for s in outcome.steps
+    ]
+    return "\n".join(
+        [first, "", *rows, "", f"How: {COUNT_METHOD} Each run's results: {out}/step-NN.json.", ""]
     )
