@@ -8,11 +8,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vcsbench import __version__
 from vcsbench.cli.command import Command
 from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
+
+if TYPE_CHECKING:
+    from vcsbench.results.spread import SpreadCell
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     spread.add_argument("--payloads", default=None, help="default submission")
     spread.add_argument("--repos", default=None, help="rounds a benchmark (default 100)")
     spread.add_argument(
+        "--counted",
+        type=int,
+        default=None,
+        metavar="N",
+        help="counted rounds in each run (default 0): the instructions' spread between runs "
+        "and rounds beside time's (each run's counted rounds take 5-20 s a benchmark)",
+    )
+    spread.add_argument(
         "--keep", type=Path, default=None, metavar="DIR", help="keep the runs' result files here"
     )
 
@@ -57,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.spread:
         return _spread(args)
-    given = [f"--{n}" for n in ("runs", "backends", "ops", "payloads", "repos", "keep")]
+    given = [f"--{n}" for n in ("runs", "backends", "ops", "payloads", "repos", "keep", "counted")]
     given = [flag for flag in given if getattr(args, flag[2:]) is not None]
     if given:
         raise VcsbenchError(f"{', '.join(given)}: options of --spread; add --spread")
@@ -147,8 +159,24 @@ def _spread_text() -> str:
             f"    {cell.backend} {cell.op} {cell.fstype}: ±{100 * (cell.sd_log() or 0):.1f}% "
             f"(medians ms: {medians}){against}; one run a side reads a change beyond "
             + (f"{100 * reach:.0f}%" if reach is not None else "n/a")
+            + _count_spread(cell)
         )
     return "\n".join(lines)
+
+
+def _count_spread(cell: SpreadCell) -> str:
+    """The counted rounds' instructions beside time: how far they moved between runs and
+    between a run's rounds, where the spread runs counted them."""
+    found = cell.figures.get("instructions", ())
+    if len(found) < 2:
+        return ""
+    sd = cell.sd_log("instructions") or 0.0
+    rounds = cell.figures.get("instructions_rounds", ())
+    within = f", its counted rounds ranging over {100 * max(rounds):.1f}% at most" if rounds else ""
+    return (
+        f"; instructions ±{100 * sd:.2f}% between runs (medians "
+        f"{min(found):,.0f}–{max(found):,.0f}){within}"
+    )
 
 
 def _spread(args: argparse.Namespace) -> int:
@@ -172,6 +200,7 @@ def _spread(args: argparse.Namespace) -> int:
         "--repos", str(args.repos or DEFAULT_REPOS),
         "--fs", fs,
         "--perturbation", "off",
+        "--counted", str(args.counted or 0),
     ]  # fmt: skip
     if args.image_dir:
         run_args += ["--image-dir", str(args.image_dir)]

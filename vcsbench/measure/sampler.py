@@ -4,7 +4,10 @@ Every ``interval_s`` it records load average, CPU user/system/iowait shares sinc
 previous sample, the CPU time processes other than the run's used (``others_cpu``: what
 competed with the run, which the load average cannot tell from the run's own verifying
 processes), Dirty and Writeback memory, and the sandbox device's in-flight requests
-and busy share. It runs as a separate process, so that its reads of ``/proc`` add
+and busy share, and the share of the time some task waited on IO (the kernel's pressure
+stall information: the run's own fsyncs among them). A last sample is taken as it stops,
+over the time since the one before: a run shorter than the interval has one. It runs as
+a separate process, so that its reads of ``/proc`` add
 nothing to the counters of the process that runs the operations (a sampler thread there
 added about 2.7 KB of read-syscall bytes and 0.3 ms of CPU to whichever round it
 overlapped). Its CPU and IO fold into the parent's only when it is waited for, after
@@ -47,6 +50,7 @@ SAMPLE_UNITS = {
     "writeback_bytes": "B",
     "device_in_flight": "requests",
     "device_busy_pct": "%",
+    "io_pressure_pct": "%",
 }
 
 
@@ -129,20 +133,25 @@ def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> No
     psutil.cpu_times_percent(interval=None)  # the first call sets the baseline
     prev_busy = _device(device_stat_path)[1] if device_stat_path else 0
     prev_t = time.perf_counter()
+    prev_stalled = _io_stalled_us()
     # Started and baselined: the parent waits for this line before its first round, so
     # the sampler's own start-up does not overlap a timed operation.
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     while True:
         readable, _, _ = select.select([sys.stdin], [], [], interval_s)
-        if readable and not os.read(sys.stdin.fileno(), 4096):
-            return
+        closed = bool(readable) and not os.read(sys.stdin.fileno(), 4096)
         now = time.perf_counter()
+        if closed and now - prev_t < MIN_LAST_S:
+            return
+        # The last sample covers the time since the one before it: a run shorter than
+        # the interval still has one, and what competed with it is known.
         scanned = _process_ticks()
         others = _others_cpu(processes, scanned, ours, now - prev_t)
         processes = scanned
         cpu = psutil.cpu_times_percent(interval=None)
         mem = _meminfo(("Dirty", "Writeback"))
+        stalled = _io_stalled_us()
         sample: dict[str, Any] = {
             "t_s": now,
             "loadavg_1m": psutil.getloadavg()[0],
@@ -156,7 +165,11 @@ def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> No
             "writeback_bytes": mem.get("Writeback", 0),
             "device_in_flight": None,
             "device_busy_pct": None,
+            "io_pressure_pct": None
+            if stalled is None or prev_stalled is None
+            else round(min(100.0, (stalled - prev_stalled) / ((now - prev_t) * 1e4)), 2),
         }
+        prev_stalled = stalled
         if device_stat_path:
             in_flight, busy = _device(device_stat_path)
             sample["device_in_flight"] = in_flight
@@ -167,6 +180,24 @@ def sample_loop(interval_s: float, device_stat_path: str | None, out: Any) -> No
         prev_t = now
         out.write(json.dumps(sample) + "\n")
         out.flush()
+        if closed:
+            return
+
+
+MIN_LAST_S = 0.02
+"""The shortest time a last sample covers (a shorter one says nothing of CPU shares)."""
+
+
+def _io_stalled_us() -> int | None:
+    """Microseconds some task waited on IO so far (/proc/pressure/io, ``some``), or None
+    where the kernel has no pressure stall information."""
+    try:
+        with open("/proc/pressure/io") as f:
+            first = f.readline()
+    except OSError:
+        return None
+    total = first.rpartition("total=")[2].strip()
+    return int(total) if total.isdigit() else None
 
 
 class SystemSampler:

@@ -9,6 +9,7 @@ import statistics
 
 from vcsbench.report.document import Block, Table, paragraph, table
 from vcsbench.report.format import counted
+from vcsbench.results.counted import COUNTED
 from vcsbench.results.metrics import CALL_METRICS, METRICS
 from vcsbench.results.model import Benchmark
 
@@ -27,6 +28,53 @@ def count_text(found: list[float]) -> str:
     if low == high:
         return f"{low:,.0f}"
     return f"{low:,.0f}–{high:,.0f} (median {statistics.median(found):,.1f})"
+
+
+def profile_blocks(rows: list[Benchmark]) -> list[Block]:
+    """The cost profile of a group's benchmarks from their counted rounds: instructions
+    and every kind of system call per operation, side by side; nothing where none was
+    counted, and a line for each benchmark whose counts are missing, with why."""
+    counted = [b for b in rows if b.counted is not None and b.counted.rounds]
+    missing = [
+        f"{b.label}: {next(iter(b.counted.missing.values()))}"
+        for b in rows
+        if b.counted is not None and not b.counted.rounds and b.counted.missing
+    ]
+    blocks: list[Block] = []
+    if counted:
+        names = [n for n in COUNTED if any(b.counted and b.counted.series(n) for b in counted)]
+        body = []
+        for b in counted:
+            assert b.counted is not None
+            body.append(
+                [b.label, *(count_text([float(v) for v in b.counted.series(n)]) for n in names)]
+            )
+        rounds = sorted({b.counted.rounds for b in counted if b.counted is not None})
+        seconds = sum(b.counted.seconds for b in counted if b.counted is not None)
+        blocks += [
+            paragraph(
+                "Cost profile per operation, from counted rounds outside the timed ones "
+                f"({' or '.join(map(str, rounds))} a benchmark, {seconds:,.0f} s in all): "
+                "instructions in user space (valgrind's callgrind, the operation's children "
+                "included) and system calls by kind (the kernel's tracepoints); one figure "
+                "where every counted round made the same, else the range and median."
+            ),
+            table(["backend", *(COUNTED[n][0] for n in names)], body, 1),
+        ]
+        gaps = sorted(
+            {
+                f"{COUNTED[n][0]}: {why}"
+                for b in counted
+                if b.counted
+                for n, why in b.counted.missing.items()
+                if n in names or n == "instructions"
+            }
+        )
+        if gaps:
+            blocks.append(paragraph("Not counted: " + "; ".join(gaps[:3]) + "."))
+    if missing:
+        blocks.append(paragraph("No counted rounds: " + "; ".join(missing) + "."))
+    return blocks
 
 
 def calls_blocks(rows: list[Benchmark]) -> list[Block]:

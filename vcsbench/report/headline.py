@@ -99,6 +99,27 @@ def _metric_cells(name: str, by_label: dict[str, Benchmark], labels: list[str]) 
     ]
 
 
+def count_cell(bench: Benchmark, reference: Benchmark | None) -> str:
+    """A benchmark's counted rounds in a few words: its instructions (and their ratio to
+    the reference's), its fsync-family and write calls per operation."""
+    counted = bench.counted
+    if counted is None or not counted.rounds:
+        return "—"
+    parts = []
+    instructions = counted.figure("instructions")
+    if instructions is not None:
+        theirs = (
+            reference.counted.figure("instructions") if reference and reference.counted else None
+        )
+        ratio = f" ({instructions / theirs:.2f}x)" if theirs and reference is not bench else ""
+        parts.append(f"{instructions / 1e6:,.2f} M instructions{ratio}")
+    for name, word in (("sync_calls", "fsync"), ("write_calls", "writes")):
+        value = counted.figure(name)
+        if value is not None:
+            parts.append(f"{value:,.0f} {word}")
+    return " · ".join(parts) or "—"
+
+
 def headline(
     grouped: dict[tuple[str, str, str], list[Benchmark]],
     origin: Callable[[Benchmark], str] | None = None,
@@ -125,7 +146,7 @@ def headline(
         origin = lambda b: ", ".join(x for x in (came(b) if came else "", release(b)) if x)  # noqa: E731
     header = ["operation", "payload", "fs", *(["from"] if origin else []), *shown.values()]
     text_columns = len(header) - len(labels)
-    time_rows, device_rows, allocated_rows, kept_rows = [], [], [], []
+    time_rows, device_rows, allocated_rows, kept_rows, count_rows = [], [], [], [], []
     split: list[tuple[list[str], list[Benchmark]]] = []
     over: dict[int, list[str]] = {}  # split[k]'s row is followed by over[k], over its runs
     # Runs of one variant in several releases are not runs of one thing: no row over them.
@@ -166,6 +187,9 @@ def headline(
         )
         if k in over:
             time_rows.append(over[k])
+        count_rows.append(
+            lead + [count_cell(by_label[x], fastest) if x in by_label else "—" for x in labels]
+        )
         device_rows.append(lead + _metric_cells("io_write_device", by_label, labels))
         allocated_rows.append(lead + _metric_cells("footprint_allocated", by_label, labels))
         kept_rows.append(lead + _metric_cells(KEPT_FOOTPRINT, by_label, labels))
@@ -198,6 +222,15 @@ def headline(
                 + ", so no table."
             )
         ]
+    counts: list[Block] = [
+        paragraph(
+            "Why, in counts (counted rounds, outside the timed ones): instructions per "
+            "operation and their ratio to the same reference, fsync-family and write calls."
+        ),
+        table(header, count_rows, text_columns),
+    ]
+    if not any(b.counted is not None and b.counted.rounds for b in benches):
+        counts = []
     return [
         paragraph(
             "Time per operation: median, and its ratio to the reference (the baseline where "
@@ -205,6 +238,7 @@ def headline(
             + (OVER_RUNS_EXPLAINED if over else "")
         ),
         table(header, time_rows, text_columns),
+        *counts,
         *device,
         paragraph("Allocated KiB per repository, as the rounds wrote it."),
         table(header, allocated_rows, text_columns),

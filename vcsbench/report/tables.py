@@ -13,7 +13,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.report.axis import FS, OP, axis_baseline, operations
 from vcsbench.report.axis import filesystems as fs_axis
 from vcsbench.report.blocks import DEFAULT_BLOCK, blocks, growth, slope_ms_per_1000
-from vcsbench.report.calls import calls_blocks
+from vcsbench.report.calls import calls_blocks, profile_blocks
 from vcsbench.report.document import (
     Document,
     Figure,
@@ -266,6 +266,7 @@ def document(
             table(header, body, 1, frozenset(TEXT_COLUMNS)),
         )
         doc.add(*calls_blocks(rows))
+        doc.add(*profile_blocks(rows))
         doc.add(*error_paragraphs(rows))
         written = [(b.label, b.writers) for b in rows if b.writers is not None]
         if written:

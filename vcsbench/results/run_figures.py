@@ -15,7 +15,12 @@ from vcsbench.results.verdict import between
 def run_figure(bench: Benchmark, name: str) -> float | None:
     """A run's one value for a drifting figure (``spread.FIGURES``): its median time
     (ms), its CPU per repository, its rounds over their canary (or its writes), the
-    canary's medians."""
+    canary's medians; the counted rounds' instructions and how far they range."""
+    if name in ("instructions", "instructions_rounds"):
+        counted = bench.counted
+        if counted is None:
+            return None
+        return counted.figure(name) if name == "instructions" else counted.spread("instructions")
     canary = bench.canary
     if name in ("canary", "writes"):
         return None if canary is None else canary.ms if name == "canary" else canary.writes_ms

@@ -140,6 +140,23 @@ def fs_note(fs: str) -> str:
     return ""
 
 
+def count_why(one: Benchmark, other: Benchmark) -> str:
+    """Why ``one`` costs what it does beside ``other``, in their counted rounds' counts
+    (instructions, fsync-family and write calls per operation); "" where either has none."""
+    a, b = one.counted, other.counted
+    if a is None or b is None or not a.rounds or not b.rounds:
+        return ""
+    parts = []
+    ia, ib = a.figure("instructions"), b.figure("instructions")
+    if ia is not None and ib:
+        parts.append(f"{ia / ib:.2f}x the instructions ({ia / 1e6:.2f} M against {ib / 1e6:.2f} M)")
+    for name, what in (("sync_calls", "fsync-family calls"), ("write_calls", "write calls")):
+        va, vb = a.figure(name), b.figure(name)
+        if va is not None and vb is not None:
+            parts.append(f"{va:,.0f} {what} against {vb:,.0f}")
+    return f" — in counts: {', '.join(parts)}" if parts else ""
+
+
 def variant_table(
     group: list[Benchmark],
     baseline: Mapping[str, Benchmark | None],

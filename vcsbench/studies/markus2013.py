@@ -21,6 +21,7 @@ from vcsbench.studies.base import (
     KIB,
     Published,
     Study,
+    count_why,
     cpu_ms,
     footprint_metric,
     ratio,
@@ -112,12 +113,11 @@ def _answer(group: list[Benchmark], index: dict[tuple[str, str], Benchmark]) -> 
     parts = []
     for op, label in OP_LABELS.items():
         s, g = index.get((svn, op)), index.get((git, op))
-        found = time_ratio(s, g) if s is not None and g is not None else None
-        if found is None:
+        if s is None or g is None or (found := time_ratio(s, g)) is None:
             continue
         ps, pg = _published(op, "svn"), _published(op, "git")
         then = f" (2013: {fmt_ratio(ps.per_repo_ms / pg.per_repo_ms)})" if ps and pg else ""
-        parts.append(f"{label} {found.text()}{then}")
+        parts.append(f"{label} {found.text()}{then}{count_why(s, g)}")
     if not parts:
         return ""
     like = " (both flush: like with like)" if flushing else ""
