@@ -136,7 +136,7 @@ def test_bad_files_and_bad_stores_are_one_line(tmp_path: Path) -> None:
     with sqlite3.connect(older) as db:
         db.execute("UPDATE vcsbench_meta SET value = '1' WHERE key = 'version'")
     with pytest.raises(
-        VcsbenchError, match=r"store version 1, this vcsbench reads 2; .* store add"
+        VcsbenchError, match=r"store version 1, this vcsbench reads 3; .* store add"
     ):
         Store(older)
     missing = vcsbench("history", "--store", str(tmp_path / "nowhere.sqlite"))
@@ -422,3 +422,23 @@ def test_a_full_disk_under_the_store_says_so_and_stops(root: None, tmp_path: Pat
     assert "the disk that holds the store is full" in line
     assert re.search(r"added \d+ of 60 file\(s\) before it filled", line), line
     assert "rollback" not in added.stdout + added.stderr
+
+
+def test_a_store_of_version_2_is_read_and_gains_the_counts_column_when_added_to(
+    tmp_path: Path,
+) -> None:
+    """A store made before points kept their counts: read-only, its points count nothing;
+    opened to add to, it gains the column and the version, its points kept."""
+    store = tmp_path / "v2.sqlite"
+    Store(store, writing=True).close()
+    with sqlite3.connect(store) as db:
+        db.execute("ALTER TABLE vcsbench_points DROP COLUMN counts")
+        db.execute("UPDATE vcsbench_meta SET value = '2' WHERE key = 'version'")
+    with Store(store) as read:
+        assert [] == list(read.series())
+    with Store(store, writing=True) as written:
+        assert written.counts() == (0, 0, 0)
+    with sqlite3.connect(store) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(vcsbench_points)")]
+        version = db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'").fetchone()
+    assert "counts" in columns and version == ("3",)

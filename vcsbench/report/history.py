@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from vcsbench.report.format import fmt_ms, table
 from vcsbench.results.changes import ChangePoint, change_points
+from vcsbench.results.count_changes import FLOOR, STEADY
+from vcsbench.results.count_history import CountStep, count_steps, counts_at
 from vcsbench.results.spread import UNDER
 from vcsbench.results.store_rows import Point, Series
 
@@ -37,6 +39,14 @@ class Judged:
     machine: list[ChangePoint] = field(default_factory=list)
     """Where the canary's own level moved (indexes into ``points``): the machine, not
     the code -- the same detector on the canary's medians."""
+    counts: list[CountStep] = field(default_factory=list)
+    """Where a count per operation stepped (indexes into the series' points), every run
+    judged: counts do not drift (:mod:`vcsbench.results.count_history`)."""
+    counting: tuple[bool, ...] = ()
+    """Per run of the series: whether it and the run before both counted."""
+
+    def steps_at(self, run: int) -> list[CountStep]:
+        return [s for s in self.counts if s.index == run]
 
 
 def judged(series: Series) -> Judged:
@@ -63,6 +73,8 @@ def judged(series: Series) -> Judged:
         key=figure,
         spread=spread,
         machine=machine,
+        counts=count_steps(series.points),
+        counting=tuple(counts_at(series.points, i) for i in range(len(series.points))),
     )
 
 
@@ -77,13 +89,31 @@ def change_text(change: ChangePoint) -> str:
     )
 
 
-def _change_cell(code: ChangePoint | None, machine: ChangePoint | None, judged: bool) -> str:
+def _change_cell(
+    code: ChangePoint | None,
+    machine: ChangePoint | None,
+    judged: bool,
+    steps: list[CountStep],
+    counting: bool,
+) -> str:
     """What starts at a run: a change of the benchmark's level, of the machine's (its
-    canary's), both, or nothing ("not judged" for a busy run or one with errors)."""
+    canary's), of its counts, or nothing ("not judged" for a busy run or one with errors:
+    its time; its counts are judged all the same)."""
     said = [change_text(code)] if code is not None else []
+    if code is not None and counting and not steps:
+        said.append(NO_COUNT)
     if machine is not None:
         said.append(f"the machine: canary {machine_text(machine)}")
-    return "; ".join(said) or ("" if judged else "not judged")
+    if not judged:
+        said.insert(0, "time not judged")
+    if steps:
+        said.append("counts: " + ", ".join(s.text() for s in steps))
+    return "; ".join(said)
+
+
+NO_COUNT = "in no count: the machine's or the kernel's, not the code's"
+"""What a change of time with no count beside it is: the code executed the same and asked
+the kernel for the same."""
 
 
 def machine_text(change: ChangePoint) -> str:
@@ -134,7 +164,13 @@ def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], li
             f"{p.errors}/{p.repos}",
             p.busy or "no",
             p.versions or "not recorded",
-            _change_cell(starts.get(i - 1), moved.get(i - 1), i - 1 in judged_runs),
+            _change_cell(
+                starts.get(i - 1),
+                moved.get(i - 1),
+                i - 1 in judged_runs,
+                judge.steps_at(i - 1),
+                judge.counting[i - 1],
+            ),
         ]
         for i, p in enumerate(one.points, 1)
     ]
@@ -173,7 +209,17 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
             first, last = s.points[0], s.points[-1]
             judge = judged(s)
             changes = "; ".join(
-                [f"run {judge.points[c.index] + 1}: {change_text(c)}" for c in judge.changes]
+                [
+                    f"run {judge.points[c.index] + 1}: {change_text(c)}"
+                    + (
+                        f" ({NO_COUNT})"
+                        if judge.counting[judge.points[c.index]]
+                        and not judge.steps_at(judge.points[c.index])
+                        else ""
+                    )
+                    for c in judge.changes
+                ]
+                + [f"run {s.index + 1}: {s.text()}" for s in judge.counts]
                 + [
                     f"the machine at run {judge.points[c.index] + 1}: canary {machine_text(c)}"
                     for c in judge.machine
@@ -209,5 +255,9 @@ def method(judge: Judged) -> str:
         "runs before it at p < 0.01 (Student's t on the logarithms, pooled with the calibration "
         "where there is one), with its 99 % interval. The same on the canary's medians says "
         'where the machine moved ("the machine: canary 1.20x"): a change there and none in '
-        "the benchmark over its canary is the machine's, not the code's."
+        "the benchmark over its canary is the machine's, not the code's. Counts per "
+        "operation (instructions, system calls by kind: --counted) are judged on every run, "
+        "busy or not, run to run: a count the same in every round of both runs that differs, "
+        f"or one steady within {STEADY:.0%} beyond {FLOOR:.0%}; a change of time where no "
+        "count changed is the machine's or the kernel's."
     )

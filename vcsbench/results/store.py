@@ -23,6 +23,7 @@ import datetime
 import hashlib
 import json
 import os
+import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,14 +32,19 @@ from typing import Any
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.calibration import data_dir, fingerprint
 from vcsbench.results.comparison import busy
+from vcsbench.results.counted import COUNTED
 from vcsbench.results.io import Whole, read_whole
+from vcsbench.results.metrics import CALL_METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.run_figures import run_figure
 from vcsbench.results.store_db import StoreError, connect
 from vcsbench.results.store_rows import MAX_TEXT, POINT, Point, Series, head_of, point_of
 
-STORE_VERSION = 2
-"""2: each point keeps its rounds over their canary; 1 kept the canary's medians only."""
+STORE_VERSION = 3
+"""3: each point keeps its counts per operation (``counts``); 2: its rounds over their
+canary; 1 kept the canary's medians only. A store of 2 gains the column as it is opened
+for adding (its points count nothing); read-only, it is read as having none."""
+COUNTS_COLUMN = "ALTER TABLE vcsbench_points ADD COLUMN counts TEXT NOT NULL DEFAULT ''"
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS vcsbench_meta (
@@ -70,6 +76,7 @@ SCHEMA = (
         busy TEXT NOT NULL,
         versions TEXT NOT NULL,
         spread TEXT NOT NULL,
+        counts TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (digest, series))""",
     """CREATE INDEX IF NOT EXISTS vcsbench_points_series
         ON vcsbench_points (series, started)""",
@@ -111,6 +118,29 @@ def _spread_of(run: Run, bench: Benchmark) -> str:
         else None
     )
     return json.dumps(cell.to_json()) if cell is not None else ""
+
+
+def counts_of(bench: Benchmark) -> str:
+    """What a point keeps of a benchmark's counts (JSON: name -> [median, how far its
+    rounds ranged over it, 0 where every round made the same]): its counted rounds'
+    counts, and the system calls its timed rounds counted where those did not; "" where
+    nothing was counted."""
+    found: dict[str, list[float]] = {}
+    for name in CALL_METRICS:
+        values = bench.rounds.series(name)
+        if values:
+            middle = statistics.median(values)
+            ranged = (max(values) - min(values)) / middle if middle else float(len(set(values)) > 1)
+            found[name] = [middle, round(ranged, 6)]
+    counted = bench.counted
+    if counted is not None:
+        for name in COUNTED:
+            median, spread = counted.figure(name), counted.spread(name)
+            if median is not None and name not in found:
+                # a median of 0 has no share: the same in every round, or not
+                share = float(not counted.exact(name)) if spread is None else spread
+                found[name] = [median, round(share, 6)]
+    return json.dumps(found, separators=(",", ":")) if found else ""
 
 
 def versions_of(bench: Benchmark) -> str:
@@ -155,6 +185,7 @@ def load_points(run: Run) -> Iterator[tuple[str, tuple[Any, ...]]]:
                 "",
                 text,
                 "",
+                "",
             )
             yield key, point
 
@@ -194,6 +225,14 @@ class Store:
                         ("version", str(STORE_VERSION), "version"),
                     )
             found = self._db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'")
+            if found and found[0][0] == "2" and writing:  # it gains the counts' column
+                with self._db.transaction():
+                    self._db.execute(COUNTS_COLUMN)
+                    self._db.execute(
+                        "UPDATE vcsbench_meta SET value = ? WHERE key = 'version'",
+                        (str(STORE_VERSION),),
+                    )
+                found = [(str(STORE_VERSION),)]
         except StoreError as exc:
             self._db.close()
             raise VcsbenchError(
@@ -202,7 +241,10 @@ class Store:
         except BaseException:
             self._db.close()
             raise
-        if not found or found[0][0] != str(STORE_VERSION):
+        self._point = POINT
+        if found and found[0][0] == "2":  # read-only: read as counting nothing
+            self._point = POINT.replace("p.counts", "'' AS counts")
+        elif not found or found[0][0] != str(STORE_VERSION):
             self._db.close()
             raise VcsbenchError(
                 f"--store {self.where}: store version {str(found[0][0])[:20] if found else '?'}, "
@@ -248,6 +290,7 @@ class Store:
                     _cut(busy(bench, run.machine.cpu_count)),
                     versions_of(bench),
                     _spread_of(run, bench),
+                    counts_of(bench),
                 )
             )
         for step_key, step_row in load_points(run):
@@ -294,8 +337,8 @@ class Store:
             self._db.executemany(
                 "INSERT INTO vcsbench_points (digest, series, machine_key, benchmark, "
                 "started, median_ms, canary_ms, canary_writes_ms, per_canary, per_writes, "
-                "cpu_ms, repos, errors, busy, versions, spread) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "cpu_ms, repos, errors, busy, versions, spread, counts) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
         return Added(str(path), len(rows), True)
@@ -311,7 +354,7 @@ class Store:
         """Every series whose benchmark contains ``match`` (case-insensitive), each with
         its points oldest first."""
         query = (
-            f"SELECT p.series, p.machine_key, r.machine, p.benchmark, {POINT} "
+            f"SELECT p.series, p.machine_key, r.machine, p.benchmark, {self._point} "
             "FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE lower(p.benchmark) LIKE ? ESCAPE '\\' ORDER BY p.series, p.started"
         )
@@ -336,7 +379,8 @@ class Store:
         """The last ``most`` points of ``series`` started before ``before`` with these
         versions, on a machine not busy and with every round ok, oldest first."""
         rows = self._db.execute(
-            f"SELECT {POINT} FROM vcsbench_points p JOIN vcsbench_runs r ON r.digest = p.digest "
+            f"SELECT {self._point} FROM vcsbench_points p "
+            "JOIN vcsbench_runs r ON r.digest = p.digest "
             "WHERE p.series = ? AND p.started < ? AND p.versions = ? AND p.busy = '' "
             "AND p.errors = 0 ORDER BY p.started DESC LIMIT ?",
             (series, before, versions, most),

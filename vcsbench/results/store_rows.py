@@ -22,11 +22,13 @@ MAX_TEXT = 4096
 MAX_FIGURE = 1e12
 """The largest time, CPU or ratio a point may hold (ms: 31 years); more is a damaged row."""
 MAX_COUNT = 10**12
+MAX_COUNTS = 64
+"""The most counts a point holds."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 POINT = (  # a Point's columns in its fields' order, as both queries read them
     "p.started, p.median_ms, p.canary_ms, p.canary_writes_ms, p.per_canary, p.per_writes, "
-    "p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread"
+    "p.cpu_ms, p.repos, p.errors, p.busy, p.versions, r.path, p.spread, p.counts"
 )
 
 
@@ -47,6 +49,39 @@ class Point:
     path: str
     spread: str
     """The machine's calibration for this cell as the run recorded it (JSON), or ""."""
+    counts: str = ""
+    """Its counts per operation (JSON: name -> [median, how far its rounds ranged over
+    it]), or "" (none counted)."""
+
+    def count_figures(self) -> dict[str, tuple[float, float]]:
+        """Its counts per operation: name -> (median, how far its rounds ranged over it:
+        0, the same in every round); a value that is not one is left out (the store is
+        shared: it may be damaged)."""
+        if not self.counts:
+            return {}
+        try:
+            found = json.loads(self.counts)
+        except (ValueError, RecursionError):
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        kept = {}
+        for name, value in list(found.items())[:MAX_COUNTS]:
+            if (
+                isinstance(name, str)
+                and isinstance(value, list)
+                and len(value) == 2
+                and isinstance(value[0], int | float)
+                and not isinstance(value[0], bool)
+                and math.isfinite(value[0])
+                and 0 <= value[0] <= MAX_COUNT
+                and isinstance(value[1], int | float)
+                and not isinstance(value[1], bool)
+                and math.isfinite(value[1])
+                and 0 <= value[1] <= MAX_COUNT
+            ):
+                kept[name] = (float(value[0]), float(value[1]))
+        return kept
 
     def figure(self, name: str) -> float | None:
         """Its value of a time figure (``spread.TIME_FIGURES``), if it has one."""
@@ -75,7 +110,7 @@ class Series:
 
 _COLUMNS = [column.split(".")[1] for column in POINT.split(", ")]
 _KINDS = ("text", "figure", "figure", "figure", "figure", "figure", "figure", "count",
-          "count", "text", "text", "text", "text")  # fmt: skip
+          "count", "text", "text", "text", "text", "text")  # fmt: skip
 """What each column of :data:`POINT` holds, in order."""
 
 
