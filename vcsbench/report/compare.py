@@ -18,7 +18,6 @@ from vcsbench.results.comparison import (
     Change,
     Pair,
 )
-from vcsbench.results.count_changes import ALPHA as COUNT_ALPHA
 from vcsbench.results.count_changes import FLOOR
 from vcsbench.results.count_changes import STEADY as STEADY_COUNT
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
@@ -358,8 +357,9 @@ def _method(pairs: list[Pair], n_base: int, n_other: int) -> list[str]:
             "Counted rounds (--counted; each round counted whole outside the timed ones: "
             "instructions under callgrind, every kind of system call): a count the same in "
             f"every counted round of each side is exact, any difference a change; one that "
-            f"moves under {STEADY_COUNT:.0%} between rounds (instructions) is a change beyond "
-            f"{FLOOR:.0%} that stands out of its rounds (Mann-Whitney U, p < {COUNT_ALPHA}); "
-            "one that moves more is not judged at one run a side."
+            f"moves under {STEADY_COUNT:.0%} between rounds (instructions) is compared round by "
+            f"round, paired by index: a change where the median ratio is beyond {FLOOR:.0%} and "
+            f"every pair moved by more than {FLOOR / 2:.1%} the same way; one that moves more "
+            "is not judged at one run a side."
         )
     return lines
