@@ -3,22 +3,50 @@ competed with it is counted -- a process of known CPU use started beside it."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 from vcsbench.measure.sampler import SystemSampler
 
-SPIN = "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end:\n    pass\n"
+SPIN = (
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "end = time.monotonic() + 30\n"
+    "while time.monotonic() < end:\n"
+    "    pass\n"
+)
+
+
+def other_process(token: str) -> int:
+    """A spinning process that is not this test's descendant (its parent exits at once),
+    as another tenant's job is: the sampler counts what is not the run's own. Its pid."""
+    launcher = subprocess.run(
+        ["sh", "-c", f'"$0" -c "$1" {token} >/dev/null 2>&1 & echo $!', sys.executable, SPIN],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(launcher.stdout.strip())
+
+
+def end_ours(pid: int, token: str) -> None:
+    """End the spinning process, proved ours by the token in its command line."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return
+    if token.encode() in cmdline:
+        os.kill(pid, signal.SIGTERM)
 
 
 def test_a_run_shorter_than_the_interval_has_one_sample_that_sees_a_busy_cpu() -> None:
-    hog = subprocess.Popen(
-        [sys.executable, "-c", SPIN],
-        # whatever this test inherited, the child takes the signal as sent
-        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
-    )
+    token = f"vcsbench-test-{uuid.uuid4().hex}"
+    hog = other_process(token)
     try:
         time.sleep(0.3)  # the spinning process is running
         sampler = SystemSampler(None, interval_s=0.5)
@@ -26,10 +54,9 @@ def test_a_run_shorter_than_the_interval_has_one_sample_that_sees_a_busy_cpu() -
         time.sleep(0.15)  # a run of 0.15 s: under the interval
         samples = sampler.stop()
     finally:
-        hog.terminate()
-        hog.wait(timeout=30)
+        end_ours(hog, token)
     assert len(samples) == 1
-    # One CPU's worth spun beside the run (the scheduler may share it with others)
+    # One CPU's worth spun beside the run (the scheduler may share it with a test beside)
     assert samples[0]["others_cpu"] >= 0.5, samples
     quiet = SystemSampler(None, interval_s=0.5)
     quiet.start()
