@@ -29,20 +29,20 @@ def test_planted_work_is_counted_to_its_size_and_named_by_compare(
     planted = f"git-pygit2[work={WORK},syncs={SYNCS}]"
     result = vcsbench(
         "run", "--backends", f"git-pygit2,{planted}", "--ops", "commit", "--payloads",
-        "hello", "--repos", "3", "--fs", f"dir:{tmp_path}", "--counted", "5",
+        "hello", "--repos", "3", "--fs", f"dir:{tmp_path}", "--counted", "3",
         "--perturbation", "off", "--out", str(out),
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
     found = counted(out)
     plain, more = found["git-pygit2"], found[planted]
-    assert plain["ok"] == more["ok"] == [True] * 5
+    assert plain["ok"] == more["ok"] == [True] * 3
     assert not plain["missing"] and not more["missing"]
     for kind, step in (("sync_calls", SYNCS), ("write_calls", SYNCS), ("open_calls", 1)):
         assert [v + step for v in plain["values"][kind]] == more["values"][kind], kind
     # The loop's 100,000 instructions, and the planted fsyncs' Python around them; the
     # rest of the round moves by under 1 % (what each round's names and contents hash to).
     pairs = zip(more["values"]["instructions"], plain["values"]["instructions"], strict=True)
-    extra = sorted(m - p for m, p in pairs)[2]
+    extra = sorted(m - p for m, p in pairs)[1]
     assert 2 * WORK * 1000 <= extra <= 2 * WORK * 1000 + 80_000, extra
     assert more["seconds"] > 0
     # compare names what changed, at one run a side, the same file on both sides of a pair

@@ -57,7 +57,8 @@ def test_bisect_by_counts_names_the_first_version_with_one_more_fsync(
     chain = "git-pygit2[copy=2],git-pygit2[copy=3,syncs=1],git-pygit2[copy=4,syncs=1]"
     found = vcsbench(
         "bisect", "--chain", chain, "--ops", "commit", "--payloads", "hello",
-        "--fs", f"dir:{tmp_path}", "--repos", "10", "--out", str(out), "--by", "sync_calls",
+        "--fs", f"dir:{tmp_path}", "--repos", "5", "--out", str(out), "--by", "sync_calls",
+        "--counted", "3",
         "--progress", "none", "--perturbation", "off", "--kept", "none",
     )  # fmt: skip
     assert found.returncode == 0, found.stdout + found.stderr

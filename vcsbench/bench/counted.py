@@ -62,9 +62,12 @@ def count_rounds(
     layout: str,
     planted: Planted,
     round_s: float,
+    instructions_too: bool = True,
 ) -> Counted:
     """``rounds`` counted rounds of ``worker``'s operation in ``base`` (two passes), each
-    pass bounded by ``round_s`` (the timed rounds' median) times :data:`SLOWDOWN` a round."""
+    pass bounded by ``round_s`` (the timed rounds' median) times :data:`SLOWDOWN` a round;
+    ``instructions_too`` False: the system calls' pass alone (what a bisection by a call's
+    count needs), the instructions said to be not asked for."""
     started = time.perf_counter()
     kept = rounds
     rounds += 1  # the first is the process's warm-up: its one-time costs are not the operation's
@@ -76,6 +79,9 @@ def count_rounds(
         library = instructions.library()
     except instructions.Unavailable as exc:
         missing["instructions"] = str(exc)
+    counting_instructions = library is not None and instructions_too
+    if library is not None and not instructions_too:
+        missing["instructions"] = "not asked for (the system calls alone were counted)"
     limit = START_S + rounds * max(round_s, 0.01) * SLOWDOWN
     kinds = (*KINDS, *FAILED)
     try:
@@ -90,7 +96,7 @@ def count_rounds(
                 values[kind] = [None if c is None else int(c[kind]) for c in calls]
     except CountFailed as exc:
         missing.update(dict.fromkeys(kinds, str(exc)))
-    if library is not None:
+    if counting_instructions:
         out = Path(tempfile.mkdtemp(prefix="vcsbench-counted-"))
         try:
             errors, _, _ = _pass(

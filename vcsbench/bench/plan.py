@@ -53,6 +53,9 @@ class RoundPlan:
     counted: int = 0
     """Counted rounds after the timed ones (``--counted``): instructions under callgrind,
     and every kind of system call, each round counted whole; 0: none."""
+    counted_instructions: bool = True
+    """Whether counted rounds count instructions too (False: the system calls alone, a
+    pass without valgrind: a bisection by a call's count)."""
     kept: KeptPolicy = field(default_factory=lambda: KeptPolicy(off=True))
     """Which repositories are maintained after the last round, in the run's own process
     (never a worker's: not carried across the boundary)."""

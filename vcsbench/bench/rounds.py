@@ -360,6 +360,7 @@ class BenchmarkRun(RoundLoop):
             self.plan.layout,
             self.plan.planted,
             statistics.median(self.log.ok_wall_s()),
+            self.plan.counted_instructions,
         )
 
     def _replay_info(self) -> dict[str, float] | None:

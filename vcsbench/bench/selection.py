@@ -70,6 +70,9 @@ class Selection:
     (off)."""
     counted: int = 0
     """Counted rounds after each benchmark's timed ones (``--counted``)."""
+    counted_instructions: bool = True
+    """Whether they count instructions too (not an option: bisect by a system call's
+    count sets it False, its runs needing no valgrind)."""
     interleave: int | None = None
     """Blocks the variants of one benchmark alternate in: None (auto) where a variant
     names a library release, 0 never."""

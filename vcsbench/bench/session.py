@@ -150,6 +150,7 @@ class VcsSession:
                 min_rounds=rules.budget_floor(rounds),
                 gc_off=rules.gc_off,
                 counted=0 if disabled else selection.counted,
+                counted_instructions=selection.counted_instructions,
             )
             named = (benchmark.name, case_id(backend, op, payload, fs))
             runner = GroupRun(

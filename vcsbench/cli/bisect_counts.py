@@ -41,7 +41,7 @@ def by_counts(
         f"{selection.ops[0].text} · payload {selection.payloads[0]} · fs {selection.fs[0].text}"
     )
     print(count_header(chain, figure, by, counted), flush=True)
-    steps = CountRuns(args, spec_of, out, counted)
+    steps = CountRuns(args, spec_of, out, counted, by)
     try:
         outcome = bisect_counts(
             chain,
@@ -69,9 +69,16 @@ class CountRuns:
     """The runs of a bisection by counts, numbered as they are made."""
 
     def __init__(
-        self, args: argparse.Namespace, spec_of: Callable[[int], str], out: Path, counted: int
+        self,
+        args: argparse.Namespace,
+        spec_of: Callable[[int], str],
+        out: Path,
+        counted: int,
+        by: str,
     ) -> None:
         self.args, self.spec_of, self.out, self.counted = args, spec_of, out, counted
+        self.by = by
+        """What decides: ``counts`` (instructions first), or one count's name."""
         self.made = 0
         self.stopped = 0
 
@@ -89,6 +96,8 @@ class CountRuns:
         selection = selection_of(
             self.args, backends=",".join(variants), interleave="off", counted=str(self.counted)
         )
+        # a bisection by a system call's count needs no instructions: no valgrind pass
+        selection.counted_instructions = self.by in ("counts", "instructions")
         path = self.out / f"step-{self.made:02d}.json"
         command = ["vcsbench", *sys.argv[1:], f"(run {self.made}: {', '.join(variants)})"]
         try:
