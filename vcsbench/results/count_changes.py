@@ -23,7 +23,7 @@ from vcsbench.results.model import Benchmark
 STEADY = 0.05
 """The most a steady count's counted rounds range over, as a share of their median."""
 FLOOR = 0.01
-"""The smallest change of a steady count that is called one: five times the most two
+"""The smallest change of a steady count that is called one: four times the most two
 runs of one build moved a median here (0.23 %: 40 runs of a git-pygit2 commit)."""
 MIN_PAIRED = 3
 """The fewest counted rounds paired by index a steady count is judged on."""
