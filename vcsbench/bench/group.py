@@ -164,16 +164,21 @@ class GroupRun:
                 "operations (vcsbench.operation(...)); a benchmark of your own runs on this "
                 "process's library"
             )
+        spec = self._spec(member, vcs, sandbox, None if self.alone else cpu)
+        return (found.python if found is not None else Path(sys.executable)), spec
+
+    def _spec(self, member: Member, vcs: Backend, sandbox: Sandbox, cpu: int | None) -> WorkerSpec:
+        """What a process of another interpreter makes to run a member's rounds."""
+        assert self.built_in is not None
         op, payload = self.built_in
-        spec = WorkerSpec(
+        return WorkerSpec(
             variant=member.variant.plain.text,
             options=dict(vcs.options),
             op=op.text,
             payload=payload,
             temp_root=str(sandbox.root),
-            cpu=None if self.alone else cpu,
+            cpu=cpu,
         )
-        return (found.python if found is not None else Path(sys.executable)), spec
 
     def counting(
         self, member: Member, vcs: Backend, sandbox: Sandbox
@@ -189,14 +194,7 @@ class GroupRun:
                 "make vcsbench's built-in operations anew in a process of their own"
             )
         found = environment_of(member.variant)
-        op, payload = self.built_in
-        spec = WorkerSpec(
-            variant=member.variant.plain.text,
-            options=dict(vcs.options),
-            op=op.text,
-            payload=payload,
-            temp_root=str(sandbox.root),
-        )
+        spec = self._spec(member, vcs, sandbox, None)
         return (found.python if found is not None else Path(sys.executable)), spec
 
     # -- the run -------------------------------------------------------------------------

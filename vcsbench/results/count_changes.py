@@ -98,30 +98,16 @@ def judge_pair(name: str, base: list[Counted], other: list[Counted]) -> CountCha
         return CountChange(name, mb, mo, "moving", False, moves)
     ratios = _paired_ratios(name, base, other)
     if len(ratios) < MIN_PAIRED:
-        return CountChange(
-            name,
-            mb,
-            mo,
-            "steady",
-            False,
-            f"too few counted rounds ({len(ratios)} paired) for a verdict: --counted "
-            f"{MIN_PAIRED} or more",
-        )
+        why = f"too few counted rounds ({len(ratios)} paired) for a verdict: --counted "
+        return CountChange(name, mb, mo, "steady", False, f"{why}{MIN_PAIRED} or more")
     middle = _median(ratios)
     sign = 1.0 if middle >= 1 else -1.0
     beyond = abs(middle - 1) > FLOOR
     every = all((r - 1) * sign > FLOOR / 2 for r in ratios)
     if beyond and not every:
         moved = sum((r - 1) * sign > FLOOR / 2 for r in ratios)
-        return CountChange(
-            name,
-            mb,
-            mo,
-            "steady",
-            False,
-            f"its counted rounds disagree: {moved} of {len(ratios)} moved by more than "
-            f"{FLOOR / 2:.1%} the median's way",
-        )
+        why = f"its counted rounds disagree: {moved} of {len(ratios)} moved by more than "
+        return CountChange(name, mb, mo, "steady", False, f"{why}{FLOOR / 2:.1%} the median's way")
     return CountChange(name, mb, mo, "steady", beyond)
 
 
