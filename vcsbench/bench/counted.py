@@ -38,7 +38,8 @@ HOW = (
     "round of the operation prepared and verified as a timed round is (one more first in "
     "each process, not kept: it carries the process's one-time costs): instructions in "
     "user space by valgrind's callgrind (the operation's children each counted whole; a "
-    "process started with PYTHONHASHSEED=0), every kind of system call by the kernel's "
+    "process started with PYTHONHASHSEED=0, instrumented from its first round where no "
+    "round started a process), every kind of system call by the kernel's "
     "syscall tracepoints in a process of their own (under valgrind they would be "
     "valgrind's too)"
 )
@@ -89,6 +90,9 @@ def count_rounds(
             python, [], worker, base / "calls", rounds, layout, planted, library, "calls", limit
         )
         ok = [good and e is None for good, e in zip(ok, errors, strict=True)]
+        # a round that started a process (or where none could be counted) is counted
+        # from its process's start: its children must be instrumented from theirs
+        children = bool(reason) or any(c is None or c["process_calls"] for c in calls)
         if reason:
             missing.update(dict.fromkeys(kinds, reason))
         else:
@@ -96,12 +100,13 @@ def count_rounds(
                 values[kind] = [None if c is None else int(c[kind]) for c in calls]
     except CountFailed as exc:
         missing.update(dict.fromkeys(kinds, str(exc)))
+        children = True
     if counting_instructions:
         out = Path(tempfile.mkdtemp(prefix="vcsbench-counted-"))
         try:
             errors, _, _ = _pass(
                 python,
-                instructions.command(out),
+                instructions.command(out, children),
                 worker,
                 base / "instructions",
                 rounds,

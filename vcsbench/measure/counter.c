@@ -8,6 +8,10 @@
 
 int vcsbench_under_valgrind(void) { return RUNNING_ON_VALGRIND; }
 
+/* Instrumentation from here on, in a process started without it (--instr-atstart=no):
+ * its interpreter's start and imports ran at valgrind's plain speed, uncounted. */
+void vcsbench_instrument(void) { CALLGRIND_START_INSTRUMENTATION; }
+
 /* The counts so far forgotten: what is counted next is the round's. */
 void vcsbench_round_start(void) { CALLGRIND_ZERO_STATS; }
 
