@@ -10,7 +10,7 @@ Each later run measures one version halfway between the last good and the first 
 known: it is **like the bad one** where its count lies past the halfway point between
 the good and the bad version's (their geometric mean; for a count the same in every
 round, equal to the bad one's), else **like the good one**. N versions take at most
-``1 + ceil(log2(N - 1))`` runs, plus one for each version that cannot be measured.
+1 + ceil(log2(N - 1)) runs, plus one for each version that cannot be measured.
 """
 
 from __future__ import annotations
