@@ -251,10 +251,11 @@ COUNT_ROUND = "VCSBENCH_COUNT_ROUND"
 its counts are the round's."""
 
 
-def child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+def child_env(env: Mapping[str, str] | None) -> Mapping[str, str] | None:
     """The environment a command is started with: ``env`` (None: this process's), with
-    the counted round this process is in, where it is in one."""
+    the counted round this process is in, where it is in one (else ``env`` itself: no
+    copy in a timed call)."""
     counted = os.environ.get(COUNT_ROUND)
     if env is None or counted is None:
-        return None if env is None else dict(env)
+        return env
     return {**env, COUNT_ROUND: counted}

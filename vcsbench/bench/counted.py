@@ -19,9 +19,11 @@ recorded with them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -86,7 +88,7 @@ def count_rounds(
     limit = START_S + rounds * max(round_s, 0.01) * SLOWDOWN
     kinds = (*KINDS, *FAILED)
     try:
-        errors, calls, reason = _pass(
+        errors, calls, reason, _ = _pass(
             python, [], worker, base / "calls", rounds, layout, planted, library, "calls", limit
         )
         ok = [good and e is None for good, e in zip(ok, errors, strict=True)]
@@ -104,7 +106,7 @@ def count_rounds(
     if counting_instructions:
         out = Path(tempfile.mkdtemp(prefix="vcsbench-counted-"))
         try:
-            errors, _, _ = _pass(
+            errors, _, _, pid = _pass(
                 python,
                 instructions.command(out, children),
                 worker,
@@ -118,7 +120,7 @@ def count_rounds(
                 out,
             )
             ok = [good and e is None for good, e in zip(ok, errors, strict=True)]
-            values["instructions"] = instructions.read_counts(out, _PID[0], rounds)
+            values["instructions"] = instructions.read_counts(out, pid, rounds)
         except (CountFailed, ValueError, OSError) as exc:
             missing["instructions"] = str(exc)
         finally:
@@ -130,10 +132,6 @@ def count_rounds(
         seconds=time.perf_counter() - started,
         how=HOW,
     )
-
-
-_PID = [0]
-"""The last counting process's id (its files are named by it)."""
 
 
 def _pass(
@@ -148,9 +146,9 @@ def _pass(
     mode: str,
     limit: float,
     out: Path | None = None,
-) -> tuple[list[str | None], list[dict[str, int] | None], str]:
+) -> tuple[list[str | None], list[dict[str, int] | None], str, int]:
     """One pass: each round's error (None: it counted), its system calls (where counted),
-    and why none were counted (``""``: they were)."""
+    why none were counted (``""``: they were), and its process's id (its files' names)."""
     spec = {
         "worker": worker.to_json(),
         "base": str(base),
@@ -168,16 +166,18 @@ def _pass(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        start_new_session=True,  # a group of its own: it and all it started end together
     )
-    _PID[0] = proc.pid
     try:
         stdout, stderr = proc.communicate(json.dumps(spec) + "\n", timeout=limit)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
+        _end(proc)
         raise CountFailed(
             f"the {mode} pass took over {limit:,.0f} s for {rounds} rounds and was stopped"
         ) from None
+    except BaseException:  # an interrupt: nothing of the pass outlives it
+        _end(proc)
+        raise
     errors: list[str | None] = ["not run"] * rounds
     calls: list[dict[str, int] | None] = [None] * rounds
     reason = ""
@@ -196,7 +196,15 @@ def _pass(
         raise CountFailed(f"the {mode} pass exited with {proc.returncode}: {last}")
     if out is not None and mode == "instructions":
         _check_log(out, proc.pid)
-    return errors, calls, reason
+    return errors, calls, reason, proc.pid
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    """The pass's process group killed (valgrind, the interpreter under it and every
+    command it started), and reaped."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
 
 
 def _check_log(out: Path, pid: int) -> None:

@@ -19,12 +19,10 @@ import cProfile
 import os
 import random
 import re
-import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Protocol
 
 import pytest
@@ -34,13 +32,13 @@ from vcsbench.backends import Backend, Variant
 from vcsbench.bench.beside import perturbation_beside, serve
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.interleave import Block, Blocks, describe_blocks, targets
-from vcsbench.bench.plan import RoundPlan, WorkerSpec
+from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.planted import Planted
 from vcsbench.bench.progress import ProgressDisplay
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
 from vcsbench.bench.selection import Selection, case_id
-from vcsbench.errors import Refusal
+from vcsbench.bench.where import counting_of, worker_of
 from vcsbench.results.harness import Harness
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
@@ -147,55 +145,6 @@ class GroupRun:
             delay_ns=member.variant.delay_ns,
             planted=Planted(*member.variant.planted),
         )
-
-    def placement(
-        self, member: Member, vcs: Backend, sandbox: Sandbox, cpu: int
-    ) -> tuple[Path | None, WorkerSpec | None]:
-        """Where a member's rounds run: (the interpreter of its worker process, what that
-        worker makes), or (None, None) for this process. A ``version=`` variant's rounds
-        run in its environment; a group of several runs each member in a worker of its
-        own, pinned to ``cpu``."""
-        found = environment_of(member.variant)
-        if found is None and self.alone:
-            return None, None
-        if self.built_in is None:
-            raise Refusal(
-                f"{member.variant.text}: a version= variant runs vcsbench's built-in "
-                "operations (vcsbench.operation(...)); a benchmark of your own runs on this "
-                "process's library"
-            )
-        spec = self._spec(member, vcs, sandbox, None if self.alone else cpu)
-        return (found.python if found is not None else Path(sys.executable)), spec
-
-    def _spec(self, member: Member, vcs: Backend, sandbox: Sandbox, cpu: int | None) -> WorkerSpec:
-        """What a process of another interpreter makes to run a member's rounds."""
-        assert self.built_in is not None
-        op, payload = self.built_in
-        return WorkerSpec(
-            variant=member.variant.plain.text,
-            options=dict(vcs.options),
-            op=op.text,
-            payload=payload,
-            temp_root=str(sandbox.root),
-            cpu=cpu,
-        )
-
-    def counting(
-        self, member: Member, vcs: Backend, sandbox: Sandbox
-    ) -> tuple[Path, WorkerSpec] | str:
-        """How a member's counted rounds are made: the interpreter of their process (its
-        environment's, for a ``version=`` variant) and what that process makes; or why
-        there are none."""
-        if not self.plan.counted:
-            return "no counted rounds were asked (--counted 0)"
-        if self.built_in is None:
-            return (
-                "a benchmark of your own is counted in its timed rounds only: counted rounds "
-                "make vcsbench's built-in operations anew in a process of their own"
-            )
-        found = environment_of(member.variant)
-        spec = self._spec(member, vcs, sandbox, None)
-        return (found.python if found is not None else Path(sys.executable)), spec
 
     # -- the run -------------------------------------------------------------------------
 
@@ -362,7 +311,9 @@ class GroupRun:
             else f"{session._serial:03d}-{index}-{self.op}"
         )
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", slug)
-        environment, worker = self.placement(member, vcs, sandbox, cpu)
+        environment, worker = worker_of(
+            member.variant, vcs, sandbox.root, self.built_in, None if self.alone else cpu
+        )
         name = self.named[0]
         if member != self.mine:
             own = case_id(member.variant, self.op, self.payload, member.fs)
@@ -376,7 +327,7 @@ class GroupRun:
             name=name,
             environment=environment,
             worker=worker,
-            counting=self.counting(member, vcs, sandbox),
+            counting=counting_of(member.variant, vcs, sandbox.root, self.built_in, self.plan),
         )
         harness = Harness()
         server = serve(stack, member.variant, vcs, run, sandbox)

@@ -256,14 +256,9 @@ def count_changes(pair: Pair) -> list[str]:
         step = change.other - change.base
         how = "in every round" if change.exact else f"rounds differ, p={change.p:.3g}"
         found.append(f"{step:+,.3g} {label} ({change.base:,.3g} → {change.other:,.3g}, {how})")
-    judged = {n for n in CALL_METRICS if _counted_in_round(pair, n)}
+    judged = {n for n in CALL_METRICS if pair.in_round(n)}
     found.extend(c.text() for name, c in pair.counted.items() if c.changed and name not in judged)
     return found
-
-
-def _counted_in_round(pair: Pair, name: str) -> bool:
-    change = pair.changes.get(name)
-    return isinstance(change, Change) and change.base is not None and change.other is not None
 
 
 def unjudged_counts(pair: Pair) -> list[str]:
@@ -274,7 +269,7 @@ def unjudged_counts(pair: Pair) -> list[str]:
         for name in CALL_METRICS
         if isinstance(change := pair.changes.get(name), Change) and change.moves
     ]
-    judged = {n for n in CALL_METRICS if _counted_in_round(pair, n)}
+    judged = {n for n in CALL_METRICS if pair.in_round(n)}
     return found + [
         f"{c.label}: {c.why}"
         for name, c in pair.counted.items()

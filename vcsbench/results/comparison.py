@@ -112,6 +112,12 @@ class Pair:
     counted: dict[str, CountChange] = field(default_factory=dict)
     """The counted rounds' counts, judged (:mod:`vcsbench.results.count_changes`)."""
 
+    def in_round(self, name: str) -> bool:
+        """Whether the timed rounds of both sides counted ``name`` (on tmpfs they do not:
+        the counted rounds' count stands for it)."""
+        change = self.changes.get(name)
+        return isinstance(change, Change) and None not in (change.base, change.other)
+
     @property
     def errors(self) -> tuple[int, int]:
         return sum(b.errors for b in self.base), sum(b.errors for b in self.other)

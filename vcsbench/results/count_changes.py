@@ -14,10 +14,11 @@ as it behaves between rounds (:mod:`vcsbench.results.counted`).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vcsbench.results.counted import COUNTED, Counted
+from vcsbench.results.counted import COUNTED, Counted, share_range
 from vcsbench.results.model import Benchmark
 
 STEADY = 0.05
@@ -90,7 +91,7 @@ def judge_pair(name: str, base: list[Counted], other: list[Counted]) -> CountCha
     if not b or not o:
         reasons = [c.missing[name] for c in (*base, *other) if name in c.missing]
         return CountChange(name, None, None, "missing", False, reasons[0] if reasons else "")
-    mb, mo = _median(b), _median(o)
+    mb, mo = statistics.median(b), statistics.median(o)
     if len(set(b)) == 1 and len(set(o)) == 1:
         return CountChange(name, mb, mo, "exact", mb != mo)
     moves = count_moves(b, o, "counted rounds")
@@ -100,7 +101,7 @@ def judge_pair(name: str, base: list[Counted], other: list[Counted]) -> CountCha
     if len(ratios) < MIN_PAIRED:
         why = f"too few counted rounds ({len(ratios)} paired) for a verdict: --counted "
         return CountChange(name, mb, mo, "steady", False, f"{why}{MIN_PAIRED} or more")
-    middle = _median(ratios)
+    middle = statistics.median(ratios)
     sign = 1.0 if middle >= 1 else -1.0
     beyond = abs(middle - 1) > FLOOR
     every = all((r - 1) * sign > FLOOR / 2 for r in ratios)
@@ -126,7 +127,7 @@ def _paired_ratios(name: str, base: list[Counted], other: list[Counted]) -> list
                 for c in runs
                 if c.ok[i] and (v := c.values.get(name, [None] * width)[i]) is not None
             ]
-            by_index.append(_median(found) if found else None)
+            by_index.append(statistics.median(found) if found else None)
         sides.append(by_index)
     return [o / b for b, o in zip(*sides, strict=False) if b and o is not None]
 
@@ -134,22 +135,9 @@ def _paired_ratios(name: str, base: list[Counted], other: list[Counted]) -> list
 def count_moves(base: Sequence[float], other: Sequence[float], rounds: str = "rounds") -> str:
     """Why a count that is not the same in every round has no verdict at one run a side
     (it moves beyond :data:`STEADY` of its median on a side), or ``""``: it is steady."""
-    ranges = [_range(side) for side in (base, other)]
+    ranges = [share_range(side) for side in (base, other)]
     if None not in ranges and max(r for r in ranges if r is not None) <= STEADY:
         return ""
     worst = max((r for r in ranges if r is not None), default=None)
     what = "" if worst is None or None in ranges else f" by {100 * worst:.0f} % of its median"
     return f"it moves between {rounds}{what}: no verdict at one run a side"
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (ordered[middle - 1] + ordered[middle]) / 2
-
-
-def _range(values: Sequence[float]) -> float | None:
-    middle = _median(values)
-    return (max(values) - min(values)) / middle if middle else None

@@ -13,6 +13,7 @@ of it (:mod:`vcsbench.results.comparison`).
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,12 +86,8 @@ class Counted:
         return bool(found) and len(set(found)) == 1
 
     def spread(self, name: str) -> float | None:
-        """How far the count moves between rounds: (max - min) / median; 0 where exact."""
-        found = self.series(name)
-        middle = self.figure(name)
-        if not found or not middle:
-            return None
-        return (max(found) - min(found)) / middle
+        """How far the count moves between rounds (:func:`share_range`)."""
+        return share_range(self.series(name))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,6 +126,13 @@ class Counted:
             seconds=float(seconds),
             how=optional(d, "how", str, where, ""),
         )
+
+
+def share_range(values: Sequence[float]) -> float | None:
+    """How far a count ranges over its rounds: (max - min) / median; 0 where every round
+    made the same; None with no rounds, or a median of 0."""
+    middle = statistics.median(values) if values else 0
+    return (max(values) - min(values)) / middle if middle else None
 
 
 def _count(value: object, where: str) -> int | None:

@@ -22,7 +22,8 @@ from pathlib import Path
 from vcsbench.results.io import read_document
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.spread import FIGURES, SEEN_LEAST, SEEN_RUNS, Seen
-from vcsbench.results.store import Store, benchmark_key, machine_key, versions_of
+from vcsbench.results.store import Store
+from vcsbench.results.store_points import benchmark_key, machine_key, versions_of
 from vcsbench.results.store_rows import Point
 
 Seen_in = Callable[[Benchmark, list[Run]], dict[str, Seen]]

@@ -75,14 +75,8 @@ def _by_counted_rounds(pair: Pair, name: str) -> bool:
     count, or one the timed rounds did not count (on tmpfs) and they did."""
     if name not in pair.changes:
         return True
-    in_round = pair.changes[name]
     counted = pair.counted.get(name)
-    return (
-        isinstance(in_round, Change)
-        and (in_round.base is None or in_round.other is None)
-        and counted is not None
-        and counted.kind != "missing"
-    )
+    return not pair.in_round(name) and counted is not None and counted.kind != "missing"
 
 
 def _counted_gate(
