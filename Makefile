@@ -17,7 +17,7 @@ bench: $(STAMP)
 test: lint unit
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check vcsbench tests benchmarks examples
+	$(VENV)/bin/ruff check vcsbench tests benchmarks examples tools
 	$(VENV)/bin/mypy
 
 # Two passes: most tests in two pytest-xdist workers; then, alone on the machine, the ones whose

@@ -1,4 +1,4 @@
-"""The bare loop's canary (tools/bareloop.py) is vcsbench's, call for call.
+"""The bare loop's canary (tools/barecalls.py) is vcsbench's, call for call.
 
 The yardstick imports no vcsbench code, so its canary is a copy of
 :class:`vcsbench.bench.canary.CanaryTimer`'s; the two had drifted apart once (the loop
@@ -22,7 +22,7 @@ from vcsbench.bench.canary import CanaryTimer
 
 
 def _bareloop() -> Any:
-    spec = importlib.util.spec_from_file_location("bareloop", REPO / "tools" / "bareloop.py")
+    spec = importlib.util.spec_from_file_location("barecalls", REPO / "tools" / "barecalls.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
