@@ -20,6 +20,8 @@ CHAIN = (
     "backends",
     "sandbox",
     "results",
+    "judge",
+    "store",
     "measure",
     "servers",
     "workload",
@@ -29,7 +31,14 @@ CHAIN = (
     "studies",
     "cli",
 )
-NARROWER = {"report": {"results"}, "backends": set(), "sandbox": set(), "results": set()}
+NARROWER = {
+    "report": {"results", "judge", "store"},
+    "backends": set(),
+    "sandbox": set(),
+    "results": set(),
+    "judge": {"results"},
+    "store": {"results"},
+}
 """Layers that may import fewer than everything before them."""
 ALLOWED: dict[str, set[str]] = {
     layer: NARROWER.get(layer, set(CHAIN[:i])) for i, layer in enumerate(CHAIN)

@@ -23,7 +23,7 @@ from vcsbench.bench.log import RoundRecord
 from vcsbench.bench.options import parse_variants
 from vcsbench.bench.workers import WorkerEnd, decode, encode
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.paired import paired
+from vcsbench.judge.paired import paired
 from vcsbench.results.stats import order_interval
 
 OTHER = "1.15.1"

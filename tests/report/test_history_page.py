@@ -14,7 +14,7 @@ from helpers import planted_history_store, skip_or_fail, vcsbench
 
 from vcsbench.report.history import judged
 from vcsbench.report.history_page import levels, series_plot
-from vcsbench.results.store import Store
+from vcsbench.store.store import Store
 
 
 def test_the_plot_draws_each_runs_median_and_the_levels_either_side_of_the_change(

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.judge.limits import parse_gate
 from vcsbench.report.document import Document, paragraph
 from vcsbench.report.formats.html import page
 from vcsbench.report.ratios import time_ratio
 from vcsbench.results import read
-from vcsbench.results.limits import parse_gate
 from vcsbench.results.stats import mann_whitney_p
 
 DATA = REPO / "tests" / "data"

@@ -21,10 +21,10 @@ from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
 from vcsbench.bench import canary as canary_module
 from vcsbench.bench.canary import MOST, CanaryTimer, summary
+from vcsbench.judge.verdict import ALPHA, between
 from vcsbench.results.canary import Canary
 from vcsbench.results.rounds import Rounds
 from vcsbench.results.spread import SpreadCell
-from vcsbench.results.verdict import ALPHA, between
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 DRIFT = 0.10

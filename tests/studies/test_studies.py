@@ -355,7 +355,7 @@ def test_markus2013s_note_points_at_fsync_rows_only_where_the_run_has_them(
 def test_markus2013s_svn_git_ratios_are_by_block_with_their_intervals(tmp_path: Path) -> None:
     """The study's answer is a ratio between backends: they alternate in blocks, and each
     time ratio is the median of the block ratios with its interval."""
-    from vcsbench.results.paired import paired
+    from vcsbench.judge.paired import paired
 
     table, benches = study(
         tmp_path, "markus2013", "--backends", "git-pygit2,svn-fs", "--repos", "20",

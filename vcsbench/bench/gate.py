@@ -77,9 +77,9 @@ def _this_run(config: pytest.Config, session: Any) -> Run:
 
 def judge(config: pytest.Config, write: Any) -> bool | None:
     """Run the gate and write its lines; whether it passed (None: it was not asked)."""
-    from vcsbench.results.comparison import compare_runs
+    from vcsbench.judge.comparison import compare_runs
+    from vcsbench.judge.limits import gate_lines
     from vcsbench.results.io import read
-    from vcsbench.results.limits import gate_lines
 
     session = adapter.session_of(config)
     if session is None or not session.compare_fail or not session.compared_mapping:

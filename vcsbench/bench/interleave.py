@@ -6,7 +6,7 @@ an order drawn for each pair of blocks and reversed for its second (the seed dra
 the run and recorded): every variant leads as often as it trails. A slow hour of the
 machine then falls on every variant alike.
 
-The comparison of the blocks: :mod:`vcsbench.results.paired`.
+The comparison of the blocks: :mod:`vcsbench.judge.paired`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vcsbench.judge.paired import METHOD
 from vcsbench.results.harness import Interleaved
-from vcsbench.results.paired import METHOD
 
 if TYPE_CHECKING:
     from vcsbench.bench.rounds import BenchmarkRun

@@ -25,8 +25,9 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.measure.machine import machine_info
 from vcsbench.results import read
 from vcsbench.results.calibration import fingerprint
+from vcsbench.results.drifting import FIGURES
 from vcsbench.results.run_figures import run_figure
-from vcsbench.results.spread import FIGURES, Spread, SpreadCell, op_class
+from vcsbench.results.spread import Spread, SpreadCell, op_class
 
 DEFAULT_RUNS = 8
 DEFAULT_BACKENDS = "git-pygit2,svn-fs"

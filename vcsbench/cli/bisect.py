@@ -18,7 +18,7 @@ from vcsbench.errors import VcsbenchError
 
 if TYPE_CHECKING:
     from vcsbench.backends.builds import Builds
-    from vcsbench.results.paired import Paired
+    from vcsbench.judge.paired import Paired
 
 MIN_BLOCKS = 6
 """The fewest blocks a step runs in: the order-statistics interval of 6 block ratios,
@@ -200,8 +200,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.cli.common import selection_of
+    from vcsbench.judge.bisection import bisect
     from vcsbench.report.bisect_text import answer, header, step_line
-    from vcsbench.results.bisection import bisect
     from vcsbench.results.io import own_directory, write_file
 
     threshold = threshold_of(args.threshold)
@@ -300,8 +300,8 @@ class _Steps:
         from vcsbench.backends.builds import BuildFailed
         from vcsbench.bench.runner import run_suite
         from vcsbench.cli.common import interrupted, selection_of, this_run
-        from vcsbench.results.bisection import Skip
-        from vcsbench.results.paired import paired
+        from vcsbench.judge.bisection import Skip
+        from vcsbench.judge.paired import paired
 
         repos = self.repos * 2 ** (attempt - 1)
         self.made += 1  # the step's number, as the bisection counts it (a skip is one)

@@ -1,5 +1,5 @@
 """``vcsbench bisect --by counts`` (the default): each version one run with counted
-rounds, the good and the bad one together first (:mod:`vcsbench.results.count_bisection`)."""
+rounds, the good and the bad one together first (:mod:`vcsbench.judge.count_bisection`)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ def by_counts(
     selection: Selection,
 ) -> int:
     """Bisect by a count: each version one run with counted rounds, the first two ends
-    together (:mod:`vcsbench.results.count_bisection`)."""
+    together (:mod:`vcsbench.judge.count_bisection`)."""
+    from vcsbench.judge.count_bisection import bisect_counts
     from vcsbench.report.bisect_text import count_answer, count_header, count_step_line
-    from vcsbench.results.count_bisection import bisect_counts
     from vcsbench.results.io import own_directory, write_file
 
     own_directory(out, "--out")
@@ -87,7 +87,7 @@ class CountRuns:
         timed ones too, as every run has): each one's counted rounds."""
         from vcsbench.bench.runner import run_suite
         from vcsbench.cli.common import interrupted, selection_of, this_run
-        from vcsbench.results.count_bisection import Unmeasured
+        from vcsbench.judge.count_bisection import Unmeasured
 
         self.made += 1
         variants = [self.spec_of(i) for i in indices]

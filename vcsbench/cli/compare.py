@@ -12,7 +12,7 @@ from vcsbench.cli.store import add_store_option
 from vcsbench.errors import VcsbenchError
 
 if TYPE_CHECKING:
-    from vcsbench.results.earlier import Seen_in
+    from vcsbench.store.earlier import Seen_in
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +51,8 @@ def _seen(args: argparse.Namespace, stack: contextlib.ExitStack) -> Seen_in | No
     """The store's spread of earlier runs, where a store is there to read (a missing
     default store is no store yet: the calibration alone)."""
     from vcsbench.cli.store import store_path
-    from vcsbench.results.earlier import seen_in
-    from vcsbench.results.store import Store
+    from vcsbench.store.earlier import seen_in
+    from vcsbench.store.store import Store
 
     path = store_path(args)
     if isinstance(path, Path) and not path.is_file():
@@ -71,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
+    from vcsbench.judge.comparison import compare_runs
+    from vcsbench.judge.limits import gate_lines, parse_gate
     from vcsbench.report.compare import render
     from vcsbench.report.load_compare import compare_loads
     from vcsbench.results import read
-    from vcsbench.results.comparison import compare_runs
-    from vcsbench.results.limits import gate_lines, parse_gate
 
     repeats = args.base_runs is not None or args.other_runs is not None
     if repeats and (args.base is not None or args.base_runs is None or args.other_runs is None):

@@ -124,9 +124,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _spread_text() -> str:
     """This machine's run-to-run spread as last measured, for a person."""
+    from vcsbench.judge.verdict import single_run_reach
     from vcsbench.results.calibration import fingerprint, load_spread, spread_path
-    from vcsbench.results.spread import UNDER
-    from vcsbench.results.verdict import single_run_reach
+    from vcsbench.results.drifting import UNDER
 
     digest = fingerprint(machine_info())[0]
     found = load_spread(digest)

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vcsbench.report.history import history_text
-    from vcsbench.results.store import Store, dumps
+    from vcsbench.store.store import Store, dumps
 
     path = store_path(args)
     if path is None:

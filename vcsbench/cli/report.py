@@ -167,7 +167,7 @@ def _report(args: argparse.Namespace, runs: list[Run]) -> int:
 
 
 def _time_gate(text: str) -> float:
-    from vcsbench.results.limits import parse_gate
+    from vcsbench.judge.limits import parse_gate
 
     gate = parse_gate(text)
     if set(gate) != {"time"}:

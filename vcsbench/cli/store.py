@@ -29,8 +29,8 @@ def add_store_option(parser: argparse.ArgumentParser, also: str = "") -> None:
 
 def store_path(args: argparse.Namespace) -> str | Path | None:
     """The store asked for: a SQLite file's path, a PostgreSQL URL, or None (none)."""
-    from vcsbench.results.store import default_path
-    from vcsbench.results.store_db import POSTGRES
+    from vcsbench.store.db import POSTGRES
+    from vcsbench.store.store import default_path
 
     given = getattr(args, "store", None)
     if given == "none":
@@ -47,8 +47,8 @@ def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) ->
     path = store_path(args)
     if path is None or not out.is_file():
         return
-    from vcsbench.results.store import Store
-    from vcsbench.results.store_db import shown_url
+    from vcsbench.store.db import shown_url
+    from vcsbench.store.store import Store
 
     try:
         with Store(path, writing=True) as store:
@@ -73,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vcsbench.bench.progress import duration
-    from vcsbench.results.store import Store, result_files
-    from vcsbench.results.store_db import StoreFull
+    from vcsbench.store.db import StoreFull
+    from vcsbench.store.store import Store, result_files
 
     path = store_path(args)
     if path is None:

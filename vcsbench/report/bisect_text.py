@@ -7,11 +7,11 @@ import math
 import re
 from pathlib import Path
 
-from vcsbench.results.bisection import METHOD, Outcome, Step
-from vcsbench.results.count_bisection import METHOD as COUNT_METHOD
-from vcsbench.results.count_bisection import CountOutcome, CountStep
+from vcsbench.judge.bisection import METHOD, Outcome, Step
+from vcsbench.judge.count_bisection import METHOD as COUNT_METHOD
+from vcsbench.judge.count_bisection import CountOutcome, CountStep
+from vcsbench.judge.paired import LEVEL
 from vcsbench.results.counted import COUNTED
-from vcsbench.results.paired import LEVEL
 
 _RELEASE = re.compile(r"(?P<backend>[^\[]+)\[version=(?P<version>[^\],]+)\]")
 

@@ -1,4 +1,4 @@
-"""``vcsbench compare``: runs compared (:mod:`vcsbench.results.comparison`), written for a
+"""``vcsbench compare``: runs compared (:mod:`vcsbench.judge.comparison`), written for a
 person: each run's median, the ratio with its interval and the verdict or why there is
 none, the figures that do not drift, what differs between the environments, and how the
 verdicts were reached."""
@@ -8,22 +8,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from vcsbench.report.environment import payload_digests
-from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
-from vcsbench.results.comparison import (
+from vcsbench.judge.comparison import (
     COMPARED_METRICS,
-    OTHERS_CPU,
     ROUNDS_ALPHA,
     STEADY,
     Change,
     Pair,
 )
-from vcsbench.results.count_changes import FLOOR
-from vcsbench.results.count_changes import STEADY as STEADY_COUNT
+from vcsbench.judge.count_changes import FLOOR
+from vcsbench.judge.count_changes import STEADY as STEADY_COUNT
+from vcsbench.judge.verdict import ALPHA, Between
+from vcsbench.report.environment import payload_digests
+from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.results.drifting import OTHERS_CPU, UNDER
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.spread import UNDER, SpreadCell
-from vcsbench.results.verdict import ALPHA, Between
+from vcsbench.results.spread import SpreadCell
 
 MEMORY_TOLERANCE = 0.01
 """Memory sizes within 1% are the same machine: MemTotal moves with kernel reservations."""

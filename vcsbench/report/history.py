@@ -1,5 +1,5 @@
 """``vcsbench history``: a benchmark's figures over time on each machine, from the store
-(:mod:`vcsbench.results.store`), written for a person.
+(:mod:`vcsbench.store.store`), written for a person.
 
 Several series: one line each (runs, dates, the first and last run's median, the versions
 it ran with and where they changed). One series: every run of it, oldest first, with its
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vcsbench.judge.changes import ChangePoint, change_points
+from vcsbench.judge.count_changes import FLOOR, STEADY
+from vcsbench.judge.count_history import CountStep, count_steps, counts_at
 from vcsbench.report.format import fmt_ms, table
-from vcsbench.results.changes import ChangePoint, change_points
-from vcsbench.results.count_changes import FLOOR, STEADY
-from vcsbench.results.count_history import CountStep, count_steps, counts_at
-from vcsbench.results.spread import UNDER
-from vcsbench.results.store_rows import Point, Series
+from vcsbench.results.drifting import UNDER
+from vcsbench.store.rows import Point, Series
 
 SHOWN = {"time": "median", **{name: f"rounds over the {under}" for name, under in UNDER.items()}}
 
@@ -41,7 +41,7 @@ class Judged:
     the code -- the same detector on the canary's medians."""
     counts: list[CountStep] = field(default_factory=list)
     """Where a count per operation stepped (indexes into the series' points), every run
-    judged: counts do not drift (:mod:`vcsbench.results.count_history`)."""
+    judged: counts do not drift (:mod:`vcsbench.judge.count_history`)."""
     counting: tuple[bool, ...] = ()
     """Per run of the series: whether it and the run before both counted."""
 

@@ -19,7 +19,7 @@ from vcsbench.report.formats.html import page
 from vcsbench.report.history import Judged, change_text, judged, machine_text, method, run_rows
 from vcsbench.report.plotkit import save, slug
 from vcsbench.results.io import own_directory, write_file
-from vcsbench.results.store_rows import Series
+from vcsbench.store.rows import Series
 
 MAX_SERIES = 60
 """The most series on one page: a plot and a table each."""

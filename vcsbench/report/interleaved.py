@@ -3,12 +3,12 @@ block, with how the blocks agreed."""
 
 from __future__ import annotations
 
+from vcsbench.judge.paired import LEVEL, METHOD, paired
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
 from vcsbench.report.origins import named_release, release_of
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
-from vcsbench.results.paired import LEVEL, METHOD, paired
 
 
 def _blocks(bench: Benchmark) -> Interleaved | None:

@@ -3,10 +3,10 @@ they ran.
 
 - **Interleaved** (one group of one run: variants, or filesystems, in alternating blocks):
   the median of the block ratios with its distribution-free interval
-  (:mod:`vcsbench.results.paired`); drift between blocks cancels.
+  (:mod:`vcsbench.judge.paired`); drift between blocks cancels.
 - **One after the other** (two benchmarks of a run, or of two runs): each is one run's
   level, and the interval comes from this machine's run-to-run spread as the files record
-  it (:mod:`vcsbench.results.verdict`); with none recorded, the ratio has no interval and
+  it (:mod:`vcsbench.judge.verdict`); with none recorded, the ratio has no interval and
   no verdict, and says so. Two runs of one filesystem whose canaries moved apart beyond
   their calibrated spread get no verdict either: the machine moved between them; nor do
   two runs of two filesystems, whose canaries move with the filesystem. The rounds
@@ -22,13 +22,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vcsbench.results.comparison import busy
+from vcsbench.judge.drift import machine_moved
+from vcsbench.judge.paired import LEVEL, MIN_EFFECT, paired
+from vcsbench.judge.verdict import ALPHA, between
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
-from vcsbench.results.paired import LEVEL, MIN_EFFECT, paired
-from vcsbench.results.run_figures import machine_moved
+from vcsbench.results.run_figures import busy
 from vcsbench.results.spread import SpreadCell
-from vcsbench.results.verdict import ALPHA, between
 
 BY_BLOCK = "by block"
 BY_SPREAD = "run-to-run spread"

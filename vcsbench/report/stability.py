@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vcsbench.results.comparison import busy, mean_sample
 from vcsbench.results.metrics import PERTURBATION_GOAL
 from vcsbench.results.model import Benchmark
+from vcsbench.results.run_figures import busy, mean_sample
 
 WIDE_IQR = 0.10
 """Interquartile range over this share of the median: the rounds are noisy."""

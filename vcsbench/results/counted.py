@@ -7,7 +7,7 @@ A count is judged by what it does between rounds: where every counted round made
 same (the system calls of most operations), it is exact and any difference is a change;
 where it moves (instructions move a little with what each round's paths and contents
 hash to; a threaded path moves more), its spread is recorded and a change must stand out
-of it (:mod:`vcsbench.results.comparison`).
+of it (:mod:`vcsbench.judge.comparison`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,16 @@
-"""A run's one value for a figure that drifts, and which of them a time comparison
-between runs uses: the median alone, or the rounds over the canary timed beside them (or
-the canary's writes), whichever this machine's calibration found steadiest
-(:mod:`vcsbench.results.canary`); and whether the machine itself moved between runs."""
+"""A run's one value for each figure that drifts (``drifting.FIGURES``), and whether its
+machine was busy: what the judgement and the store both read of a run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import statistics
 
-from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.spread import Seen, SpreadCell, op_class
-from vcsbench.results.verdict import between
+from vcsbench.results.drifting import LOAD_PER_CPU, OTHERS_CPU
+from vcsbench.results.model import Benchmark
 
 
 def run_figure(bench: Benchmark, name: str) -> float | None:
-    """A run's one value for a drifting figure (``spread.FIGURES``): its median time
+    """A run's one value for a drifting figure (``drifting.FIGURES``): its median time
     (ms), its CPU per repository, its rounds over their canary (or its writes), the
     canary's medians; the counted rounds' instructions and how far they range."""
     if name in ("instructions", "instructions_rounds"):
@@ -31,68 +28,30 @@ def run_figure(bench: Benchmark, name: str) -> float | None:
     return bench.median_ms if name == "time" else bench.per_repo(name)
 
 
-def time_figure(cell: SpreadCell | None, benches: list[Benchmark]) -> str:
-    """The figure a time comparison uses: over each run's canary (or its writes) where
-    every run has it and this machine's calibration found it moves least between runs;
-    else the median itself (""). Never across filesystems: each run's canary runs on its
-    own filesystem and moves with it."""
-    if cell is None or (chosen := cell.time_figure()) == "time" or _filesystems(benches) > 1:
+def mean_sample(bench: Benchmark, key: str) -> float:
+    samples = bench.sampler.get("samples") or []
+    values = [s.get(key) or 0.0 for s in samples if isinstance(s, dict)]
+    return statistics.mean(values) if values else 0.0
+
+
+def runnable(bench: Benchmark) -> float:
+    """Tasks runnable over the benchmark, on average (its own among them); results
+    written before that was sampled: the 1-minute load average."""
+    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
+    sampled = bool(samples) and all(isinstance(s.get("runnable"), int) for s in samples)
+    return mean_sample(bench, "runnable" if sampled else "loadavg_1m")
+
+
+def busy(bench: Benchmark, cpu_count: int) -> str:
+    """What made the machine busy during the benchmark, or "" if it was not: other
+    processes' CPU time where it was sampled, else more tasks runnable than CPUs."""
+    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
+    if samples and all(isinstance(s.get("others_cpu"), int | float) for s in samples):
+        others = mean_sample(bench, "others_cpu")
+        if others <= OTHERS_CPU:
+            return ""
+        return f"other processes used {others:.2f} CPUs on average"
+    load = runnable(bench)
+    if not cpu_count or load <= LOAD_PER_CPU * cpu_count:
         return ""
-    return chosen if all(run_figure(b, chosen) for b in benches) else ""
-
-
-def machine_moved(cell: SpreadCell | None, base: list[Benchmark], other: list[Benchmark]) -> str:
-    """Why a time or CPU verdict on the runs' own figures is withheld because the
-    machine moved between them (their canaries, whole or their writes, differ beyond
-    that figure's calibrated spread), or "". Runs of two filesystems: their canaries move
-    with the filesystem, so one run a side gets no verdict (:func:`_apart`) where a
-    calibration would otherwise allow one; several a side, their own spread judges."""
-    if cell is not None and _filesystems([*base, *other]) > 1:
-        return _apart(base[0].fs, other[0].fs) if len(base) == len(other) == 1 else ""
-    for name, said in (("canary", "canary"), ("writes", "canary's writes")):
-        if cell is None or cell.sd_log(name) is None:
-            continue
-        moved = between(
-            name, [run_figure(b, name) for b in base], [run_figure(b, name) for b in other], cell
-        )
-        if moved.significant and moved.ratio is not None:
-            return f"no verdict: the machine moved between the runs (its {said} {moved.ratio:.2f}x)"
-    return ""
-
-
-def _filesystems(benches: list[Benchmark]) -> int:
-    return len({b.fs for b in benches})
-
-
-def _apart(base_fs: str, other_fs: str) -> str:
-    """Why one run on each of two filesystems gets no time or CPU verdict: the canary, timed
-    on each run's own filesystem, moves with it, so nothing in the runs tells the machine's
-    drift from the filesystems' difference (calibrated spread alone let drift through)."""
-    return (
-        f"no verdict: {base_fs} and {other_fs} in separate runs, one each, and a canary on "
-        f"each cannot tell drift from the filesystem; run both in one (--fs {base_fs},{other_fs})"
-    )
-
-
-def calibrated_cell(
-    runs: list[Run],
-    bench: Benchmark,
-    seen: Callable[[Benchmark, list[Run]], dict[str, Seen]] | None = None,
-) -> SpreadCell | None:
-    """The machine's spread for ``bench`` as the runs' files record it (the widest of
-    theirs), widened by ``seen`` -- the spread between its earlier runs in the results
-    store -- where that is wider."""
-    cells = [
-        cell
-        for run in runs
-        if run.spread is not None
-        and (cell := run.spread.cell(bench.backend.name, bench.op, bench.filesystem.fstype))
-        is not None
-    ]
-    cell = max(cells, key=lambda c: c.sd_log() or 0.0, default=None)
-    earlier = seen(bench, runs) if seen is not None else {}
-    if not earlier:
-        return cell
-    fs = bench.filesystem.fstype
-    empty = SpreadCell(bench.backend.name, op_class(bench.op), fs, 0, {})
-    return (cell or empty).with_seen(earlier)
+    return f"{load:.1f} tasks runnable on {cpu_count} CPUs"

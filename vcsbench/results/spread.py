@@ -22,28 +22,9 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from vcsbench.results.drifting import FIGURES, TIME_FIGURES
 from vcsbench.results.schema import SchemaError, count, expect, optional, required
 
-FIGURES = (
-    "time", "cpu", "time_per_canary", "time_per_writes", "canary", "writes",
-    "instructions", "instructions_rounds",
-)  # fmt: skip
-"""The figures whose spread is measured: they drift; bytes, footprint and counts do not.
-``time_per_canary``: the run's rounds over its canary, each round over the canary timed
-right after it (:meth:`vcsbench.results.canary.Canary.per_round`); ``time_per_writes``:
-over the canary's writes alone (up to its fsync); ``canary``, ``writes``: the canary's
-own medians, whole and its writes; ``instructions``: the median of the run's counted
-rounds (``doctor --spread --counted N``), and ``instructions_rounds`` how far its counted
-rounds range, over that median: a count's spread between runs and between rounds,
-measured, not assumed. (A calibration's ``time_canary`` and ``time_writes``,
-from before the rounds were paired with their canaries, were the medians' ratios: they
-are not read.)"""
-COUNT_FIGURES = ("instructions", "instructions_rounds")
-"""The counted rounds' figures a calibration keeps (:func:`run_figures.run_figure`)."""
-TIME_FIGURES = ("time", "time_per_canary", "time_per_writes")
-"""What a time comparison may use, the calibration choosing per cell."""
-UNDER = {"time_per_canary": "canary", "time_per_writes": "canary's writes"}
-"""What each time figure other than the median alone is over, for a person."""
 SPREAD_FILE_VERSION = 1
 
 

@@ -4,7 +4,7 @@ compared on their rounds: where samples are small and untied, the exact null
 distribution of U (as scipy's ``method="exact"``), otherwise the normal approximation
 with tie and continuity correction (scipy's ``method="asymptotic"``); checked against
 scipy in the tests. Between runs, Student's t comes from scipy itself
-(:mod:`vcsbench.results.verdict`)."""
+(:mod:`vcsbench.judge.verdict`)."""
 
 from __future__ import annotations
 

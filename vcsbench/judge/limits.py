@@ -8,13 +8,14 @@ from __future__ import annotations
 import re
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.comparison import COMPARED_METRICS, DRIFTING, Change, Pair
-from vcsbench.results.count_changes import FLOOR
+from vcsbench.judge.comparison import COMPARED_METRICS, Change, Pair
+from vcsbench.judge.count_changes import FLOOR
+from vcsbench.judge.verdict import Between, runs_needed
 from vcsbench.results.counted import COUNTED
+from vcsbench.results.drifting import DRIFTING
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS
 from vcsbench.results.model import Benchmark
 from vcsbench.results.run_figures import run_figure
-from vcsbench.results.verdict import Between, runs_needed
 
 GATE_NAMES = tuple(
     dict.fromkeys(("time", *COMPARED_METRICS, *DURABILITY_METRICS, *CALL_METRICS, *COUNTED))

@@ -1,6 +1,6 @@
 """What a result file becomes in the store: its machine's key, each benchmark's series
 and point -- its figures, its counts, the versions it ran with, its machine's calibration
--- and a load's steps as points (:mod:`vcsbench.results.store` keeps them)."""
+-- and a load's steps as points (:mod:`vcsbench.store.store` keeps them)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from vcsbench.results.calibration import fingerprint
-from vcsbench.results.comparison import busy
 from vcsbench.results.counted import COUNTED, share_range
 from vcsbench.results.metrics import CALL_METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import run_figure
-from vcsbench.results.store_rows import MAX_TEXT
+from vcsbench.results.run_figures import busy, run_figure
+from vcsbench.store.rows import MAX_TEXT
 
 
 def cut(text: str) -> str:

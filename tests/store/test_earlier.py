@@ -1,5 +1,5 @@
 """compare widens a calibration that was too tight with the spread the results store saw
-between the benchmark's earlier runs (vcsbench.results.earlier)."""
+between the benchmark's earlier runs (vcsbench.store.earlier)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
-from vcsbench.results.earlier import spreads
 from vcsbench.results.spread import Seen, SpreadCell, own_spread
-from vcsbench.results.store_rows import Point
+from vcsbench.store.earlier import spreads
+from vcsbench.store.rows import Point
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 

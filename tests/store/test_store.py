@@ -21,7 +21,7 @@ from postgres import database, server
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import read
 from vcsbench.results.io import read_whole
-from vcsbench.results.store import Store, result_files
+from vcsbench.store.store import Store, result_files
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 GIT = "git-pygit2 create+commit hello ext4:size=256M"
@@ -380,7 +380,7 @@ def test_a_stalled_server_is_one_line_within_the_statement_limit(
     import signal
     import time
 
-    from vcsbench.results import store_db
+    from vcsbench.store import db as store_db
 
     monkeypatch.setattr(store_db, "STATEMENT_S", 1)
     url = database(postgres_server)

@@ -12,7 +12,7 @@ are kept beside each point, not in the key: they are what a series is there to w
 SQLite (the standard library's) in one file: by default ``store.sqlite`` in vcsbench's
 data directory (:func:`vcsbench.results.calibration.data_dir`); or the same schema on a
 PostgreSQL server a team's machines share (``--store postgresql://...``;
-:mod:`vcsbench.results.store_db`). Several processes may add at once (each file in one
+:mod:`vcsbench.store.db`). Several processes may add at once (each file in one
 transaction). Nothing read from a result file is run: its values are bound as
 parameters.
 """
@@ -31,9 +31,9 @@ from typing import Any
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.calibration import data_dir
 from vcsbench.results.io import Whole, read_whole
-from vcsbench.results.store_db import StoreError, connect
-from vcsbench.results.store_points import cut, machine_key, points_of, tail
-from vcsbench.results.store_rows import POINT, Point, Series, head_of, point_of
+from vcsbench.store.db import StoreError, connect
+from vcsbench.store.points import cut, machine_key, points_of, tail
+from vcsbench.store.rows import POINT, Point, Series, head_of, point_of
 
 STORE_VERSION = 3
 """3: each point keeps its counts per operation (``counts``); 2: its rounds over their

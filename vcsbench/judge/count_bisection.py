@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vcsbench.results.count_changes import CountChange, judge_pair
+from vcsbench.judge.count_changes import CountChange, judge_pair
 from vcsbench.results.counted import COUNTED, Counted
 
 METHOD = " ".join(" ".join(__doc__.split("\n\n")[1:3]).split()) if __doc__ else ""

@@ -19,12 +19,13 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+from vcsbench.results.drifting import FIGURES
 from vcsbench.results.io import read_document
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.spread import FIGURES, SEEN_LEAST, SEEN_RUNS, Seen
-from vcsbench.results.store import Store
-from vcsbench.results.store_points import benchmark_key, machine_key, versions_of
-from vcsbench.results.store_rows import Point
+from vcsbench.results.spread import SEEN_LEAST, SEEN_RUNS, Seen
+from vcsbench.store.points import benchmark_key, machine_key, versions_of
+from vcsbench.store.rows import Point
+from vcsbench.store.store import Store
 
 Seen_in = Callable[[Benchmark, list[Run]], dict[str, Seen]]
 

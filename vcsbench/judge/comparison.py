@@ -2,7 +2,7 @@
 change, whether drift could have made it, and a gate that fails closed.
 
 Time and CPU time drift between runs, so they are compared with the runs as the unit and
-this machine's measured run-to-run spread (:mod:`vcsbench.results.verdict`): with one run
+this machine's measured run-to-run spread (:mod:`vcsbench.judge.verdict`): with one run
 a side, a change is a verdict only beyond that spread, and none is given where the
 machine was busy (processes other than the run's used CPU) or a run was too short for
 its median to be its level. Bytes, footprint and inodes do not drift: they are compared
@@ -19,24 +19,20 @@ pytest door's ``--benchmark-compare-fail`` both judge here; ``report.compare`` w
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.results.count_changes import CountChange, count_moves, judge_counted
+from vcsbench.judge.count_changes import CountChange, count_moves, judge_counted
+from vcsbench.judge.drift import calibrated_cell, machine_moved, time_figure
+from vcsbench.judge.verdict import MIN_ROUNDS, Between, between
+from vcsbench.results.drifting import DRIFTING
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
-from vcsbench.results.run_figures import calibrated_cell, machine_moved, run_figure, time_figure
+from vcsbench.results.run_figures import busy, run_figure
 from vcsbench.results.spread import Seen, SpreadCell
 from vcsbench.results.stats import mann_whitney_p
-from vcsbench.results.verdict import MIN_ROUNDS, Between, between
 
-LOAD_PER_CPU = 1.0
-"""Results sampled before ``others_cpu``: busy with more runnable tasks than CPUs."""
-OTHERS_CPU = 0.2
-"""Busy: processes other than the run's used more than this many CPUs on average (an idle
-machine here: 0.00-0.02)."""
 ROUNDS_ALPHA = 0.05
 """Bytes, footprint and inodes: a change on the rounds below this p."""
 STEADY = 0.01
@@ -48,8 +44,6 @@ COMPARED_METRICS = (
     "footprint_allocated",
     "footprint_inodes",
 )
-DRIFTING = ("time", "cpu")
-"""Figures compared with the runs as the unit; the others on the rounds."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +104,7 @@ class Pair:
     changes: dict[str, Figure]
     cell: SpreadCell | None = None
     counted: dict[str, CountChange] = field(default_factory=dict)
-    """The counted rounds' counts, judged (:mod:`vcsbench.results.count_changes`)."""
+    """The counted rounds' counts, judged (:mod:`vcsbench.judge.count_changes`)."""
 
     def in_round(self, name: str) -> bool:
         """Whether the timed rounds of both sides counted ``name`` (on tmpfs they do not:
@@ -278,32 +272,3 @@ def compare_runs(
                     name = bench.case
                     left.append(f"only in {where} ({run.name}): {name}")
     return pairs, left
-
-
-def mean_sample(bench: Benchmark, key: str) -> float:
-    samples = bench.sampler.get("samples") or []
-    values = [s.get(key) or 0.0 for s in samples if isinstance(s, dict)]
-    return statistics.mean(values) if values else 0.0
-
-
-def runnable(bench: Benchmark) -> float:
-    """Tasks runnable over the benchmark, on average (its own among them); results
-    written before that was sampled: the 1-minute load average."""
-    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
-    sampled = bool(samples) and all(isinstance(s.get("runnable"), int) for s in samples)
-    return mean_sample(bench, "runnable" if sampled else "loadavg_1m")
-
-
-def busy(bench: Benchmark, cpu_count: int) -> str:
-    """What made the machine busy during the benchmark, or "" if it was not: other
-    processes' CPU time where it was sampled, else more tasks runnable than CPUs."""
-    samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
-    if samples and all(isinstance(s.get("others_cpu"), int | float) for s in samples):
-        others = mean_sample(bench, "others_cpu")
-        if others <= OTHERS_CPU:
-            return ""
-        return f"other processes used {others:.2f} CPUs on average"
-    load = runnable(bench)
-    if not cpu_count or load <= LOAD_PER_CPU * cpu_count:
-        return ""
-    return f"{load:.1f} tasks runnable on {cpu_count} CPUs"

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vcsbench.results.paired import Paired
+from vcsbench.judge.paired import Paired
 
 MAX_VERSIONS = 1000
 METHOD = (

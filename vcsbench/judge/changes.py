@@ -6,7 +6,7 @@ logarithms of the runs' figures, a mean-shift cost, the penalty ``PENALTY`` x sd
 log n with sd the machine's measured run-to-run spread for that cell (``vcsbench doctor
 --spread``), or, without one, the series' own (the median of the absolute differences of
 neighbouring runs, scaled to a standard deviation, which a step moves little). **Whether**:
-each candidate is then a comparison between runs as every other (:mod:`vcsbench.results.verdict`):
+each candidate is then a comparison between runs as every other (:mod:`vcsbench.judge.verdict`):
 the runs between the neighbouring change points before and after, Student's t on their
 logarithms pooled with the calibration, a change point kept at p < ``ALPHA`` with its
 ratio and interval. PELT finds where; the test, the same everywhere in vcsbench, decides
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vcsbench.judge.verdict import Between, between
 from vcsbench.results.spread import SpreadCell, own_spread
-from vcsbench.results.verdict import Between, between
 
 PENALTY = 3.0
 """PELT's penalty in units of sd^2 x log n (on synthetic series of 60 runs with 10 % shifts

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from helpers import REPO, edited_result, keep_rounds, retotal, run_args, scale_times, vcsbench
 
+from vcsbench.judge.verdict import ALPHA, between, runs_needed
 from vcsbench.results.run_figures import run_figure
 from vcsbench.results.spread import SpreadCell
-from vcsbench.results.verdict import ALPHA, between, runs_needed
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 TINY_TMPFS = REPO / "tests" / "data" / "tiny-tmpfs.json"

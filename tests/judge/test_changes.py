@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import planted_history_store, vcsbench
 
-from vcsbench.results.changes import change_points
+from vcsbench.judge.changes import change_points
 from vcsbench.results.spread import SpreadCell
 
 SPREAD = 0.021

@@ -1,4 +1,4 @@
-"""Bisection over a chain of versions with a known change (vcsbench.results.bisection)."""
+"""Bisection over a chain of versions with a known change (vcsbench.judge.bisection)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from vcsbench.results.bisection import Skip, bisect, side_of
-from vcsbench.results.paired import Paired, paired
+from vcsbench.judge.bisection import Skip, bisect, side_of
+from vcsbench.judge.paired import Paired, paired
 
 VERSIONS = [f"1.{i}.0" for i in range(16)]
 
@@ -181,7 +181,7 @@ def test_the_answer_says_which_steps_were_not_certain(crossing: tuple[int, ...],
 def test_a_count_bisection_takes_the_halfway_point_and_says_which_count() -> None:
     """Instructions steady within 0.2 % a round, 2 % more from version 5 of 9: found in
     1 + ceil(log2(8)) = 4 runs, by instructions, with no count named by the caller."""
-    from vcsbench.results.count_bisection import bisect_counts
+    from vcsbench.judge.count_bisection import bisect_counts
     from vcsbench.results.counted import Counted
 
     jitter = (0, 1_800, -900, 2_600, -1_500)

@@ -1,5 +1,5 @@
 """Where a series' counts changed: a count per operation from one run to the next, judged
-as compare judges counts at one run a side (:mod:`vcsbench.results.count_changes`) --
+as compare judges counts at one run a side (:mod:`vcsbench.judge.count_changes`) --
 counts do not drift with the machine, so each run is judged, busy or not.
 
 A point keeps each count's median and how far its rounds ranged (0: the same in every
@@ -13,10 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from vcsbench.results.count_changes import FLOOR, STEADY
+from vcsbench.judge.count_changes import FLOOR, STEADY
 from vcsbench.results.counted import COUNTED
-from vcsbench.results.store_rows import Point
+
+
+class Point(Protocol):
+    """A run of a series, as the store keeps it (:class:`vcsbench.store.rows.Point`)."""
+
+    def count_figures(self) -> dict[str, tuple[float, float]]: ...
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vcsbench.results.spread import UNDER, SpreadCell
+from vcsbench.results.drifting import UNDER
+from vcsbench.results.spread import SpreadCell
 
 ALPHA = 0.01
 """Between runs a verdict needs p below this: with 80 cells of an A/A, about one."""
