@@ -494,3 +494,22 @@ def test_an_interleaved_members_worker_serves_blocks_until_its_recycle_count(
         found = bench["extra_info"]["vcsbench"]
         assert (0, 40) == (found["errors"], found["verified"])
         assert workers == found["harness"]["workers"]["workers"], found["harness"]["workers"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "says"),
+    [
+        ("git-pygit2[work=100001]", "work='100001' is not a whole number from 1 to 100,000 "
+         "(thousands of turns of a loop of 2 instructions, planted inside every timed call)"),
+        ("git-pygit2[syncs=1001]", "syncs='1001' is not a whole number from 1 to 1,000 "
+         "(fsync calls of a scratch file, planted inside every timed call)"),
+        ("git-pygit2[syncs=0]", "syncs='0' is not a whole number from 1 to 1,000"),
+    ],
+)  # fmt: skip
+def test_planted_work_beyond_its_bound_is_one_line(variant: str, says: str) -> None:
+    """A result file's recorded selection may carry work= and syncs= into --resume: each is
+    bounded, so none makes a run endless."""
+    with pytest.raises(VcsbenchError) as caught:
+        Variant.parse(variant)
+    assert str(caught.value).startswith(f"{variant}: {says}")
+    assert (100_000, 1_000) == Variant.parse("git-pygit2[work=100000,syncs=1000]").planted

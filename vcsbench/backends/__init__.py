@@ -91,12 +91,12 @@ class Variant:
         delay = options.get("delay")
         if delay is not None:
             parse_delay(text.strip(), delay)
-        for key, what in PLANTED.items():
+        for key, (what, most) in PLANTED.items():
             value = options.get(key)
-            if value is not None and not (value.isdigit() and 0 < int(value) <= 10**9):
+            if value is not None and not (value.isdigit() and 0 < int(value) <= most):
                 raise VcsbenchError(
                     f"{text.strip()}: {key}={value!r} is not a whole number from 1 to "
-                    f"1000000000 ({what}, planted inside every timed call)"
+                    f"{most:,} ({what}, planted inside every timed call)"
                 )
         age = options.get("age")
         if age is not None and not age.isdigit():
@@ -193,10 +193,13 @@ class Variant:
 
 
 PLANTED = {
-    "work": "thousands of turns of a loop of 2 instructions",
-    "syncs": "fsync calls of a scratch file",
+    "work": ("thousands of turns of a loop of 2 instructions", 100_000),
+    "syncs": ("fsync calls of a scratch file", 1_000),
 }
-"""Variant keys that plant known work (:mod:`vcsbench.bench.planted`)."""
+"""Variant keys that plant known work (:mod:`vcsbench.bench.planted`), and the most each may
+plant: 200 million instructions (a tenth of a second a call, seconds under valgrind) and a
+thousand fsyncs (seconds on a disk) -- far beyond any change worth planting, short of a run
+a result file's recorded selection could make endless."""
 
 DELAY_UNITS = {"us": 1_000, "ms": 1_000_000}
 

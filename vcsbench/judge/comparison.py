@@ -170,7 +170,7 @@ def check_consistent(run: Run) -> None:
     for bench in run.benchmarks:
         if bench.key in seen:
             raise VcsbenchError(
-                f"{run.path}: benchmark {' '.join(bench.key[::-1])} appears twice; compare "
+                f"{run.path}: benchmark {bench.key.text} appears twice; compare "
                 "cannot tell which copy to judge: keep one (or run them as variants)"
             )
         seen.add(bench.key)

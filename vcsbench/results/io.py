@@ -237,6 +237,7 @@ def parse(document: object, path: Path) -> Run:
         version=str(facts.get("version", "")),
         run_id=str(facts.get("run_id", "")),
         spread=spread,
+        node=str(machine_info.get("node") or "") if isinstance(machine_info, dict) else "",
     )
 
 

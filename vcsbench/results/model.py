@@ -28,11 +28,17 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vcsbench.results.canary import Canary
 from vcsbench.results.counted import Counted
-from vcsbench.results.environment import BackendInfo, FilesystemInfo, Machine, PayloadInfo
+from vcsbench.results.environment import (
+    BackendInfo,
+    FilesystemInfo,
+    Machine,
+    PayloadInfo,
+    history_by_name,
+)
 from vcsbench.results.harness import Harness
 from vcsbench.results.metrics import METRICS, metric
 from vcsbench.results.migrate import READABLE_SCHEMAS, SCHEMA_VERSION, migrate_benchmark
@@ -52,6 +58,23 @@ from vcsbench.results.writers import Writers
 if TYPE_CHECKING:
     from vcsbench.results.load import Load
     from vcsbench.results.spread import Spread, SpreadCell
+
+
+class BenchmarkKey(NamedTuple):
+    """What a benchmark is, in whichever run holds it: its operation, payload, filesystem
+    (as asked) and variant, in the order reports sort by. Compare pairs two runs'
+    benchmarks by it, and the store names a series by it (:func:`vcsbench.store.points.
+    series_of`: with the machine and the filesystem as made), which history reads."""
+
+    op: str
+    payload: str
+    fs: str
+    variant: str
+
+    @property
+    def text(self) -> str:
+        """As a person reads it: variant, operation, payload as shown, filesystem."""
+        return f"{self.variant} {self.op} {history_by_name(self.payload)} {self.fs}"
 
 
 @dataclass
@@ -111,15 +134,15 @@ class Benchmark:
     @property
     def case(self) -> str:
         """The benchmark as a person reads it: variant, operation, payload as shown, fs."""
-        return f"{self.label} {self.op} {self.payload.shown} {self.fs}"
+        return self.key.text
 
     @property
     def fs(self) -> str:
         return self.filesystem.spec
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.op, self.payload.name, self.fs, self.label)
+    def key(self) -> BenchmarkKey:
+        return BenchmarkKey(self.op, self.payload.name, self.fs, self.label)
 
     # -- figures, all from the one clock ------------------------------------------------
 
@@ -327,6 +350,8 @@ class Run:
     spread: Spread | None = None
     """The run-to-run spread of the machine it ran on, as measured before it (the cells
     for its filesystem types; None where none was)."""
+    node: str = ""
+    """The host name it ran on, as pytest-benchmark recorded it ("" where none was)."""
 
     @property
     def kind(self) -> str:

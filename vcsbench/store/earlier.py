@@ -17,13 +17,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from pathlib import Path
 
 from vcsbench.results.drifting import FIGURES
-from vcsbench.results.io import read_document
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.spread import SEEN_LEAST, SEEN_RUNS, Seen
-from vcsbench.store.points import benchmark_key, machine_key, versions_of
+from vcsbench.store.points import machine_key, series_of, versions_of
 from vcsbench.store.rows import Point
 from vcsbench.store.store import Store
 
@@ -71,20 +69,13 @@ def seen_in(store: Store) -> Seen_in:
     """For a benchmark of the given runs: the spread of its earlier runs in ``store``
     (started before the oldest of them, on the machine of the run holding it, with its
     versions, not busy, every round ok; the last ``SEEN_RUNS``)."""
-    machines: dict[str, str] = {}
-
-    def machine(run: Run) -> str:
-        if run.path not in machines:
-            document = read_document(Path(run.path))
-            machines[run.path] = machine_key(document if isinstance(document, dict) else {}, run)[0]
-        return machines[run.path]
 
     def seen(bench: Benchmark, runs: list[Run]) -> dict[str, Seen]:
         holder = next((r for r in runs if any(b is bench for b in r.benchmarks)), None)
         oldest = min((r.datetime for r in runs if r.datetime), default="")
         if holder is None or not oldest:
             return {}
-        series = f"{machine(holder)} {benchmark_key(bench)}"
+        series = series_of(machine_key(holder)[0], bench)
         return spreads(store.earlier(series, oldest, versions_of(bench), SEEN_RUNS))
 
     return seen

@@ -25,20 +25,23 @@ def tail(text: str, most: int = 80) -> str:
     return text if len(text) <= most else "…" + text[-most + 1 :]
 
 
-def machine_key(document: dict[str, Any], run: Run) -> tuple[str, str]:
+def machine_key(run: Run) -> tuple[str, str]:
     """(a digest, a description) of the machine a result file was made on, from what it
     recorded: pytest-benchmark's host name and vcsbench's machine facts."""
-    info = document.get("machine_info")
-    node = info.get("node") if isinstance(info, dict) else None
-    digest, described = fingerprint(run.machine.to_json(), cut(str(node or "?")))
+    digest, described = fingerprint(run.machine.to_json(), cut(run.node or "?"))
     return digest, cut(described)
 
 
 def benchmark_key(bench: Benchmark) -> str:
-    """The benchmark of a series: its variant, operation, payload, filesystem (as asked,
-    and its type and mount options as made)."""
+    """The benchmark of a series: its key (:class:`~vcsbench.results.model.BenchmarkKey`)
+    as a person reads it, with its filesystem's type and mount options as made."""
     fs = bench.filesystem
-    return cut(f"{bench.case} ({fs.fstype or '?'} {fs.mount_options or ''})".strip())
+    return cut(f"{bench.key.text} ({fs.fstype or '?'} {fs.mount_options or ''})".strip())
+
+
+def series_of(machine: str, bench: Benchmark) -> str:
+    """The series a benchmark's run is a point of: its machine's digest and its key."""
+    return f"{machine} {benchmark_key(bench)}"
 
 
 def _spread_of(run: Run, bench: Benchmark) -> str:
@@ -130,7 +133,7 @@ def points_of(run: Run, digest: str, key: str, started: str) -> list[tuple[Any, 
         rows.append(
             (
                 digest,
-                f"{key} {bench_key}",
+                series_of(key, bench),
                 key,
                 bench_key,
                 started,

@@ -156,9 +156,9 @@ class Store:
     def add(self, path: Path, whole: Whole | None = None) -> Added:
         """A result file into the store (once: the same bytes again change nothing);
         ``whole``: the file as it was read already."""
-        data, document, run = whole if whole is not None else read_whole(path)
+        data, _, run = whole if whole is not None else read_whole(path)
         digest = hashlib.sha256(data).hexdigest()
-        key, machine = machine_key(document if isinstance(document, dict) else {}, run)
+        key, machine = machine_key(run)
         started = run.datetime or datetime.datetime.now(datetime.UTC).isoformat()
         rows = points_of(run, digest, key, started)
         run_key = cut(run.run_id) or digest
