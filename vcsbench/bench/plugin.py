@@ -35,7 +35,7 @@ from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
-from vcsbench.results import outlock
+from vcsbench.results import layout, outlock
 from vcsbench.sandbox import FsSpec
 
 PREFIX = "vcs-"
@@ -199,7 +199,7 @@ def pytest_benchmark_update_machine_info(
             **vcs_machine_info(),
             "backend_versions": backend_versions(config.stash[SELECTION].backends),
         }
-    machine_info["vcsbench"] = config.stash[MACHINE]
+    layout.put_machine(machine_info, config.stash[MACHINE])
 
 
 def pytest_benchmark_update_json(

@@ -19,7 +19,9 @@ import pytest
 from vcsbench.bench import adapter
 from vcsbench.bench.selection import Selection
 from vcsbench.errors import without_secrets
+from vcsbench.results import layout
 from vcsbench.results.io import ResultWriter
+from vcsbench.results.layout import Carried
 from vcsbench.results.migrate import SCHEMA_VERSION
 from vcsbench.results.model import Benchmark
 
@@ -35,7 +37,7 @@ class Preset:
         self,
         selection: Selection,
         command: str,
-        carry: dict[str, Any] | None = None,
+        carry: Carried | None = None,
         door: str = "vcsbench run",
     ) -> None:
         self.selection = selection
@@ -45,11 +47,9 @@ class Preset:
         self.run_id = uuid.uuid4().hex
         self.refusal = ""
         """Bad input the session found once a benchmark started, for the command to say."""
-        self.carry: dict[str, Any] = carry or {"benchmarks": [], "failed_benchmarks": []}
+        self.carry = carry or Carried()
         """Finished benchmarks of an earlier run that ``--resume`` keeps (raw entries)."""
-        self.done: set[str] = {
-            e["extra_info"]["vcsbench"]["name"] for e in self.carry["benchmarks"]
-        } | {e["name"] for e in self.carry["failed_benchmarks"]}
+        self.done: set[str] = self.carry.names
 
 
 def preset_of(config: pytest.Config) -> Preset | None:
@@ -160,7 +160,7 @@ def write_results(config: pytest.Config, amend: Any = None) -> None:
     config.stash.get(UNWRITTEN, {}).pop("", None)
     if not (bench_session.save or bench_session.autosave):  # pytest-benchmark's own copy
         for bench in written[:-1]:  # the last may be amended yet
-            bench.extra_info["vcsbench"] = {"written": str(path)}
+            layout.written_to(bench.extra_info, str(path))
 
 
 def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
@@ -172,9 +172,7 @@ def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
     command = preset.command if preset is not None else _pytest_command()
     if RUN_ID not in config.stash:
         config.stash[RUN_ID] = uuid.uuid4().hex
-    carry = preset.carry if preset is not None else {"benchmarks": [], "failed_benchmarks": []}
-    output_json["benchmarks"] = [*carry["benchmarks"], *output_json.get("benchmarks", [])]
-    output_json["vcsbench"] = {
+    facts = {
         "version": __version__,
         "schema_version": SCHEMA_VERSION,
         "run_id": config.stash[RUN_ID],
@@ -182,11 +180,10 @@ def run_facts(config: pytest.Config, output_json: dict[str, Any]) -> None:
         "door": preset.door if preset is not None else "pytest",
         "selection": config.stash[SELECTION].given,
         "spread": _spread(config),
-        "failed_benchmarks": [
-            *carry["failed_benchmarks"],
-            *(b.to_json() for b in config.stash.get(FAILED, [])),
-        ],
     }
+    carried = preset.carry if preset is not None else Carried()
+    failed = [b.to_json() for b in config.stash.get(FAILED, [])]
+    layout.put_run(output_json, facts, carried, failed)
 
 
 SPREAD = pytest.StashKey[dict[str, Any] | None]()

@@ -12,7 +12,6 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +19,7 @@ from vcsbench.bench import suite
 from vcsbench.bench.record import Preset
 from vcsbench.bench.selection import Selection
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import Carried
 from vcsbench.results.outlock import owned
 
 COMPACT_COLUMNS = "median,iqr,rounds"
@@ -32,7 +32,7 @@ def run_suite(
     json_out: Path,
     extra_args: Sequence[str] = (),
     command: Sequence[str] = (),
-    carry: dict[str, Any] | None = None,
+    carry: Carried | None = None,
     door: str = "vcsbench run",
 ) -> tuple[int, str]:
     """Run the suite for ``selection``, writing ``json_out``.

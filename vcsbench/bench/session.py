@@ -30,6 +30,7 @@ from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write
 from vcsbench.bench.rules import rules_of
 from vcsbench.bench.selection import Selection, case_id
 from vcsbench.errors import Refusal, VcsbenchError
+from vcsbench.results import layout
 from vcsbench.results.environment import history_by_name
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
@@ -277,8 +278,9 @@ class VcsSession:
     def _amend(self, benchmark: Any, result: Benchmark) -> None:
         """Write a kept benchmark again with what was learnt after it was kept (how long
         its sandbox took to come down)."""
-        if benchmark.stats is not None and "vcsbench" in benchmark.extra_info:
-            benchmark.extra_info["vcsbench"]["harness"] = result.harness.to_json()
+        if benchmark.stats is not None and layout.amend_benchmark(
+            benchmark.extra_info, "harness", result.harness.to_json()
+        ):
             write_results(self.config, amend=benchmark.stats)
         else:  # every round failed: it is in the run's facts, written again
             write_results(self.config)
@@ -286,7 +288,7 @@ class VcsSession:
     def _keep(self, benchmark: Any, result: Benchmark) -> None:
         """Put the benchmark in the results and write the result file at once."""
         self.ops_wall_s += result.harness.ops_wall_s or 0.0
-        benchmark.extra_info["vcsbench"] = result.to_json()
+        layout.put_benchmark(benchmark.extra_info, result.to_json())
         ok_walls = result.samples_s
         if ok_walls:
             adapter.feed(benchmark, ok_walls)

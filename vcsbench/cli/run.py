@@ -88,7 +88,7 @@ def _resume(args: argparse.Namespace) -> int:
     from vcsbench.bench.runner import run_suite
     from vcsbench.bench.selection import Selection
     from vcsbench.measure.machine import machine_info
-    from vcsbench.results import parse
+    from vcsbench.results import layout, parse
     from vcsbench.results.io import read_document
 
     path = Path(args.resume)
@@ -107,8 +107,7 @@ def _resume(args: argparse.Namespace) -> int:
                 f"{where}: written on another machine ({key} {getattr(earlier.machine, key)!r}, "
                 f"here {here[key]!r}); resume it there, or start a new run"
             )
-    facts = document.get("vcsbench") if isinstance(document, dict) else None
-    facts = facts if isinstance(facts, dict) else {}
+    facts = layout.run_facts(document)
     if facts.get("door") != "vcsbench run":
         raise VcsbenchError(
             f"{where}: not written by 'vcsbench run' (by {str(facts.get('door', '?'))[:40]}); "
@@ -124,21 +123,9 @@ def _resume(args: argparse.Namespace) -> int:
     }
     selection = Selection.from_recorded(facts.get("selection"), where, stated)
     extra = [a for a in args.pytest_args if a != "--"]
-    carry = {
-        "benchmarks": [
-            e
-            for e in document["benchmarks"]
-            if not (e.get("extra_info") or {}).get("vcsbench", {}).get("partial")
-        ],
-        "failed_benchmarks": [
-            e
-            for e in (document.get("vcsbench") or {}).get("failed_benchmarks", [])
-            if not e.get("partial")
-        ],
-    }
-    kept = len(carry["benchmarks"]) + len(carry["failed_benchmarks"])
-    done = {str(e.get("name")) for e in [*carry["benchmarks"], *carry["failed_benchmarks"]]}
-    if all(f"test_vcs[{name}]" in done for name in selection.case_ids()):
+    carry = layout.finished(document)
+    kept = len(carry)
+    if all(f"test_vcs[{name}]" in carry.names for name in selection.case_ids()):
         print(f"nothing to resume: all {kept} benchmark(s) of {path} finished")
         return 0
     shown = shlex.join(["vcsbench", "run", *selection.command_line()])

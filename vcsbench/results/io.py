@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from vcsbench.errors import VcsbenchError, without_secrets
 from vcsbench.owned import not_mine_alone
+from vcsbench.results import layout
 from vcsbench.results.bounded import CHUNK, decode, fail, read_bytes
 from vcsbench.results.environment import Machine
 from vcsbench.results.load import is_load_document, parse_load
@@ -191,24 +192,13 @@ def parse(document: object, path: Path) -> Run:
             "is not a vcsbench result file (neither a pytest-benchmark 'benchmarks' list nor "
             "a 'vcsbench load' result)",
         )
-    facts: dict[str, Any] = document.get("vcsbench") or {}
-    if not isinstance(facts, dict):
-        raise fail(path, "its 'vcsbench' section is not an object")
+    if not isinstance(document.get(layout.OURS) or {}, dict):
+        raise fail(path, f"its '{layout.OURS}' section is not an object")
+    facts = layout.run_facts(document)
+    machine_json, node = layout.machine_facts(document)
     try:
-        machine_info = document.get("machine_info") or {}
-        machine = Machine.from_json(
-            machine_info.get("vcsbench") if isinstance(machine_info, dict) else None,
-            "machine_info.vcsbench",
-        )
-        entries: list[tuple[str, object]] = []
-        for i, entry in enumerate(document["benchmarks"]):
-            info = (
-                (entry.get("extra_info") or {}).get("vcsbench") if isinstance(entry, dict) else None
-            )
-            if info is not None:
-                entries.append((f"benchmarks[{i}].extra_info.vcsbench", info))
-        for i, info in enumerate(facts.get("failed_benchmarks") or []):
-            entries.append((f"vcsbench.failed_benchmarks[{i}]", info))
+        machine = Machine.from_json(machine_json, f"machine_info.{layout.OURS}")
+        entries = layout.benchmark_entries(document)
         benchmarks = [Benchmark.from_json(info, where, str(path)) for where, info in entries]
         for bench in benchmarks:
             bench.machine = f"{machine.description}, kernel {machine.kernel or '?'}"
@@ -237,7 +227,7 @@ def parse(document: object, path: Path) -> Run:
         version=str(facts.get("version", "")),
         run_id=str(facts.get("run_id", "")),
         spread=spread,
-        node=str(machine_info.get("node") or "") if isinstance(machine_info, dict) else "",
+        node=node,
     )
 
 

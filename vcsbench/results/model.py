@@ -1,12 +1,9 @@
 """The result model: one run of benchmarks, and the JSON it is stored as.
 
 A result file is pytest-benchmark JSON (so pytest-benchmark's own ``compare`` reads it).
-vcsbench's part of it is owned here and nowhere else:
-
-- ``document["vcsbench"]``: :class:`Run` facts (version, schema, command, run id) and
-  the benchmarks pytest-benchmark cannot hold (every round failed: it has no sample);
-- ``benchmarks[i]["extra_info"]["vcsbench"]``: one :class:`Benchmark`;
-- ``machine_info["vcsbench"]``: :class:`Machine`.
+Where vcsbench's part of it lives is :mod:`vcsbench.results.layout`'s alone; what each
+part holds is this module's: :class:`Run` (the run's facts), :class:`Benchmark` (one
+benchmark's), :class:`~vcsbench.results.environment.Machine`.
 
 One clock: every time figure comes from ``Rounds.wall_ns`` and ``Rounds.ok``, the
 runner's ``perf_counter_ns`` around the operation alone. pytest-benchmark's ``stats`` are
