@@ -6,6 +6,8 @@ replay, a call a remote variant does not make through its server."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from vcsbench.backends import Variant
 from vcsbench.bench.remote import reaches
 from vcsbench.errors import VcsbenchError
@@ -14,12 +16,28 @@ from vcsbench.workload.operations import OperationSpec
 from vcsbench.workload.source import is_history
 
 
+class Case(NamedTuple):
+    """One benchmark of a selection: what the suite parametrizes its test by, and names it
+    by (:attr:`id`); in its result, :class:`~vcsbench.results.model.BenchmarkKey`."""
+
+    variant: Variant
+    op: OperationSpec | str
+    """The operation, parsed; or as its text, where the engine holds only that."""
+    payload: str
+    fs: FsSpec
+
+    @property
+    def id(self) -> str:
+        """Its test's id in pytest and its result's name."""
+        return f"{self.variant.text}-{self.op}-{self.payload}-{self.fs.text}"
+
+
 def runnable(
     backends: list[Variant], ops: list[OperationSpec], payloads: list[str], fs: list[FsSpec]
-) -> list[tuple[Variant, OperationSpec, str, FsSpec]]:
-    """(backend variant, op, payload, fs) for every benchmark the backend can run."""
+) -> list[Case]:
+    """Every benchmark of the selection the backend can run."""
     return [
-        (backend, op, payload, spec)
+        Case(backend, op, payload, spec)
         for spec in fs
         for payload in payloads
         for op in ops

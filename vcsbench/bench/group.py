@@ -30,6 +30,7 @@ import pytest
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
 from vcsbench.bench.beside import perturbation_beside, serve
+from vcsbench.bench.cases import Case
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.interleave import Block, Blocks, describe_blocks, targets
 from vcsbench.bench.plan import RoundPlan
@@ -37,7 +38,7 @@ from vcsbench.bench.planted import Planted
 from vcsbench.bench.progress import ProgressDisplay
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
-from vcsbench.bench.selection import Selection, case_id
+from vcsbench.bench.selection import Selection
 from vcsbench.bench.where import counting_of, worker_of
 from vcsbench.results.harness import Harness
 from vcsbench.results.model import Benchmark
@@ -316,7 +317,7 @@ class GroupRun:
         )
         name = self.named[0]
         if member != self.mine:
-            own = case_id(member.variant, self.op, self.payload, member.fs)
+            own = Case(member.variant, self.op, self.payload, member.fs).id
             name = name.replace(self.named[1], own)
         run = BenchmarkRun(
             operation=self.operation(member, vcs),

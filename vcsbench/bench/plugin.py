@@ -32,7 +32,7 @@ from vcsbench.bench.record import (
     write_results,
 )
 from vcsbench.bench.rules import rules_of
-from vcsbench.bench.selection import Selection, case_id
+from vcsbench.bench.selection import Selection
 from vcsbench.bench.session import COUNT, SESSION, VcsSession, closing_line
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import layout, outlock
@@ -117,7 +117,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(
         "backend,op,payload,fs",
         cases,
-        ids=[case_id(*case) for case in cases],
+        ids=[case.id for case in cases],
     )
 
 

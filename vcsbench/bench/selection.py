@@ -12,7 +12,7 @@ from typing import Any
 
 from vcsbench.backends import REGISTRY, Backend, Variant
 from vcsbench.backends.tools import parse_options
-from vcsbench.bench.cases import check_back, runnable, skipped
+from vcsbench.bench.cases import Case, check_back, runnable, skipped
 from vcsbench.bench.envs import environment_of
 from vcsbench.bench.options import (
     AUTO_RECYCLE,
@@ -336,9 +336,9 @@ class Selection:
 
     def case_ids(self) -> list[str]:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""
-        return [case_id(*case) for case in self.cases() if case[0].availability.ok]
+        return [case.id for case in self.cases() if case.variant.availability.ok]
 
-    def cases(self) -> list[tuple[Variant, OperationSpec, str, FsSpec]]:
+    def cases(self) -> list[Case]:
         """(backend variant, op, payload, fs) for every benchmark the backend can run."""
         return runnable(self.backends, self.ops, self.payloads, self.fs)
 
@@ -367,8 +367,3 @@ def _interleave(value: str) -> int | None:
     if value.isdigit() and int(value) >= 2:
         return int(value)
     raise VcsbenchError(f"interleave {value!r} is not auto, off or a number of blocks (2 or more)")
-
-
-def case_id(backend: Variant, op: OperationSpec | str, payload: str, fs: FsSpec) -> str:
-    """How a case of the suite is named: its test's id in pytest and its result's name."""
-    return f"{backend.text}-{op}-{payload}-{fs.text}"

@@ -22,13 +22,14 @@ import pytest
 from vcsbench import process
 from vcsbench.backends import Backend, Variant
 from vcsbench.bench import adapter
+from vcsbench.bench.cases import Case
 from vcsbench.bench.group import GroupRun, Member, Outcome
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.policy import KeptPolicy
 from vcsbench.bench.progress import duration
 from vcsbench.bench.record import FAILED, WRITTEN, preset_of, result_path, write_results
 from vcsbench.bench.rules import rules_of
-from vcsbench.bench.selection import Selection, case_id
+from vcsbench.bench.selection import Selection
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.results import layout
 from vcsbench.results.environment import history_by_name
@@ -153,7 +154,7 @@ class VcsSession:
                 counted=0 if disabled else selection.counted,
                 counted_instructions=selection.counted_instructions,
             )
-            named = (benchmark.name, case_id(backend, op, payload, fs))
+            named = (benchmark.name, Case(backend, op, payload, fs).id)
             runner = GroupRun(
                 self, group, mine, op, payload, make, built_in, plan, rules, named, disabled
             )
@@ -263,7 +264,7 @@ class VcsSession:
         cases = [
             Member(b, f)
             for b, o, p, f in selection.cases()
-            if o.text == op and p == payload and b.availability.ok
+            if str(o) == op and p == payload and b.availability.ok
         ]
         variants = selection.interleaves([m.variant for m in cases if m.fs.text == fs.text])
         filesystems = selection.interleaves_filesystems()
