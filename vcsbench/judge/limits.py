@@ -157,7 +157,9 @@ def gate_lines(
                 failed.append(f"{where} {change.text()} exceeds +{limit * 100:g}%")
                 continue
             if isinstance(change, Between):
-                if change.withheld:
+                # No spread at all is said first: whatever else withholds a verdict, the
+                # runs cannot be judged without one, and measuring it is what to do.
+                if change.withheld and change.detectable is not None:
                     failed.append(f"{where}: cannot judge, {change.withheld}")
                     continue
                 if change.detectable is None or change.detectable > limit:
