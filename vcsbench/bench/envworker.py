@@ -6,8 +6,8 @@ Run as ``<interpreter> -m vcsbench.bench.envworker`` by
 a :class:`~vcsbench.bench.plan.WorkerSpec`; how: a :class:`~vcsbench.bench.plan.RoundPlan`;
 the sandbox and workdir), then a request per block of rounds; it makes the backend and
 operation with its interpreter's library, runs the rounds with the same
-:class:`~vcsbench.bench.rounds.BenchmarkRun` code as every benchmark (probes,
-verification in batches, the floor), and writes one JSON line per message on a
+:class:`~vcsbench.bench.loop.RoundLoop` as every benchmark (probes, verification
+in batches, the floor), and writes one JSON line per message on a
 descriptor of its own (the library's prints go to stderr): the backend as it describes
 itself, each round's record, and its end.
 """
@@ -41,7 +41,7 @@ def main() -> None:
 
     from vcsbench.backends import Variant
     from vcsbench.backends.reach import Remote
-    from vcsbench.bench.rounds import BenchmarkRun
+    from vcsbench.bench.loop import RoundLoop
     from vcsbench.bench.workers import WorkerEnd, encode
     from vcsbench.sandbox import SandboxInfo
     from vcsbench.workload.operations import make_operation
@@ -61,7 +61,7 @@ def main() -> None:
     except Exception as exc:  # the parent's word for it: the worker failed, and why
         send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))
         os._exit(1)
-    run = BenchmarkRun(
+    loop = RoundLoop(
         operation=make_operation(worker.op, backend, load_payload(worker.payload)),
         sandbox=SandboxInfo(**spec["sandbox"]),
         workdir=Path(spec["workdir"]),
@@ -69,15 +69,13 @@ def main() -> None:
         owner=worker.owner,
         attach=True,
     )
-    run.started_at(float(spec["t0"]))
+    loop.t0 = float(spec["t0"])  # perf_counter: one clock for every process here
     try:
         for line in sys.stdin:  # a request per block of rounds, until the parent closes it
             request = json.loads(line)
             if request.get("warmup"):
-                run.aside("warmup", int(request["warmup"]))
-            run.worker_block(
-                int(request["first"]), int(request["count"]), int(request["total"]), send
-            )
+                loop.aside("warmup", int(request["warmup"]))
+            loop.block(int(request["first"]), int(request["count"]), int(request["total"]), send)
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             send(WorkerEnd(0, 0, f"{type(exc).__name__}: {exc}"))

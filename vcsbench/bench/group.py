@@ -32,6 +32,7 @@ from vcsbench.backends import Backend, Variant
 from vcsbench.bench.beside import perturbation_beside, serve
 from vcsbench.bench.cases import Case
 from vcsbench.bench.envs import environment_of
+from vcsbench.bench.harness import Beside
 from vcsbench.bench.interleave import Block, Blocks, describe_blocks, targets
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.planted import Planted
@@ -40,7 +41,6 @@ from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.bench.rules import RoundRules
 from vcsbench.bench.selection import Selection
 from vcsbench.bench.where import counting_of, worker_of
-from vcsbench.results.harness import Harness
 from vcsbench.results.model import Benchmark
 from vcsbench.sandbox import FsSpec, Sandbox
 from vcsbench.workload.operation import Operation
@@ -58,12 +58,14 @@ class Host(Protocol):
     config: pytest.Config
     count: int
     started: float
-    _serial: int
-    _perturbed: dict[str, dict[str, object]]
+    serial: int
+    """The benchmarks begun so far: names each one's working directory."""
+    perturbed: dict[str, dict[str, object]]
+    """The harness checks made once per variant."""
 
     def sandbox(self, spec: FsSpec) -> AbstractContextManager[Sandbox]: ...
 
-    def _keep_seeds(self) -> None: ...
+    def keep_seeds(self) -> None: ...
 
     def keep_early(self, result: Benchmark, disabled: bool) -> None: ...
 
@@ -151,7 +153,7 @@ class GroupRun:
 
     def run(self) -> Outcome:
         session, selection = self.session, self.session.selection
-        session._keep_seeds()
+        session.keep_seeds()
         blocks = 1 if self.alone else selection.blocks_for(self.plan.rounds)
         texts = [m.text for m in self.group]
         mine = self.mine
@@ -165,7 +167,7 @@ class GroupRun:
             session.config,
             selection.progress,
             label,
-            (session._serial, session.count, session.started),
+            (session.serial, session.count, session.started),
         )
         REPLAY_PROGRESS[:] = [display]  # a seed's replay shows its progress too
         seed = random.SystemRandom().getrandbits(32)
@@ -181,7 +183,7 @@ class GroupRun:
             for member in self.group:
                 if member.fs.text not in sandboxes:
                     sandboxes[member.fs.text] = stack.enter_context(session.sandbox(member.fs))
-            runs: dict[str, tuple[BenchmarkRun, Backend, Harness]] = {}
+            runs: dict[str, tuple[BenchmarkRun, Backend]] = {}
             for index, member in enumerate(self.group):
                 runs[member.text] = self._prepare(
                     stack, index, member, sandboxes[member.fs.text], cpu, display
@@ -199,7 +201,7 @@ class GroupRun:
                         done.append(Block(number, text, first, len(run.log)))
                     if not self.alone:
                         display(
-                            sum(len(r.log) for r, _, _ in runs.values()),
+                            sum(len(r.log) for r, _ in runs.values()),
                             self.plan.rounds * len(runs),
                             time.perf_counter() - started,
                         )
@@ -209,7 +211,7 @@ class GroupRun:
 
             if interrupted is None:  # untimed, outside the hold: a stop may land here
                 try:
-                    for run, _, _ in runs.values():
+                    for run, _ in runs.values():
                         run.stop_workers()
                         run.count()
                         run.maintain()
@@ -234,7 +236,7 @@ class GroupRun:
                 # pytest-benchmark's --benchmark-cprofile: one more round, profiled (its
                 # time is no sample), shown and saved by pytest-benchmark.
                 profile = cProfile.Profile()
-                runs[mine.text][0].aside("profile", 1, profile)
+                runs[mine.text][0].loop.aside("profile", 1, profile)
                 session.profiled(profile)
         times = [s.teardown_s for s in sandboxes.values()]
         teardown = None if None in times else sum(t for t in times if t is not None)
@@ -242,7 +244,7 @@ class GroupRun:
 
     def _keep(
         self,
-        runs: dict[str, tuple[BenchmarkRun, Backend, Harness]],
+        runs: dict[str, tuple[BenchmarkRun, Backend]],
         results: dict[str, Benchmark],
         interrupted: KeyboardInterrupt | None,
         blocks: Blocks,
@@ -253,20 +255,17 @@ class GroupRun:
         after a signal that landed before the hold: what was kept stays kept. ``blocks``:
         the group's blocks, planned and done."""
         with process.signals_held():
-            for run, _, _ in runs.values():
+            for run, _ in runs.values():
                 run.stop_workers()
-            if interrupted is not None and not any(len(r.log) for r, _, _ in runs.values()):
+            if interrupted is not None and not any(len(r.log) for r, _ in runs.values()):
                 return False
             texts = [m.text for m in self.group]
             for member in self.group:
                 if member.text in results:
                     continue
-                run, vcs, beside = runs[member.text]
+                run, vcs = runs[member.text]
                 result = run.finish(described(member.variant, vcs))
                 harness = result.harness
-                harness.server, harness.environment = beside.server, beside.environment
-                harness.pytest_benchmark_rules = beside.pytest_benchmark_rules
-                harness.perturbation = beside.perturbation
                 if not self.alone:
                     where = (
                         "each member's rounds in a worker process of its own (its "
@@ -298,7 +297,7 @@ class GroupRun:
         sandbox: Sandbox,
         cpu: int,
         display: ProgressDisplay,
-    ) -> tuple[BenchmarkRun, Backend, Harness]:
+    ) -> tuple[BenchmarkRun, Backend]:
         """A member's backend, its run, its server where it has one, and what its result
         records beside the rounds (the server, the environment, the harness check, the
         pytest-benchmark rules)."""
@@ -307,9 +306,9 @@ class GroupRun:
         vcs = stack.enter_context(session.selection.make_backend(member.variant))
         vcs.ready(sandbox.root)  # removed with the sandbox, recorded or mounted
         slug = (
-            f"{session._serial:03d}-{vcs.name}-{self.op}-{self.payload}"
+            f"{session.serial:03d}-{vcs.name}-{self.op}-{self.payload}"
             if self.alone
-            else f"{session._serial:03d}-{index}-{self.op}"
+            else f"{session.serial:03d}-{index}-{self.op}"
         )
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", slug)
         environment, worker = worker_of(
@@ -330,24 +329,25 @@ class GroupRun:
             worker=worker,
             counting=counting_of(member.variant, vcs, sandbox.root, self.built_in, self.plan),
         )
-        harness = Harness()
         server = serve(stack, member.variant, vcs, run, sandbox)
-        harness.server = server
         built = environment_of(member.variant)
-        if built is not None:
-            harness.environment = built.describe()
-        harness.pytest_benchmark_rules = self.rules.describe(self.plan.rounds) or None
-        if self.alone:
-            harness.perturbation = perturbation_beside(
+        run.beside = Beside(
+            server=server,
+            environment=built.describe() if built is not None else None,
+            pytest_benchmark_rules=self.rules.describe(self.plan.rounds) or None,
+            perturbation=perturbation_beside(
                 f"{member.variant.text} {self.op} {self.payload} {member.fs.text}",
                 lambda: self.operation(member, vcs),
                 member.variant.text,
                 run,
                 server,
                 "off" if self.disabled else session.selection.perturbation,
-                session._perturbed,
+                session.perturbed,
             )
-        return run, vcs, harness
+            if self.alone
+            else None,
+        )
+        return run, vcs
 
 
 def described(variant: Variant, vcs: Backend) -> dict[str, object]:

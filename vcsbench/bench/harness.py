@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,18 @@ def floor_of(
         }
 
 
+@dataclass(frozen=True)
+class Beside:
+    """What is made before a benchmark's rounds and recorded beside them: a remote
+    variant's server, a ``version=`` variant's environment, the pytest-benchmark rules
+    that set its rounds, the harness against a bare loop (:mod:`vcsbench.bench.beside`)."""
+
+    server: dict[str, Any] | None = None
+    environment: dict[str, Any] | None = None
+    pytest_benchmark_rules: dict[str, Any] | None = None
+    perturbation: dict[str, Any] | None = None
+
+
 def record(
     *,
     started: bool,
@@ -75,6 +88,7 @@ def record(
     processes: int,
     environment: Path | None,
     kept: AsKept | str = "not kept",
+    beside: Beside = Beside(),
 ) -> Harness:
     """The harness record of a benchmark: its cost per round beside the timed
     operations, and where its rounds ran."""
@@ -103,4 +117,8 @@ def record(
         },
         note=NOTE,
         kept=kept.record() if isinstance(kept, AsKept) else None,
+        server=beside.server,
+        environment=beside.environment,
+        pytest_benchmark_rules=beside.pytest_benchmark_rules,
+        perturbation=beside.perturbation,
     )

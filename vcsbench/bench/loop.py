@@ -1,13 +1,15 @@
 """The round loop: each round prepared, its operation alone timed by the one clock
-(``perf_counter_ns``), its counters read, its record kept; rounds verified in batches,
+(``perf_counter_ns``), its counters read, its record made; rounds verified in batches,
 never while one is timed. A round that raises or fails verification is an error and
-never a sample. :class:`RoundLoop` is the loop and what it is given (the operation, the
-sandbox, the plan); :class:`~vcsbench.bench.rounds.BenchmarkRun` the benchmark around it
-(the sandbox filled first, warm-up, workers, the result)."""
+never a sample. :class:`RoundLoop` runs in whichever process the rounds are placed in
+(:mod:`vcsbench.bench.placement`): the benchmark's own, a forked worker, a worker of
+another interpreter; the benchmark around it (:class:`~vcsbench.bench.rounds.BenchmarkRun`)
+keeps the records, fills the sandbox first and makes the result."""
 
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import errno
 import gc
 import math
@@ -16,44 +18,29 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from vcsbench.bench import floor
 from vcsbench.bench.canary import CanaryTimer
 from vcsbench.bench.figures import round_values
-from vcsbench.bench.log import (
-    VERIFY_BATCH,
-    RoundLog,
-    RoundRecord,
-)
-from vcsbench.bench.maintained import AsKept
-from vcsbench.bench.placement import Placement
-from vcsbench.bench.plan import RoundPlan, WorkerSpec
+from vcsbench.bench.log import VERIFY_BATCH, RoundRecord
+from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.trouble import SandboxFailed, describe, sandbox_trouble
-from vcsbench.errors import Refusal
-from vcsbench.measure import instructions, writers
-from vcsbench.measure.footprint import Footprint, footprint
+from vcsbench.bench.workers import WorkerEnd
+from vcsbench.errors import Refusal, VcsbenchError
+from vcsbench.measure import instructions
+from vcsbench.measure.footprint import footprint
 from vcsbench.measure.instructions import Counter
 from vcsbench.measure.probes import (
     Probe,
     Snapshot,
+    current_rss_bytes,
     drop_caches,
+    peak_rss_bytes,
+    peak_rss_reset,
 )
-from vcsbench.measure.sampler import SystemSampler
-from vcsbench.process import signals_held
-from vcsbench.results.counted import Counted
-from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.servers.apache import give_tree
 from vcsbench.workload.operation import Operation, RoundPaths
-
-RoundsEnd = tuple[float, list[dict[str, Any]], Writers | None, int, int]
-"""Read as the last round ends: wall seconds, the sampler's samples, who wrote, peak RSS,
-RSS growth."""
-
-Progress = Callable[..., None]
-"""Called after each round with (rounds done, rounds in all, seconds since start), and
-while an aged sandbox is filled with the same and ``unit="repositories filled in"``."""
 
 
 def wait(ns: int) -> None:
@@ -66,31 +53,21 @@ def wait(ns: int) -> None:
 
 @dataclass
 class RoundLoop:
-    """The rounds of one (backend, op, payload, sandbox) benchmark, driven and recorded."""
+    """The rounds of one (backend, op, payload, sandbox) benchmark, each made into a record,
+    in the process they are placed in."""
 
     operation: Operation
     sandbox: SandboxInfo
     workdir: Path
     plan: RoundPlan
-    progress: Progress | None = None
-    name: str = ""
     clock: Callable[[], int] = time.perf_counter_ns
     """The one clock, read right before and right after the operation (nanoseconds); a
     test gives one that moves by known amounts."""
     owner: tuple[int, int] | None = None
     """Whose each round's repository is made once it is prepared (uid, gid): the user a
     remote variant's server writes as (Apache's)."""
-    environment: Path | None = None
-    """The interpreter of a worker process every round runs in (a ``version=`` variant's
-    environment, or this one for a member of an interleaved group):
-    :class:`~vcsbench.bench.workers.EnvironmentSpawner`."""
-    worker: WorkerSpec | None = None
-    """What that worker makes."""
     attach: bool = False
     """The workdir exists already (in an environment's worker: the benchmark's own)."""
-    counting: tuple[Path, WorkerSpec] | str = "no counted rounds were asked (--counted 0)"
-    """How its counted rounds are made (``--counted``): the interpreter and what its
-    process makes, or why they cannot be."""
 
     def __post_init__(self) -> None:
         if self.sandbox.throttle is not None:  # the seed is built off the throttled device
@@ -115,34 +92,12 @@ class RoundLoop:
                 (self.workdir / container).mkdir()
         self.probe = Probe(self.workdir, self.sandbox.device_stat_path)
         self.canary = CanaryTimer(self.workdir / "canary", self.plan.rounds)
-        self.log = RoundLog()
-        self._sampler = SystemSampler(self.sandbox.device_stat_path)
-        self._floor_tree: dict[str, floor.TreeEntry] = {}
-        self._started = False
         self.diagnosis = ""
-        """What the failures have in common when it is known (the sandbox filled up)."""
-        self._overhead_ns = 0
-        self._rss_start = 0
-        self._t0 = 0.0
-        self.age_info: dict[str, object] = {}
-        self._placement: Placement | None = None
-        self.described: dict[str, object] | None = None
-        """The backend as the environment's worker described it (its library's versions)."""
-        self.kept: AsKept | str = (
-            "not kept (--kept none)"
-            if self.plan.kept.off
-            else "not kept: the run was stopped first"
-        )
-        """The footprint as a server keeps the repositories, once :meth:`maintain` ran."""
-        self._scanned: tuple[Footprint | str, Footprint | str, float] | None = None
-        """The footprint as written, scanned before that maintenance."""
-        self._closed: RoundsEnd | None = None
-        """What was read as the last round ended (:meth:`BenchmarkRun._close_rounds`)."""
-        self.stopped = False
-        """The sandbox failed every round of a batch: no more rounds are to be run."""
-        self._writers_before: tuple[writers.Snapshot, int] | None = None
-        self.counted: Counted | None = None
-        """Its counted rounds, once :meth:`~vcsbench.bench.rounds.BenchmarkRun.count` ran."""
+        """What the failures have in common, once a round found it (the sandbox filled
+        up): the rounds after it are not diagnosed again."""
+        self.t0 = 0.0
+        """When the benchmark began (perf_counter, one clock for every process here), for
+        its time budget."""
         self._spinner = Counter(instructions.library()) if self.plan.planted.work else None
         """The counter's library, for planted work (``work=``): its loop of known length."""
 
@@ -152,7 +107,7 @@ class RoundLoop:
 
     # -- the rounds ---------------------------------------------------------------------
 
-    def _batches(self, first: int, count: int) -> Iterator[RoundRecord]:
+    def batches(self, first: int, count: int) -> Iterator[RoundRecord]:
         """Rounds ``first`` .. ``first + count - 1``, verified in batches of
         ``VERIFY_BATCH``; each batch's records once it is verified. A time budget may end
         them sooner (it lowers ``rounds``)."""
@@ -203,6 +158,7 @@ class RoundLoop:
                     self.workdir, self.sandbox.spec, index, record.error
                 )
                 if record.diagnosis:
+                    self.diagnosis = record.diagnosis
                     break
         return [record for _, _, record in done]
 
@@ -212,7 +168,7 @@ class RoundLoop:
         the floor's)."""
         if self.plan.budget_s is None or not done or done >= self.rounds:
             return
-        per_round = (time.perf_counter() - self._t0) / done
+        per_round = (time.perf_counter() - self.t0) / done
         fit = math.ceil(self.plan.budget_s / per_round) if per_round > 0 else self.rounds
         self.rounds = min(self.rounds, max(fit, self.plan.min_rounds, done + 1))
 
@@ -275,20 +231,52 @@ class RoundLoop:
         record.error = error
         return record
 
-    def _accept(self, record: RoundRecord) -> None:
-        """Keep a finished round's record (from this process or a worker). The stop
-        signals wait while it is written down: a round is in the log whole or not at all
-        (an interrupted run keeps its log, and every per-round array the same length)."""
-        with signals_held():
-            self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
-            self.log.held_bytes += record.held_bytes
-            if record.canary_ns is not None:
-                self.log.canary_ns.append(record.canary_ns[0])
-                self.log.canary_writes_ns.append(record.canary_ns[1])
-            self.log.verified += record.verified
-        if record.diagnosis and not self.diagnosis:
-            self.diagnosis = record.diagnosis
-        if record.floor_tree is not None:
-            self._floor_tree = record.floor_tree
-        if self.progress is not None:
-            self.progress(len(self.log), self.rounds, time.perf_counter() - self._t0)
+    def aside(self, kind: str, count: int, profile: cProfile.Profile | None = None) -> None:
+        """``count`` rounds in ``workdir/kind`` that are not the benchmark's (warm-up
+        rounds; one under ``profile``), untimed and each verified: one that fails is the
+        benchmark's error."""
+        base = self.workdir / kind
+        for container in ("repos", "checkouts", "scratch"):
+            (base / container).mkdir(parents=True)
+        for index in range(count):
+            paths = RoundPaths.of(base, index, self.plan.layout)
+            try:
+                paths.scratch.mkdir()
+                paths.repo.parent.mkdir(parents=True, exist_ok=True)
+                self.operation.prepare(paths)
+                if profile is not None:
+                    profile.enable()
+                try:
+                    self.operation.run(paths)
+                finally:
+                    if profile is not None:
+                        profile.disable()
+                problems = self.operation.verify_many([paths])[0]
+            except Exception as exc:
+                problems = [describe(exc)]
+            if problems:
+                raise VcsbenchError(
+                    f"{kind} round {index + 1} of {count} failed: " + "; ".join(problems[:3])
+                )
+
+    def block(self, first: int, count: int, total: int, send: Callable[[object], None]) -> None:
+        """In a worker process: rounds ``first`` .. ``first + count - 1`` of ``total``, each
+        record sent as it finishes, then a :class:`WorkerEnd` with its RSS and the rounds
+        as its time budget left them."""
+        self.rounds = total
+        peak_rss_reset()
+        start_rss = current_rss_bytes()
+        stopped = False
+        try:
+            for record in self.batches(first, count):
+                send(record)
+        except SandboxFailed:
+            stopped = True
+        send(
+            WorkerEnd(
+                peak_rss_bytes(),
+                current_rss_bytes() - start_rss,
+                stopped=stopped,
+                rounds=self.rounds,
+            )
+        )

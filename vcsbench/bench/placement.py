@@ -1,63 +1,109 @@
-"""Where a benchmark's rounds run when not in the benchmark's own process: worker
-processes, each the measured process of its rounds.
+"""Where a benchmark's rounds run, chosen once: one interface, three places.
 
-Two kinds (:mod:`vcsbench.bench.workers`): a process forked for each K rounds
-(``--recycle``: memory a library keeps across calls goes with it), or a process of
-another interpreter (a ``version=`` variant's environment, or this interpreter for a
-member of an interleaved group) serving each block of rounds. :class:`Placement` asks a
-worker for the next rounds and yields their records as they come; the round loop keeps
-them. What the workers ended with (their RSS, how the time budget left the rounds) is
-kept for the result.
+- :class:`InProcess`: the benchmark's own process runs the round loop;
+- :class:`Workers`, forked: a process forked for each K rounds (``--recycle``: memory a
+  library keeps across calls goes with it), from a spawner that lends them the backend's
+  verifier processes;
+- :class:`Workers`, of another interpreter (a ``version=`` variant's environment, or this
+  interpreter for a member of an interleaved group), serving each block of rounds:
+  :mod:`vcsbench.bench.envworker`.
+
+Each yields the records of the rounds it is asked for, as they come, and says what it
+cost the harness: processes of another interpreter started, and each worker's end (its
+RSS, the rounds as its time budget left them). The benchmark keeps the records
+(:class:`~vcsbench.bench.rounds.BenchmarkRun`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from vcsbench.bench.log import RoundRecord
+from vcsbench.bench.loop import RoundLoop
+from vcsbench.bench.trouble import SandboxFailed, describe
 from vcsbench.bench.workers import EnvironmentSpawner, Spawner, WorkerEnd, WorkerExit
 from vcsbench.errors import VcsbenchError
-
-Work = Callable[[int, int, int, Callable[[object], None]], None]
-"""What a forked worker runs: rounds first .. first + count - 1 of total, each record sent."""
+from vcsbench.workload.contained import close_own_group
 
 
-class Placement:
+class Placement(Protocol):
+    ends: list[WorkerEnd]
+    """Each worker's end: its peak and grown RSS, the rounds as it left them (none in
+    process)."""
+    described: dict[str, object] | None
+    """The backend as a worker of another interpreter described it (its library)."""
+    processes: int
+    """Processes of another interpreter started."""
+    block: int
+    """The most rounds one request runs (0: as many as are asked)."""
+
+    def rounds(self, first: int, count: int, total: int, warmup: int = 0) -> Iterator[RoundRecord]:
+        """The records of rounds ``first`` .. ``first + count - 1`` (of ``total``), as they
+        finish; :class:`SandboxFailed` once the sandbox failed every round of a batch.
+        ``warmup``: rounds run first and not recorded, where the place runs them."""
+        ...
+
+    def total(self) -> int:
+        """The benchmark's rounds as the last block's time budget left them."""
+        ...
+
+    def stop(self) -> None: ...
+
+
+class InProcess:
+    """The rounds in this process: the loop's own batches."""
+
+    def __init__(self, loop: RoundLoop) -> None:
+        self._loop = loop
+        self.ends: list[WorkerEnd] = []
+        self.described: dict[str, object] | None = None
+        self.processes = 0
+        self.block = 0
+
+    def rounds(self, first: int, count: int, total: int, warmup: int = 0) -> Iterator[RoundRecord]:
+        yield from self._loop.batches(first, count)
+
+    def total(self) -> int:
+        return self._loop.rounds
+
+    def stop(self) -> None:
+        pass
+
+
+class Workers:
     """The worker processes of one benchmark, started on first use."""
 
     def __init__(
         self,
-        work: Work,
+        loop: RoundLoop,
         environment: Path | None,
         spec: Callable[[], dict[str, object]],
         recycle: int,
         lend: Callable[[], Callable[[], None]] | None = None,
     ) -> None:
-        """``work``: a forked worker's rounds; ``environment``: the interpreter of a worker
-        of another kind instead, which makes the benchmark from ``spec()`` and stays for
-        blocks until it has run ``recycle`` rounds (0: every block). ``lend``: starts the
-        helpers forked workers share in turn (:class:`Spawner`)."""
-        self._work = work
+        """``environment``: the interpreter of a worker of another kind, which makes the
+        benchmark from ``spec()`` and stays for blocks until it has run ``recycle`` rounds
+        (0: every block); else forked workers of ``recycle`` rounds each. ``lend``: starts
+        the helpers forked workers share in turn (:class:`Spawner`)."""
+        self._loop = loop
         self._lend = lend
         self._environment = environment
         self._spec = spec
         self._recycle = recycle
         self._spawner: Spawner | EnvironmentSpawner | None = None
         self.ends: list[WorkerEnd] = []
-        """Each worker's end: its peak and grown RSS, the rounds as it left them."""
         self.described: dict[str, object] | None = None
-        """The backend as a worker of another interpreter described it (its library)."""
         self.processes = 0
-        """Processes of another interpreter started."""
+        self.block = recycle
 
     def rounds(self, first: int, count: int, total: int, warmup: int = 0) -> Iterator[RoundRecord]:
-        """The records of rounds ``first`` .. ``first + count - 1`` (of ``total``) as a
-        worker sends them; its end in :attr:`ends`. ``warmup``: rounds a worker of
-        another interpreter runs first, unrecorded."""
         if self._spawner is None:
             self._spawner = (
-                Spawner(self._work, self._lend)
+                Spawner(self._forked, self._lend)
                 if self._environment is None
                 else EnvironmentSpawner(self._environment, self._spec(), self._recycle)
             )
@@ -84,8 +130,43 @@ class Placement:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")
         self.ends.append(end)
+        if end.stopped:
+            raise SandboxFailed
+
+    def total(self) -> int:
+        return self.ends[-1].rounds if self.ends else self._loop.rounds
 
     def stop(self) -> None:
         if self._spawner is not None:
             self._spawner.stop()
             self._spawner = None
+
+    def _forked(self, first: int, count: int, total: int, send: Callable[[object], None]) -> None:
+        """In a forked worker: its rounds, each record sent as it finishes, then its RSS;
+        it never returns and never runs cleanup of others."""
+        code = 1
+        try:
+            self._loop.block(first, count, total, send)
+            code = 0
+        except BaseException as exc:
+            with contextlib.suppress(BaseException):
+                send(WorkerEnd(0, 0, describe(exc)))
+        finally:
+            with contextlib.suppress(BaseException):  # what it made itself: no exit handlers
+                close_own_group()
+            os._exit(code)
+
+
+def placement_for(
+    loop: RoundLoop,
+    environment: Path | None,
+    spec: Callable[[], dict[str, object]],
+    lend: Callable[[], Callable[[], None]] | None,
+) -> Placement:
+    """Where the loop's rounds run: in workers where the plan recycles them (fewer rounds
+    a worker than the benchmark's) or another interpreter runs them, else here."""
+    plan = loop.plan
+    recycle = plan.recycle if 0 < plan.recycle < plan.rounds else 0
+    if recycle or environment is not None:
+        return Workers(loop, environment, spec, recycle, lend)
+    return InProcess(loop)

@@ -1,5 +1,5 @@
 """What a benchmark is and how its rounds run, decided once per case and carried as typed
-objects: to the round loop (:class:`~vcsbench.bench.rounds.BenchmarkRun`), and across
+objects: to the round loop (:class:`~vcsbench.bench.loop.RoundLoop`), and across
 the one process boundary that needs text -- a worker of another interpreter
 (:mod:`vcsbench.bench.envworker`) -- serialized once, as JSON, and read back checked.
 

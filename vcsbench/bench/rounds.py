@@ -6,55 +6,150 @@ counters, syncing, verifying -- sits outside that region. A round that raises or
 verification is an error and never a sample.
 
 The parts are apart so each can be tested with a fake operation that does known work:
-the loop (:mod:`vcsbench.bench.loop`) drives the rounds and records them (``RoundLog``);
-:class:`BenchmarkRun` places them (this process, or workers: :mod:`vcsbench.bench.placement`)
-and computes footprint and scratch attribution, the floor and the metrics in ``finish``
-from what was recorded (:mod:`vcsbench.bench.harness`).
+a :class:`BenchmarkRun` *has* a round loop (:mod:`vcsbench.bench.loop`), which makes each
+round's record, and a placement (:mod:`vcsbench.bench.placement`: this process, or
+workers), which runs the loop where it was chosen to; the run keeps the records
+(``RoundLog``), and computes footprint and scratch attribution, the floor and the
+metrics in ``finish`` from them (:mod:`vcsbench.bench.harness`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import cProfile
-import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from vcsbench.bench import canary, harness
+from vcsbench.bench import canary, floor, harness
 from vcsbench.bench.counted import count_rounds
 from vcsbench.bench.figures import benchmark_metrics, filesystem_info
-from vcsbench.bench.loop import RoundLoop, RoundsEnd
-from vcsbench.bench.maintained import as_kept
-from vcsbench.bench.placement import Placement
-from vcsbench.bench.trouble import SandboxFailed, describe
+from vcsbench.bench.harness import Beside
+from vcsbench.bench.log import RoundLog, RoundRecord
+from vcsbench.bench.loop import RoundLoop
+from vcsbench.bench.maintained import AsKept, as_kept
+from vcsbench.bench.placement import placement_for
+from vcsbench.bench.plan import RoundPlan, WorkerSpec
+from vcsbench.bench.trouble import SandboxFailed
 from vcsbench.bench.workers import WorkerEnd
-from vcsbench.errors import VcsbenchError
 from vcsbench.measure import writers
 from vcsbench.measure.footprint import Footprint
-from vcsbench.measure.probes import (
-    current_rss_bytes,
-    peak_rss_bytes,
-    peak_rss_reset,
-    read_device,
-)
-from vcsbench.measure.sampler import SAMPLE_UNITS
+from vcsbench.measure.probes import current_rss_bytes, peak_rss_bytes, peak_rss_reset, read_device
+from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
+from vcsbench.process import signals_held
 from vcsbench.results.counted import Counted
 from vcsbench.results.environment import BackendInfo, PayloadInfo
-from vcsbench.results.model import (
-    Benchmark,
-)
+from vcsbench.results.model import Benchmark
 from vcsbench.results.writers import Writers
-from vcsbench.workload.contained import close_own_group
-from vcsbench.workload.operation import RoundPaths
+from vcsbench.sandbox import SandboxInfo
+from vcsbench.workload.operation import Operation, RoundPaths
+
+RoundsEnd = tuple[float, list[dict[str, Any]], Writers | None, int, int]
+"""Read as the last round ends: wall seconds, the sampler's samples, who wrote, peak RSS,
+RSS growth."""
+
+Progress = Callable[..., None]
+"""Called after each round with (rounds done, rounds in all, seconds since start), and
+while an aged sandbox is filled with the same and ``unit="repositories filled in"``."""
 
 
-@dataclass
-class BenchmarkRun(RoundLoop):
-    """One benchmark: its rounds (:class:`~vcsbench.bench.loop.RoundLoop`) in this process or in
-    workers, the sandbox filled first, the warm-up, and the result."""
+class BenchmarkRun:
+    """One benchmark: its round loop, placed in this process or in workers; the sandbox
+    filled first, the warm-up, the records kept, and the result."""
+
+    def __init__(
+        self,
+        operation: Operation,
+        sandbox: SandboxInfo,
+        workdir: Path,
+        plan: RoundPlan,
+        progress: Progress | None = None,
+        name: str = "",
+        clock: Callable[[], int] = time.perf_counter_ns,
+        owner: tuple[int, int] | None = None,
+        environment: Path | None = None,
+        worker: WorkerSpec | None = None,
+        counting: tuple[Path, WorkerSpec] | str = "no counted rounds were asked (--counted 0)",
+    ) -> None:
+        """``clock``: the one clock (a test gives one that moves by known amounts);
+        ``owner``: whose each round's repository is made once prepared (uid, gid: a remote
+        variant's server's user); ``environment``: the interpreter of a worker process
+        every round runs in (a ``version=`` variant's environment, or this one for a member
+        of an interleaved group), making ``worker``; ``counting``: how its counted rounds
+        are made (``--counted``: the interpreter and what its process makes), or why they
+        cannot be."""
+        self.loop = RoundLoop(operation, sandbox, workdir, plan, clock, owner)
+        self.progress = progress
+        self.name = name
+        self.environment = environment
+        self.worker = worker
+        self.counting = counting
+        self.placement = placement_for(
+            self.loop, environment, self._worker_spec, lambda: operation.backend.lend_helpers()
+        )
+        self.log = RoundLog()
+        self._sampler = SystemSampler(sandbox.device_stat_path)
+        self._floor_tree: dict[str, floor.TreeEntry] = {}
+        self._started = False
+        self.diagnosis = ""
+        """What the failures have in common when it is known (the sandbox filled up)."""
+        self._overhead_ns = 0
+        self._rss_start = 0
+        self.age_info: dict[str, object] = {}
+        self.described: dict[str, object] | None = None
+        """The backend as the environment's worker described it (its library's versions)."""
+        self.kept: AsKept | str = (
+            "not kept (--kept none)" if plan.kept.off else "not kept: the run was stopped first"
+        )
+        """The footprint as a server keeps the repositories, once :meth:`maintain` ran."""
+        self._scanned: tuple[Footprint | str, Footprint | str, float] | None = None
+        """The footprint as written, scanned before that maintenance."""
+        self._closed: RoundsEnd | None = None
+        """What was read as the last round ended (:meth:`_close_rounds`)."""
+        self.stopped = False
+        """The sandbox failed every round of a batch: no more rounds are to be run."""
+        self._writers_before: tuple[writers.Snapshot, int] | None = None
+        self.counted: Counted | None = None
+        """Its counted rounds, once :meth:`count` ran."""
+        self.beside = Beside()
+        """What was made before its rounds and is recorded beside them."""
+
+    # -- what the loop holds ------------------------------------------------------------
+
+    @property
+    def operation(self) -> Operation:
+        return self.loop.operation
+
+    @property
+    def sandbox(self) -> SandboxInfo:
+        return self.loop.sandbox
+
+    @property
+    def workdir(self) -> Path:
+        return self.loop.workdir
+
+    @property
+    def plan(self) -> RoundPlan:
+        return self.loop.plan
+
+    @property
+    def owner(self) -> tuple[int, int] | None:
+        return self.loop.owner
+
+    @owner.setter
+    def owner(self, value: tuple[int, int] | None) -> None:
+        self.loop.owner = value
+
+    @property
+    def rounds(self) -> int:
+        """The rounds to run: the plan's, lowered by a time budget as it goes."""
+        return self.loop.rounds
+
+    def paths(self, index: int) -> RoundPaths:
+        return self.loop.paths(index)
+
+    # -- the rounds ---------------------------------------------------------------------
 
     def run_all(self) -> None:
         try:
@@ -68,93 +163,29 @@ class BenchmarkRun(RoundLoop):
         A worker process of an environment stays for the next block."""
         if not self._started:
             self._start()
+        placement = self.placement
         try:
             while not self.stopped and len(self.log) < min(target, self.rounds):
-                left = min(target, self.rounds) - len(self.log)
-                recycled = 0 < self.plan.recycle < self.rounds
-                if recycled or self.environment is not None:
-                    self._run_worker(min(self.plan.recycle, left) if recycled else left)
-                else:
-                    for record in self._batches(len(self.log), left):
+                first = len(self.log)
+                left = min(target, self.rounds) - first
+                count = min(placement.block, left) if placement.block else left
+                warmup = self.plan.warmup if first == 0 else 0
+                try:
+                    for record in placement.rounds(first, count, self.rounds, warmup):
                         self._accept(record)
+                finally:
+                    self.described = placement.described or self.described
+                    self.loop.rounds = placement.total()
         except SandboxFailed:
             self.stopped = True  # the diagnosis says why; the rounds not run make it partial
 
     @property
     def worker_ends(self) -> list[WorkerEnd]:
         """How each worker process ended (its RSS; the rounds as it left them)."""
-        return self._placement.ends if self._placement is not None else []
+        return self.placement.ends
 
     def stop_workers(self) -> None:
-        if self._placement is not None:
-            self._placement.stop()
-
-    def _worker_rounds(
-        self, first: int, count: int, total: int, send: Callable[[object], None]
-    ) -> None:
-        """In a worker process: rounds ``first`` .. ``first + count - 1`` of ``total``, each
-        record sent as it finishes, then its RSS; it never returns and never runs cleanup
-        of others."""
-        code = 1
-        try:
-            self.worker_block(first, count, total, send)
-            code = 0
-        except BaseException as exc:
-            with contextlib.suppress(BaseException):
-                send(WorkerEnd(0, 0, describe(exc)))
-        finally:
-            with contextlib.suppress(BaseException):  # what it made itself: no exit handlers
-                close_own_group()
-            os._exit(code)
-
-    def worker_block(
-        self, first: int, count: int, total: int, send: Callable[[object], None]
-    ) -> None:
-        """Rounds ``first`` .. ``first + count - 1`` of ``total`` in this (worker)
-        process, each record sent as it finishes, then a :class:`WorkerEnd` with its RSS."""
-        self.rounds = total
-        peak_rss_reset()
-        start_rss = current_rss_bytes()
-        stopped = False
-        try:
-            for record in self._batches(first, count):
-                send(record)
-        except SandboxFailed:
-            stopped = True
-        send(
-            WorkerEnd(
-                peak_rss_bytes(),
-                current_rss_bytes() - start_rss,
-                stopped=stopped,
-                rounds=self.rounds,
-            )
-        )
-
-    def _run_worker(self, count: int) -> None:
-        """The next ``count`` rounds in a worker process (:mod:`vcsbench.bench.placement`),
-        which sends each round's record as it finishes: memory the backend's library keeps
-        across calls goes with it. The worker is the measured process: /proc/self/io and
-        getrusage are its own, so every counter stays per round and exact. Workers are
-        forked by a spawner forked before the first round, so none of them carries the
-        records of the rounds before it: a worker's memory is the same at round 100,000
-        as at round 1."""
-        first = len(self.log)
-        if self._placement is None:
-            self._placement = Placement(
-                self._worker_rounds,
-                self.environment,
-                self._worker_spec,
-                recycle=self.plan.recycle if 0 < self.plan.recycle < self.rounds else 0,
-                lend=self.operation.backend.lend_helpers,
-            )
-        warmup = self.plan.warmup if first == 0 else 0
-        for record in self._placement.rounds(first, count, self.rounds, warmup):
-            self._accept(record)
-        end = self._placement.ends[-1]
-        self.described = self._placement.described or self.described
-        self.rounds = end.rounds  # as the worker's time budget left them
-        if end.stopped:
-            raise SandboxFailed
+        self.placement.stop()
 
     def _worker_spec(self) -> dict[str, object]:
         """What an environment's worker needs to run this benchmark's rounds: what to make,
@@ -165,14 +196,26 @@ class BenchmarkRun(RoundLoop):
             "plan": self.plan.with_rounds(self.rounds).to_json(),
             "sandbox": self.sandbox.as_dict(),
             "workdir": str(self.workdir),
-            "t0": self._t0,
+            "t0": self.loop.t0,
         }
 
-    def started_at(self, t0: float) -> None:
-        """In an environment's worker: the benchmark began at ``t0`` (perf_counter, one
-        clock for every process here), for its time budget."""
-        self._t0 = t0
-        self._started = True
+    def _accept(self, record: RoundRecord) -> None:
+        """Keep a finished round's record (from this process or a worker). The stop
+        signals wait while it is written down: a round is in the log whole or not at all
+        (an interrupted run keeps its log, and every per-round array the same length)."""
+        with signals_held():
+            self.log.add(record.t_start_s, record.wall_ns, record.values, record.error)
+            self.log.held_bytes += record.held_bytes
+            if record.canary_ns is not None:
+                self.log.canary_ns.append(record.canary_ns[0])
+                self.log.canary_writes_ns.append(record.canary_ns[1])
+            self.log.verified += record.verified
+        if record.diagnosis and not self.diagnosis:
+            self.diagnosis = record.diagnosis
+        if record.floor_tree is not None:
+            self._floor_tree = record.floor_tree
+        if self.progress is not None:
+            self.progress(len(self.log), self.rounds, time.perf_counter() - self.loop.t0)
 
     def _start(self) -> None:
         if self.plan.age:
@@ -188,44 +231,16 @@ class BenchmarkRun(RoundLoop):
                 population=self.plan.population,
             )
         if self.plan.warmup and self.environment is None:  # else its first worker runs them
-            self.aside("warmup", self.plan.warmup)
+            self.loop.aside("warmup", self.plan.warmup)
         self._started = True
-        self._overhead_ns = self.probe.overhead_ns(pairs=10)
+        self._overhead_ns = self.loop.probe.overhead_ns(pairs=10)
         peak_rss_reset()
         self._rss_start = current_rss_bytes()
         self._sampler.start()
         stat_path = self.sandbox.device_stat_path
         if stat_path:
             self._writers_before = (writers.snapshot(), read_device(stat_path).write_bytes)
-        self._t0 = time.perf_counter()
-
-    def aside(self, kind: str, count: int, profile: cProfile.Profile | None = None) -> None:
-        """``count`` rounds in ``workdir/kind`` that are not the benchmark's (warm-up
-        rounds; one under ``profile``), untimed and each verified: one that fails is the
-        benchmark's error."""
-        base = self.workdir / kind
-        for container in ("repos", "checkouts", "scratch"):
-            (base / container).mkdir(parents=True)
-        for index in range(count):
-            paths = RoundPaths.of(base, index, self.plan.layout)
-            try:
-                paths.scratch.mkdir()
-                paths.repo.parent.mkdir(parents=True, exist_ok=True)
-                self.operation.prepare(paths)
-                if profile is not None:
-                    profile.enable()
-                try:
-                    self.operation.run(paths)
-                finally:
-                    if profile is not None:
-                        profile.disable()
-                problems = self.operation.verify_many([paths])[0]
-            except Exception as exc:
-                problems = [describe(exc)]
-            if problems:
-                raise VcsbenchError(
-                    f"{kind} round {index + 1} of {count} failed: " + "; ".join(problems[:3])
-                )
+        self.loop.t0 = time.perf_counter()
 
     # -- after the last round -----------------------------------------------------------
 
@@ -260,7 +275,7 @@ class BenchmarkRun(RoundLoop):
                 rss_peak,
                 rss_growth,
                 kept,
-                sync_reason=self.probe.calls.reason,
+                sync_reason=self.loop.probe.calls.reason,
             ),
             rounds=log.to_rounds(),
             cache=self.plan.cache,
@@ -272,7 +287,7 @@ class BenchmarkRun(RoundLoop):
             error_kinds=dict(log.error_kinds),
             diagnosis=self.diagnosis,
             canary=canary.summary(
-                log.canary_ns.tolist(), log.canary_writes_ns.tolist(), self.canary.every
+                log.canary_ns.tolist(), log.canary_writes_ns.tolist(), self.loop.canary.every
             ),
             floor=harness.floor_of(self._floor_tree, self.workdir, median_ms),
             harness=harness.record(
@@ -286,9 +301,10 @@ class BenchmarkRun(RoundLoop):
                 replay=self._replay_info(),
                 recycle=self.plan.recycle,
                 ends=ends,
-                processes=self._placement.processes if self._placement is not None else 0,
+                processes=self.placement.processes,
                 environment=self.environment,
                 kept=kept,
+                beside=self.beside,
             ),
             sampler={
                 "interval_s": self._sampler.interval_s,
@@ -303,10 +319,10 @@ class BenchmarkRun(RoundLoop):
         """Once, as the last round ends (before any maintenance, which is no part of the
         benchmark): its wall time, the sampler's samples, who wrote, the memory."""
         if self._closed is None:
-            wall_s = time.perf_counter() - self._t0 if self._started else 0.0
+            wall_s = time.perf_counter() - self.loop.t0 if self._started else 0.0
             samples = self._sampler.stop() if self._started else []
             found = self._writers()
-            self.probe.close()
+            self.loop.probe.close()
             rss_peak, rss_growth = peak_rss_bytes(), current_rss_bytes() - self._rss_start
             ends = self.worker_ends
             if ends:  # the measured processes were the workers

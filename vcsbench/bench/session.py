@@ -51,14 +51,14 @@ class VcsSession:
         self.selection = selection
         self._session_sandboxes: dict[str, Sandbox] = {}
         self._stack = ExitStack()
-        self._serial = 0
+        self.serial = 0
         self.started = time.perf_counter()
         self.count = config.stash.get(COUNT, 0) or len(selection.cases())
         self._groups: dict[tuple[str, ...], dict[str, Benchmark]] = {}
         self._failed_groups: dict[tuple[str, ...], str] = {}
         """Interleaved groups run so far: (op, payload, its members) to each member's
         result not yet kept by its own item."""
-        self._perturbed: dict[str, dict[str, object]] = {}
+        self.perturbed: dict[str, dict[str, object]] = {}
         """--perturbation once: the check made beside a backend's first benchmark, by
         variant, recorded in each later benchmark of it too (:mod:`vcsbench.bench.group`)."""
         self.ops_wall_s = 0.0
@@ -69,7 +69,7 @@ class VcsSession:
     def close(self) -> None:
         self._stack.close()
 
-    def _keep_seeds(self) -> None:
+    def keep_seeds(self) -> None:
         """Once per run, before its first benchmark: a directory of the run's own where a
         seed one benchmark built (a replayed history, a repository of N revisions) waits
         for the next benchmark of the same backend variant, named to the workers in the
@@ -120,7 +120,7 @@ class VcsSession:
         availability = backend.availability
         if not availability.ok:
             pytest.skip(f"backend {backend.name} unavailable: {availability.reason}")
-        self._serial += 1
+        self.serial += 1
         adapter.mark_used(benchmark, "vcsbench")  # used, whatever follows
         benchmark.group = history_by_name(f"{op} {payload} {fs.text}")  # no machine path
         # The case's objects (a Variant, an FsSpec) as the text they were named by, for
@@ -307,11 +307,11 @@ SESSION = pytest.StashKey[VcsSession]()
 def closing_line(terminalreporter: Any, config: pytest.Config) -> None:
     """The closing line: wall time, and how much of it the timed operations were."""
     session = config.stash.get(SESSION, None)
-    if session is None or not session._serial:
+    if session is None or not session.serial:
         return
     wall = time.perf_counter() - session.started
     share = 100 * session.ops_wall_s / wall if wall > 0 else 0.0
     terminalreporter.write_line(
-        f"vcsbench: {session._serial} benchmark(s) in {duration(wall)}; timed operations "
+        f"vcsbench: {session.serial} benchmark(s) in {duration(wall)}; timed operations "
         f"{session.ops_wall_s:,.1f} s ({share:.0f}%), the rest set-up, probes, verification"
     )
