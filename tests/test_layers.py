@@ -38,8 +38,10 @@ NARROWER = {
     "results": set(),
     "judge": {"results"},
     "store": {"results"},
+    "load": set(CHAIN[: CHAIN.index("load")]) - {"bench"},
 }
-"""Layers that may import fewer than everything before them."""
+"""Layers that may import fewer than everything before them: the two engines stand side by
+side, the load engine knowing nothing of the benchmark engine."""
 ALLOWED: dict[str, set[str]] = {
     layer: NARROWER.get(layer, set(CHAIN[:i])) for i, layer in enumerate(CHAIN)
 }
@@ -227,3 +229,11 @@ def test_the_circle_check_sees_a_circle_through_a_package(tmp_path: Path) -> Non
 def test_the_yardsticks_work_imports_no_vcsbench_code() -> None:
     """tools/barecalls.py is what the bare loop times: the yardstick, not the instrument."""
     assert set() == imported_layers(TOOLS / "barecalls.py")
+
+
+def test_the_check_catches_the_load_engine_importing_the_benchmark_engine(
+    tmp_path: Path,
+) -> None:
+    planted = tmp_path / "bad.py"
+    planted.write_text("from vcsbench.bench.options import OPTIONS\n")
+    assert {"bench"} == imported_layers(planted) - ALLOWED["load"] - ALWAYS

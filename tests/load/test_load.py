@@ -911,7 +911,7 @@ def test_a_load_meets_a_term_of_repositories_made_by_runs_population_code(
 ) -> None:
     """--age term:... fills the server's sandbox as vcsbench run --age does: the same
     population (each repository's commits drawn by its seed), recorded and reported."""
-    from vcsbench.bench.population import parse_population
+    from vcsbench.workload.population import parse_population
 
     require_backend("git-pygit2")
     spec = "term:students=4,assignments=2,commits=1-3"

@@ -11,8 +11,8 @@ import pytest
 from helpers import require_backend, run_args, vcsbench
 
 from vcsbench.backends import make_backend
-from vcsbench.bench.age import fill
 from vcsbench.results import read
+from vcsbench.workload.age import fill
 from vcsbench.workload.operation import RoundPaths
 
 
@@ -98,9 +98,9 @@ def test_bad_age_or_layout_is_one_line(args: tuple[str, str], message: str) -> N
 
 
 def test_an_age_the_sandbox_cannot_hold_is_refused_before_filling(tmp_path: Path) -> None:
-    from vcsbench.bench.age import check_room
     from vcsbench.errors import VcsbenchError
     from vcsbench.measure.footprint import footprint
+    from vcsbench.workload.age import check_room
 
     seed = tmp_path / "seed"
     seed.mkdir()
@@ -119,8 +119,8 @@ def test_an_age_the_sandbox_cannot_hold_is_refused_before_filling(tmp_path: Path
 def test_the_hashed_layout_counts_its_fan_out_directories_in_the_room_it_needs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vcsbench.bench import age
     from vcsbench.errors import VcsbenchError
+    from vcsbench.workload import age
 
     seed = tmp_path / "seed"
     seed.mkdir()
@@ -147,8 +147,8 @@ def _no_space(task: object) -> int:
 def test_a_filling_that_fails_is_one_line_naming_the_room_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vcsbench.bench import age
     from vcsbench.errors import VcsbenchError
+    from vcsbench.workload import age
 
     monkeypatch.setattr(age, "_fill_chunk", _no_space)  # in the filling processes too
     with make_backend("git-pygit2") as backend, pytest.raises(VcsbenchError) as caught:

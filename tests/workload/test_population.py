@@ -16,12 +16,12 @@ from histories import make_history
 
 from vcsbench.backends import make_backend
 from vcsbench.backends.changes import digest_tree, tree_differences
-from vcsbench.bench.age import fill
-from vcsbench.bench.population import parse_population, rewrite
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.age import fill
 from vcsbench.workload.history import load_history_payload, read_history
 from vcsbench.workload.operation import RoundPaths
 from vcsbench.workload.payloads import load_payload
+from vcsbench.workload.population import parse_population, rewrite
 
 
 def test_a_terms_history_lengths_are_seeded_and_uniform() -> None:

@@ -7,7 +7,6 @@ from vcsbench.bench.log import FOOTPRINT_METRICS, SCRATCH_METRICS, SUMMED, Round
 from vcsbench.bench.maintained import AsKept
 from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.probes import Delta
-from vcsbench.results.environment import FilesystemInfo, Throttle
 from vcsbench.results.metrics import CALL_METRICS, METRICS
 from vcsbench.results.rounds import Metric
 from vcsbench.sandbox import SandboxInfo
@@ -52,26 +51,6 @@ UNCOUNTED = {
 def _counted(log: RoundLog, name: str) -> bool:
     """Whether some successful round counted ``name`` (an uncounted round keeps NaN)."""
     return any(ok and value == value for ok, value in zip(log.ok, log.values[name], strict=True))
-
-
-def filesystem_info(info: SandboxInfo) -> FilesystemInfo:
-    """What a result records of the sandbox a benchmark ran in (the sandbox's own record,
-    less why it has no device counters, which the metrics say)."""
-    return FilesystemInfo(
-        spec=info.spec,
-        kind=info.kind,
-        fstype=info.fstype,
-        mount_options=info.mount_options,
-        mountpoint=info.mountpoint,
-        device=info.device,
-        device_stat_path=info.device_stat_path,
-        image_path=info.image_path,
-        image_size_bytes=info.image_size_bytes,
-        kernel=info.kernel,
-        device_shared=info.device_shared,
-        disk=info.disk,
-        throttle=None if info.throttle is None else Throttle.of_sandbox(info.throttle),
-    )
 
 
 def benchmark_metrics(

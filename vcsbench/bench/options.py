@@ -12,7 +12,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Container
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
 from vcsbench.sandbox.spec import DEFAULT_IMAGE_SIZE, LOOP_KINDS
 from vcsbench.workload.operations import DEFAULT_OPS, OPS, OperationSpec
+from vcsbench.workload.option import OptionDef
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
     load_payload,
@@ -58,26 +58,6 @@ def check_memory(rounds: int) -> None:
 PROGRESS_MODES = ("auto", "bar", "lines", "none")
 DEFAULT_REPOS = 100
 AUTO_RECYCLE = 1000
-
-
-@dataclass(frozen=True)
-class OptionDef:
-    """One option of a command, defined once (``vcsbench run``'s and the plugin's here,
-    ``vcsbench load``'s in :mod:`vcsbench.load.options`): ``--NAME``, its default, help,
-    metavar; ``repeat``: given more than once; ``kind``: the type its value is read as
-    (``bool``: a flag)."""
-
-    name: str
-    """Without prefix: ``backends`` is ``--backends`` and ``--vcs-backends``."""
-    default: Any
-    help: str
-    metavar: str | None = None
-    repeat: bool = False
-    kind: type = str
-
-    @property
-    def dest(self) -> str:
-        return self.name.replace("-", "_")
 
 
 OPTIONS: tuple[OptionDef, ...] = (

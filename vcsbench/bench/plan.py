@@ -18,8 +18,8 @@ from typing import Any
 
 from vcsbench.bench.planted import Planted
 from vcsbench.bench.policy import CACHE_STATES, KeptPolicy, VerifyPolicy
-from vcsbench.bench.population import Population
 from vcsbench.errors import VcsbenchError
+from vcsbench.workload.population import Population
 
 
 @dataclass(frozen=True)

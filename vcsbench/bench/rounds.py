@@ -24,7 +24,7 @@ from typing import Any
 
 from vcsbench.bench import canary, floor, harness
 from vcsbench.bench.counted import count_rounds
-from vcsbench.bench.figures import benchmark_metrics, filesystem_info
+from vcsbench.bench.figures import benchmark_metrics
 from vcsbench.bench.harness import Beside
 from vcsbench.bench.log import RoundLog, RoundRecord
 from vcsbench.bench.loop import RoundLoop
@@ -35,6 +35,7 @@ from vcsbench.bench.trouble import SandboxFailed
 from vcsbench.bench.workers import WorkerEnd
 from vcsbench.measure import writers
 from vcsbench.measure.footprint import Footprint
+from vcsbench.measure.machine import filesystem_info
 from vcsbench.measure.probes import current_rss_bytes, peak_rss_bytes, peak_rss_reset, read_device
 from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
 from vcsbench.process import signals_held
@@ -219,7 +220,7 @@ class BenchmarkRun:
 
     def _start(self) -> None:
         if self.plan.age:
-            from vcsbench.bench.age import fill
+            from vcsbench.workload.age import fill
 
             self.age_info = fill(
                 self.operation.backend,

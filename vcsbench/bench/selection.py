@@ -29,7 +29,6 @@ from vcsbench.bench.options import (
     split_list,
 )
 from vcsbench.bench.policy import CACHE_STATES, DEFAULT_KEPT, KeptPolicy, VerifyPolicy
-from vcsbench.bench.population import Population, parse_age
 from vcsbench.bench.recorded import places_stated_again
 from vcsbench.bench.remote import remote_of
 from vcsbench.errors import VcsbenchError
@@ -40,6 +39,7 @@ from vcsbench.workload.operations import DEFAULT_OPS, LAYOUTS, OperationSpec
 from vcsbench.workload.payloads import (
     DEFAULT_PAYLOADS,
 )
+from vcsbench.workload.population import Population, parse_age
 
 
 @dataclass

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Container
 from typing import Any
 
-from vcsbench.bench.options import OptionDef
 from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.servers.server import HOST
 from vcsbench.servers.transports import TRANSPORTS
+from vcsbench.workload.option import OptionDef
 
 SHAPES = ("closed", "open")
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vcsbench.backends import backend_class
-from vcsbench.bench.population import Population, parse_age
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.live import MODES as LIVE_MODES
 from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
@@ -25,6 +24,7 @@ from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root
 from vcsbench.servers.distance import Distance, parse_bandwidth, parse_rtts, toxiproxy_binary
 from vcsbench.servers.server import HOST, check_host, check_port
 from vcsbench.workload.payloads import payload_names
+from vcsbench.workload.population import Population, parse_age
 
 
 @dataclass(frozen=True)

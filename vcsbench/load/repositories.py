@@ -18,11 +18,11 @@ from vcsbench.backends._git import git_env, read_git_objects
 from vcsbench.backends._hg import hg_env
 from vcsbench.backends.files import Files, compare_files
 from vcsbench.backends.svn_verifier import SvnVerifier
-from vcsbench.bench.age import fill
-from vcsbench.bench.population import Population
 from vcsbench.load.paths import AccessPath
 from vcsbench.servers.apache import apache_ids, as_server_user, give_tree
+from vcsbench.workload.age import fill
 from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
+from vcsbench.workload.population import Population
 
 SESSION_FILE = "vcsbench-session.txt"
 STORM = "storm"

@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vcsbench.bench.figures import filesystem_info
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.document import LoadDocument
 from vcsbench.load.driver import ANSWER_S, Engine, engine_nice, start_workers, stop_workers
@@ -34,6 +33,7 @@ from vcsbench.load.live import LiveView
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.repositories import fill_present
+from vcsbench.measure.machine import filesystem_info
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.measure.writers import device_of
 from vcsbench.results import Run, parse

@@ -10,7 +10,7 @@ same seed; each rewrite a line of its own at the top, the lines in another order
 student's next push does; with a ``history:`` payload, the first *c_i* commits of that
 history, replayed.
 
-Filling is untimed and made the way ``--age N`` is (:mod:`vcsbench.bench.age`): one
+Filling is untimed and made the way ``--age N`` is (:mod:`vcsbench.workload.age`): one
 repository is built commit by commit through the backend, read at each length LO..HI as
 it grows (its newest revision verified against what was committed: the files, or the
 source's whole tree), and each repository of the population written as a copy of the one

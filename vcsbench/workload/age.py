@@ -5,7 +5,7 @@ repository is made by the backend's own ``create``; it is copied (:mod:`vcsbench
 to each of the N places the rounds' layout gives (the names the rounds would use, before
 theirs), in several processes: a copy costs a few system calls per file, not a VCS call.
 Untimed; the results record N, the method and how long the filling took. A population
-(:mod:`vcsbench.bench.population`) is filled the same way from one repository per history
+(:mod:`vcsbench.workload.population`) is filled the same way from one repository per history
 length.
 """
 
@@ -19,12 +19,12 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from vcsbench.backends import Backend
-from vcsbench.bench.population import Population, describe, grow
 from vcsbench.errors import Refusal
 from vcsbench.measure.footprint import footprint
 from vcsbench.measure.probes import syncfs
 from vcsbench.process import as_helper
 from vcsbench.workload.operation import RoundPaths
+from vcsbench.workload.population import Population, describe, grow
 from vcsbench.workload.seeds import Seed
 
 CHUNK = 2000
