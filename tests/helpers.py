@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from vcsbench.results.layout import benchmark_part, machine_part, run_facts
+
 IN_CI = os.environ.get("CI", "").lower() == "true"
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
@@ -181,7 +183,7 @@ def edited_result(
     """A copy of the result file ``src`` at ``dst`` after ``edit(document, benchmarks)``
     (``benchmarks``: each benchmark's vcsbench part); the path, as text."""
     document = json.loads(src.read_text())
-    edit(document, [entry["extra_info"]["vcsbench"] for entry in document["benchmarks"]])
+    edit(document, [benchmark_part(entry) for entry in document["benchmarks"]])
     dst.write_text(json.dumps(document))
     return str(dst)
 
@@ -241,8 +243,8 @@ def history_run(
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
         document["datetime"] = f"2026-12-{run + 1:02d}T10:00:00+00:00"
-        document["vcsbench"]["run_id"] = f"run-{run}"
-        document["vcsbench"]["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
+        run_facts(document)["run_id"] = f"run-{run}"
+        run_facts(document)["spread"] = {"fingerprint": "t", "runs": 8, "cells": [cell]}
         for bench in benches:
             scale_times(bench, machine * change)
             canary_beside(bench, machine)
@@ -319,5 +321,5 @@ def one_client_config(path: str, repos: str, **changes: Any) -> Any:
 def on_another_machine(path: str | Path) -> None:
     """The result file at ``path`` as if written on another machine (another CPU model)."""
     document = json.loads(Path(path).read_text())
-    document["machine_info"]["vcsbench"]["cpu_model"] = "another CPU"
+    machine_part(document)["cpu_model"] = "another CPU"
     Path(path).write_text(json.dumps(document))

@@ -10,6 +10,8 @@ from typing import Any
 
 from helpers import vcsbench
 
+from vcsbench.results.layout import benchmark_part
+
 WORK = 50
 """``work=50``: 50,000 turns of a 2-instruction loop, 100,000 instructions a round."""
 SYNCS = 2
@@ -17,7 +19,7 @@ SYNCS = 2
 
 def counted(path: Path) -> dict[str, dict[str, Any]]:
     return {
-        b["extra_info"]["vcsbench"]["backend"]["variant"]: b["extra_info"]["vcsbench"]["counted"]
+        benchmark_part(b)["backend"]["variant"]: benchmark_part(b)["counted"]
         for b in json.loads(path.read_text())["benchmarks"]
     }
 
@@ -52,7 +54,7 @@ def test_planted_work_is_counted_to_its_size_and_named_by_compare(
         copy = dict(document)
         copy["benchmarks"] = [
             b for b in document["benchmarks"]
-            if b["extra_info"]["vcsbench"]["backend"]["variant"] == keep
+            if benchmark_part(b)["backend"]["variant"] == keep
         ]  # fmt: skip
         path.write_text(json.dumps(copy))
     compared = vcsbench("compare", str(one), str(two), "--fail-on", "instructions:1%")

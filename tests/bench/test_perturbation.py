@@ -16,6 +16,7 @@ from helpers import REPO, vcsbench
 
 from vcsbench.bench import perturbation
 from vcsbench.bench.perturbation import Perturbation, check_perturbation, measure
+from vcsbench.results.layout import benchmark_part
 from vcsbench.sandbox import Sandbox, parse_fs_spec
 from vcsbench.workload.operation import RoundPaths
 
@@ -214,7 +215,7 @@ def test_once_a_run_measures_beside_each_backends_first_benchmark_within_its_bud
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
     first, second = (
-        b["extra_info"]["vcsbench"]["harness"]["perturbation"]
+        benchmark_part(b)["harness"]["perturbation"]
         for b in json.loads(out.read_text())["benchmarks"]
     )
     assert first["once"] and second["once"]
@@ -236,7 +237,7 @@ def test_a_benchmark_asked_to_measures_its_perturbation_beside_it_and_keeps_it(
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
     (bench,) = json.loads(out.read_text())["benchmarks"]
-    found = bench["extra_info"]["vcsbench"]["harness"]["perturbation"]
+    found = benchmark_part(bench)["harness"]["perturbation"]
     assert "git-pygit2 create hello" in found["label"]
     assert (6, 30) == (found["blocks"], found["rounds"])  # 6 pairs of blocks of 5 (--repos 5)
     assert 6 == len(found["bare_ms"]) == len(found["harness_ms"])
@@ -247,7 +248,7 @@ def test_a_benchmark_asked_to_measures_its_perturbation_beside_it_and_keeps_it(
 
 def test_a_report_warns_of_a_harness_beyond_the_goal(tmp_path: Path) -> None:
     document = json.loads((REPO / "tests" / "data" / "tiny-tmpfs.json").read_text())
-    first = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    first = benchmark_part(document["benchmarks"][0])
     first["harness"]["perturbation"] = {"ratio": 1.2, "interval": [1.1, 1.3]}
     moved = tmp_path / "moved.json"
     moved.write_text(json.dumps(document))
@@ -265,7 +266,7 @@ def test_a_report_says_the_harness_check_each_result_holds(tmp_path: Path) -> No
     """Within the goal too: the figure a reader needs to judge a small difference. A
     record without its interval (an older or a hand-made file) is left out, not guessed."""
     document = json.loads((REPO / "tests" / "data" / "tiny-tmpfs.json").read_text())
-    first, second = (b["extra_info"]["vcsbench"] for b in document["benchmarks"][:2])
+    first, second = (benchmark_part(b) for b in document["benchmarks"][:2])
     first["harness"]["perturbation"] = {
         "label": "git-pygit2 create+commit hello tmpfs",
         "ratio": 1.0123,

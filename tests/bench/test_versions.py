@@ -24,6 +24,7 @@ from vcsbench.bench.options import parse_variants
 from vcsbench.bench.workers import WorkerEnd, decode, encode
 from vcsbench.errors import VcsbenchError
 from vcsbench.judge.paired import paired
+from vcsbench.results.layout import benchmark_part
 from vcsbench.results.stats import order_interval
 
 OTHER = "1.15.1"
@@ -73,7 +74,7 @@ def run_records(
         env=env,
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
-    return [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    return [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
 
 
 def by_variant(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -113,7 +114,7 @@ def test_a_version_variant_runs_its_rounds_in_its_environment_and_records_its_li
         env={"XDG_CACHE_HOME": str(cache.parent.parent)},
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
-    mine, other = (b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"])
+    mine, other = (benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"])
     assert "1.15.1" == other["backend"]["versions"]["pygit2"]
     assert "1.8.1" == other["backend"]["versions"]["libgit2"]
     assert f"git-pygit2[version={OTHER}]" == other["backend"]["variant"]
@@ -271,7 +272,7 @@ def test_variants_alternate_in_blocks_each_leading_as_often_as_it_trails(tmp_pat
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
-    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    found = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert ["git-pygit2", "git-pygit2[copy=2]", "git-pygit2[fsync=true]"] == [
         b["backend"]["variant"] for b in found
     ]
@@ -306,9 +307,7 @@ def test_a_known_delay_is_reported_as_its_size_against_the_same_variant(tmp_path
         "--fs", f"dir:{tmp_path}", "--out", str(out), "--interleave", "4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
-    plain, delayed = [
-        b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]
-    ]
+    plain, delayed = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert "git-pygit2[delay=20ms]" == delayed["backend"]["variant"]
     assert "interleaved" in delayed["harness"]
     plain_ns, delayed_ns = (sorted(b["rounds"]["wall_ns"]) for b in (plain, delayed))
@@ -440,7 +439,7 @@ def test_report_fail_on_gates_an_interleaved_run_by_its_blocks(tmp_path: Path) -
     def with_factor(factor: float) -> str:
         document = json.loads(out.read_text())
         for bench, scale in zip(document["benchmarks"], (1.0, factor), strict=True):
-            blocks = bench["extra_info"]["vcsbench"]["harness"]["interleaved"]
+            blocks = benchmark_part(bench)["harness"]["interleaved"]
             blocks["median_ms"] = [m * scale for m in base]
         path = tmp_path / f"x{factor}.json"
         path.write_text(json.dumps(document))
@@ -491,7 +490,7 @@ def test_an_interleaved_members_worker_serves_blocks_until_its_recycle_count(
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr
     for bench in json.loads(out.read_text())["benchmarks"]:
-        found = bench["extra_info"]["vcsbench"]
+        found = benchmark_part(bench)
         assert (0, 40) == (found["errors"], found["verified"])
         assert workers == found["harness"]["workers"]["workers"], found["harness"]["workers"]
 

@@ -13,6 +13,7 @@ from helpers import run_args, vcsbench
 from vcsbench import __version__
 from vcsbench.backends import REGISTRY
 from vcsbench.results import read
+from vcsbench.results.layout import benchmark_part
 
 
 def test_doctor_json_lists_all_five_backends_with_versions() -> None:
@@ -189,7 +190,7 @@ def test_create_runs_once_whatever_the_payloads(tmp_path: Path) -> None:
         result.stdout
     )
     found = sorted(
-        (b["extra_info"]["vcsbench"]["op"], b["extra_info"]["vcsbench"]["payload"]["name"])
+        (benchmark_part(b)["op"], benchmark_part(b)["payload"]["name"])
         for b in json.loads(out.read_text())["benchmarks"]
     )
     assert [("commit", "hello"), ("commit", "submission"), ("create", "hello")] == found

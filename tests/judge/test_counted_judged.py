@@ -12,6 +12,7 @@ import pytest
 from helpers import REPO, edited_result, vcsbench
 
 from vcsbench.results.counted import Counted
+from vcsbench.results.layout import run_facts
 from vcsbench.results.schema import SchemaError
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
@@ -21,7 +22,7 @@ JITTER = (0, 1_800, -900, 2_600, -1_500)
 
 def with_counted(tmp_path: Path, name: str, values: dict[str, list[int]]) -> str:
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["run_id"] = f"run-{name}"
+        run_facts(document)["run_id"] = f"run-{name}"
         for bench in benches:
             rounds = len(next(iter(values.values())))
             bench["counted"] = {"ok": [True] * rounds, "values": values, "missing": {}}

@@ -17,6 +17,7 @@ import pytest
 from helpers import REPO, edited_result, keep_rounds, retotal, run_args, scale_times, vcsbench
 
 from vcsbench.judge.verdict import ALPHA, between, runs_needed
+from vcsbench.results.layout import benchmark_part, run_facts
 from vcsbench.results.run_figures import run_figure
 from vcsbench.results.spread import SpreadCell
 
@@ -54,7 +55,7 @@ def run_file(
         for bench in benches:
             scale_times(bench, factor)
         if sd is not None:
-            document["vcsbench"]["spread"] = spread_json(sd)
+            run_facts(document)["spread"] = spread_json(sd)
 
     return edited_result(src, tmp_path / f"{name}.json", edit)
 
@@ -148,7 +149,7 @@ def test_one_run_a_side_reads_a_change_only_beyond_the_machines_spread(tmp_path:
 
 def test_a_busy_run_gets_no_verdict_and_says_why(tmp_path: Path) -> None:
     def busy(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["spread"] = spread_json(0.03)
+        run_facts(document)["spread"] = spread_json(0.03)
         for bench in benches:
             scale_times(bench, 1.4)
             bench["sampler"]["samples"] = [
@@ -226,7 +227,7 @@ def test_the_gate_passes_what_it_can_judge_and_says_what_it_could_detect(tmp_pat
 def test_the_gate_fails_a_rising_error_rate_whatever_the_base_had(tmp_path: Path) -> None:
     def fail(count: int) -> Any:
         def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-            document["vcsbench"]["spread"] = spread_json(0.01)
+            run_facts(document)["spread"] = spread_json(0.01)
             for bench in benches:
                 bench["rounds"]["ok"] = [i >= count for i in range(len(bench["rounds"]["ok"]))]
                 bench["repos_ok"] = bench["repos"] - count
@@ -248,7 +249,7 @@ def test_the_gate_fails_a_benchmark_missing_from_the_other_run(tmp_path: Path) -
         document["benchmarks"] = [
             e
             for e in document["benchmarks"]
-            if e["extra_info"]["vcsbench"]["backend"]["name"] != "git-pygit2"
+            if benchmark_part(e)["backend"]["name"] != "git-pygit2"
         ]
 
     other = edited_result(TINY, tmp_path / "b.json", drop_git)
@@ -259,7 +260,7 @@ def test_the_gate_fails_a_benchmark_missing_from_the_other_run(tmp_path: Path) -
 
 def test_the_gate_fails_a_run_without_rounds(tmp_path: Path) -> None:
     def empty(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["spread"] = spread_json(0.01)
+        run_facts(document)["spread"] = spread_json(0.01)
         keep_rounds(benches[0], 0)
 
     code, out = gate(
@@ -307,7 +308,7 @@ def test_a_gate_with_too_few_rounds_to_judge_fails_even_a_tenfold_slowdown(
 ) -> None:
     def short(factor: float) -> Any:
         def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-            document["vcsbench"]["spread"] = spread_json(0.01)
+            run_facts(document)["spread"] = spread_json(0.01)
             for bench in benches:
                 keep_rounds(bench, 3)
                 scale_times(bench, factor)
@@ -407,7 +408,7 @@ def test_a_variant_of_the_same_backend_in_the_other_run_is_matched(tmp_path: Pat
     git-pygit2 of the base run, naming both."""
 
     def delayed(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["spread"] = spread_json(0.01)
+        run_facts(document)["spread"] = spread_json(0.01)
         for bench in benches:
             if bench["backend"]["name"] == "git-pygit2":
                 bench["backend"]["variant"] = "git-pygit2[delay=1ms]"
@@ -426,7 +427,7 @@ def test_a_report_ratio_of_a_busy_run_gives_no_verdict_and_says_why(tmp_path: Pa
     would call their difference: one of them ran beside other processes' work."""
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["spread"] = spread_json(0.01)
+        run_facts(document)["spread"] = spread_json(0.01)
         benches[1]["sampler"]["samples"] = [
             {"t_s": float(i), "runnable": 3, "others_cpu": 1.5} for i in range(4)
         ]

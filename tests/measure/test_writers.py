@@ -14,6 +14,7 @@ from helpers import on_a_disk, run_args, vcsbench
 
 from vcsbench.measure.writers import Task, device_thread, snapshot, top_writers
 from vcsbench.report.format import writers_text
+from vcsbench.results.layout import benchmark_part
 from vcsbench.results.writers import Writers
 
 # Timing- or signal-bound: run in make test's serial pass, alone on the machine.
@@ -183,8 +184,8 @@ def test_each_benchmark_names_who_wrote_to_its_device(root: None, tmp_path: Path
     assert 0 == result.returncode, result.stderr
     benches = json.loads(out.read_text())["benchmarks"]
     for bench in benches:
-        found = bench["extra_info"]["vcsbench"]["writers"]
-        device = bench["extra_info"]["vcsbench"]["metrics"]["io_write_device"]["total"]
+        found = benchmark_part(bench)["writers"]
+        device = benchmark_part(bench)["metrics"]["io_write_device"]["total"]
         # the rounds alone wrote this much to the device; the benchmark's writers were
         # charged with at least the part of it their processes wrote
         assert found["top"] and found["charged_bytes"] > 0 and device > 0

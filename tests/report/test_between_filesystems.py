@@ -15,6 +15,7 @@ from typing import Any
 from helpers import REPO, canary_beside, edited_result, on_another_machine, scale_times, vcsbench
 
 from vcsbench.report.ratios import over_runs
+from vcsbench.results.layout import benchmark_part, run_facts
 from vcsbench.results.spread import SpreadCell
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
@@ -29,9 +30,9 @@ def on_xfs(entry: dict[str, Any]) -> None:
     for key in ("group", "name", "fullname", "param"):
         entry[key] = entry[key].replace(EXT4, XFS)
     entry["params"]["fs"] = XFS
-    fs = entry["extra_info"]["vcsbench"]["filesystem"]
+    fs = benchmark_part(entry)["filesystem"]
     fs.update(spec=XFS, kind="xfs", fstype="xfs")
-    entry["extra_info"]["vcsbench"]["name"] = entry["name"]
+    benchmark_part(entry)["name"] = entry["name"]
 
 
 def interleaved(bench: dict[str, Any], member: int, medians: list[float]) -> None:
@@ -58,7 +59,7 @@ def both_run(tmp_path: Path, name: str, machine: float, xfs: float) -> str:
         other = copy.deepcopy(ext4)
         on_xfs(other)
         document["benchmarks"] = [ext4, other]
-        mine, theirs = ext4["extra_info"]["vcsbench"], other["extra_info"]["vcsbench"]
+        mine, theirs = benchmark_part(ext4), benchmark_part(other)
         scale_times(mine, machine)
         scale_times(theirs, machine * xfs)
         levels = [machine * (1 + 0.02 * (k % 3)) for k in range(BLOCKS)]
@@ -130,7 +131,7 @@ def one_fs_run(tmp_path: Path, name: str, xfs: bool, time: float, canary: float)
             if xfs:
                 on_xfs(entry)
         cells = [SpreadCell(b, "create+commit", "ext4", 100, figures).to_json() for b in BACKENDS]
-        document["vcsbench"]["spread"] = {
+        run_facts(document)["spread"] = {
             "fingerprint": "test", "machine": "the test's", "runs": 8, "cells": cells,
             "measured": "2026-11-28T00:00:00+00:00", "command": "vcsbench run (synthetic)",
         }  # fmt: skip

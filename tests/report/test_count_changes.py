@@ -10,6 +10,8 @@ from typing import Any
 
 from helpers import REPO, edited_result, vcsbench
 
+from vcsbench.results.layout import run_facts
+
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 
 
@@ -18,7 +20,7 @@ def with_calls(tmp_path: Path, name: str, counts: dict[str, list[int]]) -> str:
     the rounds repeats)."""
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
-        document["vcsbench"]["run_id"] = f"run-{name}"
+        run_facts(document)["run_id"] = f"run-{name}"
         for bench in benches:
             rounds = len(bench["rounds"]["wall_ns"])
             for metric, given in counts.items():

@@ -11,6 +11,8 @@ from typing import Any
 
 from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
+from vcsbench.results.layout import run_facts
+
 JITTER = (0, 1_800, -900, 2_600, -1_500)
 
 
@@ -19,7 +21,7 @@ def run_file(tmp_path: Path, run: int, slower: float, syncs: int, busy: bool) ->
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
         document["datetime"] = f"2026-12-{run + 1:02d}T10:00:00+00:00"
-        document["vcsbench"]["run_id"] = f"run-{run}"
+        run_facts(document)["run_id"] = f"run-{run}"
         for bench in benches:
             scale_times(bench, slower * math.exp(rng.gauss(0, 0.01)))
             canary_beside(bench, 1.0)

@@ -14,6 +14,8 @@ from typing import Any
 
 from helpers import REPO, edited_result, on_another_machine, scale_times, vcsbench
 
+from vcsbench.results.layout import benchmark_part
+
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
 BLOCKS = 6
 
@@ -120,7 +122,7 @@ def test_no_row_over_runs_of_two_releases(tmp_path: Path) -> None:
     ]
     document = json.loads(Path(files[1]).read_text())
     for entry in document["benchmarks"]:
-        backend = entry["extra_info"]["vcsbench"]["backend"]
+        backend = benchmark_part(entry)["backend"]
         if backend["name"] == "git-pygit2":
             backend["versions"]["pygit2"] = "1.15.1"
     Path(files[1]).write_text(json.dumps(document))

@@ -10,6 +10,8 @@ from typing import Any
 
 from helpers import REPO, edited_result, scale_times, vcsbench
 
+from vcsbench.results.layout import benchmark_part
+
 TINY = REPO / "tests" / "data" / "tiny-tmpfs.json"
 OLD = {"pygit2": "1.15.1", "libgit2": "1.8.1"}
 
@@ -19,7 +21,7 @@ def with_old_release(document: dict[str, Any], benches: list[dict[str, Any]]) ->
     pygit2 and libgit2, every round 1.25 times as long."""
     entry = next(e for e in document["benchmarks"] if "pygit2" in e["name"])
     old = copy.deepcopy(entry)
-    mine = old["extra_info"]["vcsbench"]
+    mine = benchmark_part(old)
     mine["backend"]["variant"] = "git-pygit2[version=1.15.1]"
     mine["backend"]["versions"].update(OLD)
     scale_times(mine, 1.25)

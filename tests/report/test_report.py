@@ -19,6 +19,7 @@ from vcsbench.report.document import Document, paragraph
 from vcsbench.report.formats.html import page
 from vcsbench.report.ratios import time_ratio
 from vcsbench.results import read
+from vcsbench.results.layout import benchmark_part
 from vcsbench.results.stats import mann_whitney_p
 
 DATA = REPO / "tests" / "data"
@@ -83,7 +84,7 @@ def test_written_result_reads_back_complete() -> None:
     loaded = read(DATA / "tiny-ext4.json")
     assert len(document["benchmarks"]) == len(loaded.benchmarks)
     for raw, bench in zip(document["benchmarks"], loaded.benchmarks, strict=True):
-        info = raw["extra_info"]["vcsbench"]
+        info = benchmark_part(raw)
         # The file predates age and layout: it reads as no age, the flat layout.
         later = ("clock", "repos_ok", "age", "layout")
         assert {k: v for k, v in info.items() if k not in later} == {
@@ -97,7 +98,7 @@ def test_written_result_reads_back_complete() -> None:
 def test_one_clock_pytest_benchmarks_stats_are_the_runners_successful_rounds() -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     for raw in document["benchmarks"]:
-        rounds = raw["extra_info"]["vcsbench"]["rounds"]
+        rounds = benchmark_part(raw)["rounds"]
         ok_walls = [w / 1e9 for w, ok in zip(rounds["wall_ns"], rounds["ok"], strict=True) if ok]
         assert ok_walls == raw["stats"]["data"]
 
@@ -106,7 +107,7 @@ def test_schema_1_results_load_with_their_figures_migrated() -> None:
     document = json.loads((DATA / "schema1-ext4.json").read_text())
     run = read(DATA / "schema1-ext4.json")
     for raw, bench in zip(document["benchmarks"], run.benchmarks, strict=True):
-        info = raw["extra_info"]["vcsbench"]
+        info = benchmark_part(raw)
         assert 1 == info["schema_version"]
         assert info["rounds"]["wall_ns"] == bench.rounds.wall_ns
         assert info["rounds"]["cpu_s"] == bench.rounds.values["cpu"]
@@ -308,7 +309,7 @@ def with_rounds(
 
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     entry = document["benchmarks"][0]
-    info = entry["extra_info"]["vcsbench"]
+    info = benchmark_part(entry)
     info["rounds"] = {
         "t_start_s": [0.0] * len(wall_ns),
         "wall_ns": wall_ns,
@@ -415,7 +416,7 @@ def test_log_axis_labels_never_collide_and_a_narrow_range_gets_two() -> None:
 
 def test_a_per_round_series_shorter_than_the_rounds_is_one_line(tmp_path: Path) -> None:
     document = json.loads((DATA / "tiny-tmpfs.json").read_text())
-    rounds = document["benchmarks"][0]["extra_info"]["vcsbench"]["rounds"]
+    rounds = benchmark_part(document["benchmarks"][0])["rounds"]
     key = next(iter(rounds["values"]))
     rounds["values"][key].pop()
     path = tmp_path / "short.json"
@@ -449,7 +450,7 @@ def test_names_from_a_file_are_inert_in_latex(tmp_path: Path) -> None:
     assert r"50\% \& \$x\_y \{\} \textbackslash{}input" == latex_escape("50% & $x_y {} \\input")
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     for entry in document["benchmarks"]:
-        entry["extra_info"]["vcsbench"]["backend"]["variant"] = r"\input{/etc/passwd}%"
+        benchmark_part(entry)["backend"]["variant"] = r"\input{/etc/passwd}%"
     (tmp_path / "x.json").write_text(json.dumps(document))
     text = vcsbench("report", str(tmp_path / "x.json"), "--format", "latex").stdout
     assert r"\input{" not in text and r"\textbackslash{}input\{/etc/passwd\}\%" in text

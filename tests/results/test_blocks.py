@@ -11,6 +11,7 @@ from helpers import DATA
 
 from vcsbench.report.blocks import blocks, growth, quantile, slope_ms_per_1000
 from vcsbench.results import parse
+from vcsbench.results.layout import benchmark_part
 from vcsbench.results.model import Benchmark
 
 
@@ -22,7 +23,7 @@ def bench_of(
 ) -> Benchmark:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     entry = document["benchmarks"][0]
-    info = entry["extra_info"]["vcsbench"]
+    info = benchmark_part(entry)
     info["rounds"] = {
         "t_start_s": [0.0] * len(wall_ms),
         "wall_ns": [int(w * 1e6) for w in wall_ms],

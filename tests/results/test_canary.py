@@ -23,6 +23,7 @@ from vcsbench.bench import canary as canary_module
 from vcsbench.bench.canary import MOST, CanaryTimer, summary
 from vcsbench.judge.verdict import ALPHA, between
 from vcsbench.results.canary import Canary
+from vcsbench.results.layout import run_facts
 from vcsbench.results.rounds import Rounds
 from vcsbench.results.spread import SpreadCell
 
@@ -134,7 +135,7 @@ def run_file(
         for bench in benches:
             scale_times(bench, machine * change)
             canary_beside(bench, 1.0 * machine)
-        document["vcsbench"]["spread"] = spread(runs)
+        run_facts(document)["spread"] = spread(runs)
 
     return edited_result(TINY, tmp_path / f"{name}.json", edit)
 

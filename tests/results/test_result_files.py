@@ -18,6 +18,7 @@ from helpers import DATA, run_args, vcsbench
 
 from vcsbench.errors import VcsbenchError
 from vcsbench.results.bounded import CHUNK, read_bytes
+from vcsbench.results.layout import benchmark_part, run_facts
 
 COMMANDS = (("report",), ("compare",), ("export",))
 
@@ -35,7 +36,7 @@ def tiny() -> dict[str, Any]:
 
 
 def first(document: dict[str, Any]) -> dict[str, Any]:
-    info: dict[str, Any] = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    info: dict[str, Any] = benchmark_part(document["benchmarks"][0])
     return info
 
 
@@ -204,7 +205,7 @@ HOSTILE = "<script>alert(1)</script>|x"
 def hostile(tmp_path: Path) -> Path:
     document = tiny()
     for entry in document["benchmarks"]:
-        info = entry["extra_info"]["vcsbench"]
+        info = benchmark_part(entry)
         info["backend"]["variant"] = HOSTILE + info["backend"]["name"]
         info["op"] = "<img src=x onerror=alert(2)>"
     return write(tmp_path / "hostile.json", document)
@@ -280,7 +281,7 @@ def finished_run(tmp_path: Path) -> Path:
     )
     assert 0 == result.returncode, result.stdout[-1500:] + result.stderr
     document = json.loads(out.read_text())
-    info = document["benchmarks"][1]["extra_info"]["vcsbench"]
+    info = benchmark_part(document["benchmarks"][1])
     info["rounds_asked"], info["partial"] = 10, True
     return write(out, document)
 
@@ -299,7 +300,7 @@ def test_resume_never_hands_a_recorded_command_to_pytest(tmp_path: Path) -> None
     victim.mkdir()
     (victim / "keep").write_text("mine")
     document = json.loads(out.read_text())
-    document["vcsbench"]["command"] += (
+    run_facts(document)["command"] += (
         f" -- -p evilplug -c {tmp_path / 'evil.ini'} --basetemp={victim}"
     )
     write(out, document)
@@ -325,7 +326,7 @@ def test_resume_takes_only_vcsbench_options_each_checked_as_typed(
 ) -> None:
     out = finished_run(tmp_path)
     document = json.loads(out.read_text())
-    document["vcsbench"]["selection"].update(change)
+    run_facts(document)["selection"].update(change)
     write(out, document)
     result = vcsbench("run", "--resume", str(out))
     assert 2 == result.returncode
@@ -336,7 +337,7 @@ def test_resume_takes_only_vcsbench_options_each_checked_as_typed(
 def test_resume_never_runs_a_command_a_result_file_records(tmp_path: Path) -> None:
     out = finished_run(tmp_path)
     document = json.loads(out.read_text())
-    document["vcsbench"]["selection"]["ops"] = f"cmd[run=touch {tmp_path / 'ran'}]"
+    run_facts(document)["selection"]["ops"] = f"cmd[run=touch {tmp_path / 'ran'}]"
     write(out, document)
     result = vcsbench("run", "--resume", str(out))
     assert 2 == result.returncode
@@ -396,7 +397,7 @@ def test_resume_never_takes_a_program_or_a_place_from_a_result_file(
         "tmp": tmp_path,
     }
     document = json.loads(out.read_text())
-    recorded = document["vcsbench"]["selection"]
+    recorded = run_facts(document)["selection"]
     if isinstance(value, list):
         recorded[dest] = [v.format(**places) for v in value]
         if dest == "backend_option":
@@ -422,7 +423,7 @@ def test_resume_runs_the_program_the_command_line_names_again(tmp_path: Path) ->
     marker = tmp_path / "ran"
     tools = marking_tools(tmp_path / "tools", marker)
     document = json.loads(out.read_text())
-    document["vcsbench"]["selection"]["backends"] = f"git-cli[bin={tools}]"
+    run_facts(document)["selection"]["backends"] = f"git-cli[bin={tools}]"
     write(out, document)
     other = vcsbench("run", "--resume", str(out), "--backends", "git-cli")
     assert 2 == other.returncode
@@ -436,7 +437,7 @@ def test_resume_runs_the_program_the_command_line_names_again(tmp_path: Path) ->
 def test_resume_refuses_results_that_vcsbench_run_did_not_write(tmp_path: Path) -> None:
     out = finished_run(tmp_path)
     document = json.loads(out.read_text())
-    document["vcsbench"]["door"] = "pytest"
+    run_facts(document)["door"] = "pytest"
     write(out, document)
     result = vcsbench("run", "--resume", str(out))
     assert 2 == result.returncode
@@ -517,7 +518,7 @@ def test_two_results_of_one_payload_name_with_other_files_say_so(tmp_path: Path)
     doc = tiny()
     base = write(tmp_path / "base.json", doc)
     for bench in doc["benchmarks"]:
-        bench["extra_info"]["vcsbench"]["payload"]["sha256"] = "f" * 64
+        benchmark_part(bench)["payload"]["sha256"] = "f" * 64
     other = write(tmp_path / "other.json", doc)
     result = vcsbench("compare", str(base), str(other))
     assert "payload content: hello sha256 e7d6c6479d63  →  hello sha256 ffffffffffff" in (
@@ -563,7 +564,7 @@ def test_a_variant_alone_is_one_difference_not_its_versions_and_options(tmp_path
     doc = tiny()
     base = write(tmp_path / "base.json", doc)
     for bench in doc["benchmarks"]:
-        backend = bench["extra_info"]["vcsbench"]["backend"]
+        backend = benchmark_part(bench)["backend"]
         backend["variant"] = f"{backend['name']}[delay=900us]"
         bench["params"]["backend"] = backend["variant"]
     other = write(tmp_path / "other.json", doc)

@@ -18,6 +18,7 @@ from helpers import CLI, run_args, vcsbench, vcsbench_loops, vcsbench_mounts
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.rounds import BenchmarkRun
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import benchmark_part
 from vcsbench.sandbox import Sandbox, parse_fs_spec, throttle
 from vcsbench.sandbox.throttle import PROFILES, device_number, rules_on, set_rule
 from vcsbench.workload.operation import Operation, RoundPaths
@@ -253,7 +254,7 @@ def throttled_copy(tmp_path: Path, measured: object) -> Path:
 
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     for bench in document["benchmarks"]:
-        bench["extra_info"]["vcsbench"]["filesystem"]["throttle"] = {
+        benchmark_part(bench)["filesystem"]["throttle"] = {
             "profile": "hdd",
             "source": "a 7,200 rpm disk",
             "described": "80 write IO/s",
@@ -299,7 +300,7 @@ def test_a_history_is_replayed_off_the_throttled_device(root: None, tmp_path: Pa
         "--image-dir", str(tmp_path), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
-    (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    (bench,) = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert 0 == bench["errors"] and 2 == bench["verified"]
     assert {"commits": 30.0, "unthrottled": 1.0} == {
         k: v for k, v in bench["harness"]["replay"].items() if k in ("commits", "unthrottled")

@@ -13,6 +13,8 @@ import psutil
 import pytest
 from helpers import run_args, skip_or_fail, vcsbench
 
+from vcsbench.results.layout import benchmark_part
+
 
 def _run(tmp_path: Path, backends: str, ops: str, repos: str = "4") -> list[dict[str, Any]]:
     out = tmp_path / "r.json"
@@ -20,7 +22,7 @@ def _run(tmp_path: Path, backends: str, ops: str, repos: str = "4") -> list[dict
         *run_args(repos, backends, ops, fs="tmpfs", out=out), "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
-    return [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    return [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
 
 
 @pytest.fixture(autouse=True)

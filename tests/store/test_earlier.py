@@ -10,6 +10,7 @@ from typing import Any
 
 from helpers import REPO, canary_beside, edited_result, scale_times, vcsbench
 
+from vcsbench.results.layout import run_facts
 from vcsbench.results.spread import Seen, SpreadCell, own_spread
 from vcsbench.store.earlier import spreads
 from vcsbench.store.rows import Point
@@ -47,8 +48,8 @@ def run_file(tmp_path: Path, name: str, when: str, factor: float) -> str:
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
         document["datetime"] = when
-        document["vcsbench"]["run_id"] = f"test-{name}"
-        document["vcsbench"]["spread"] = calibration()
+        run_facts(document)["run_id"] = f"test-{name}"
+        run_facts(document)["spread"] = calibration()
         for bench in benches:
             scale_times(bench, factor)
             canary_beside(bench, 1.0)

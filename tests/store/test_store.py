@@ -21,6 +21,7 @@ from postgres import database, server
 from vcsbench.errors import VcsbenchError
 from vcsbench.results import read
 from vcsbench.results.io import read_whole
+from vcsbench.results.layout import run_facts
 from vcsbench.store.store import Store, result_files
 
 TINY = REPO / "tests" / "data" / "tiny-ext4.json"
@@ -48,7 +49,7 @@ def later(tmp_path: Path, name: str, factor: float, day: int, run_id: str = "") 
 
     def edit(document: dict[str, Any], benches: list[dict[str, Any]]) -> None:
         document["datetime"] = f"2026-12-{day:02d}T10:00:00+00:00"
-        document["vcsbench"]["run_id"] = run_id or f"run-{name}"
+        run_facts(document)["run_id"] = run_id or f"run-{name}"
         for bench in benches:
             scale_times(bench, factor)
             canary_beside(bench, 2.0)

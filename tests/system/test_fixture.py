@@ -8,6 +8,8 @@ import os
 import pytest
 from helpers import REPO, skip_or_fail
 
+from vcsbench.results.layout import benchmark_part
+
 pytest_plugins = ["pytester"]
 
 
@@ -47,7 +49,7 @@ def test_known_bytes(vcsbench):
 def test_a_users_operation_is_measured_per_backend_and_verified(pytester: pytest.Pytester) -> None:
     result, document = run_user(pytester, KNOWN_WORK)
     result.assert_outcomes(passed=2)
-    infos = [b["extra_info"]["vcsbench"] for b in document["benchmarks"]]
+    infos = [benchmark_part(b) for b in document["benchmarks"]]
     assert ["svn-fs", "git-cli"] == [i["backend"]["name"] for i in infos]
     for info in infos:
         assert "known_bytes" == info["op"] and 5 == info["verified"] and 0 == info["errors"]
@@ -95,10 +97,7 @@ def test_a_users_footprint_counts_what_the_round_made_and_the_change(
 ) -> None:
     result, document = run_user(pytester, COPY_WORK)
     result.assert_outcomes(passed=2, failed=1)
-    infos = {
-        b["extra_info"]["vcsbench"]["op"]: b["extra_info"]["vcsbench"]
-        for b in document["benchmarks"]
-    }
+    infos = {benchmark_part(b)["op"]: benchmark_part(b) for b in document["benchmarks"]}
     copy, nothing = infos["copy"], infos["nothing"]
     # The repository and the copy it named: 8 KiB each; the round added the copy.
     assert 2 * 8192 == copy["metrics"]["footprint_content"]["per_repo"]
@@ -207,7 +206,7 @@ def test_a_users_operation_branches_on_the_backends_vcs(pytester: pytest.Pyteste
     and Subversion on one row."""
     result, document = run_user(pytester, BRANCHES_ON_THE_VCS)
     result.assert_outcomes(passed=2)
-    infos = [b["extra_info"]["vcsbench"] for b in document["benchmarks"]]
+    infos = [benchmark_part(b) for b in document["benchmarks"]]
     assert {("git-cli", 5, 0), ("svn-cli", 5, 0)} == {
         (i["backend"]["name"], i["verified"], i["errors"]) for i in infos
     }

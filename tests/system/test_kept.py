@@ -15,6 +15,7 @@ import pytest
 from helpers import DATA, RUN_ARGV, vcsbench, wait_for
 
 from vcsbench.results import read
+from vcsbench.results.layout import benchmark_part, machine_part, run_facts
 
 # Timing- or signal-bound: run in make test's serial pass, alone on the machine.
 pytestmark = pytest.mark.serial
@@ -36,7 +37,7 @@ def test_sigkill_between_benchmarks_keeps_every_finished_one(tmp_path: Path) -> 
     proc.kill()
     proc.communicate(timeout=60)
     document = json.loads(gzip.decompress(out.read_bytes()))
-    names = [b["extra_info"]["vcsbench"]["backend"]["name"] for b in document["benchmarks"]]
+    names = [benchmark_part(b)["backend"]["name"] for b in document["benchmarks"]]
     assert ["git-pygit2", "svn-fs"] == names
     assert all(300 == len(b["stats"]["data"]) for b in document["benchmarks"])
 
@@ -88,7 +89,7 @@ def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
 
 def test_resume_refuses_results_of_another_version(tmp_path: Path) -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
-    document["vcsbench"]["version"] = "0.0.1"
+    run_facts(document)["version"] = "0.0.1"
     other = tmp_path / "old.json"
     other.write_text(json.dumps(document))
     result = vcsbench("run", "--resume", str(other))
@@ -117,7 +118,7 @@ def test_loop_images_without_room_are_refused_up_front(tmp_path: Path) -> None:
 def machine_copy(tmp_path: Path, name: str, cpu: str) -> Path:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     document = copy.deepcopy(document)
-    document["machine_info"]["vcsbench"]["cpu_model"] = cpu
+    machine_part(document)["cpu_model"] = cpu
     path = tmp_path / name
     path.write_text(json.dumps(document))
     return path
@@ -141,9 +142,7 @@ def test_a_report_of_three_machines_names_the_machine_of_every_row(tmp_path: Pat
 
 def test_results_in_another_unit_are_not_merged(tmp_path: Path) -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
-    document["benchmarks"][0]["extra_info"]["vcsbench"]["metrics"]["io_write_device"]["unit"] = (
-        "KiB"
-    )
+    benchmark_part(document["benchmarks"][0])["metrics"]["io_write_device"]["unit"] = "KiB"
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps(document))
     result = vcsbench("report", str(DATA / "tiny-ext4.json"), str(odd))
@@ -179,7 +178,7 @@ def test_bmf_export_has_bencher_metric_formats_shape() -> None:
 
 def test_compare_marks_partial_benchmarks_and_warns(tmp_path: Path) -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
-    info = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    info = benchmark_part(document["benchmarks"][0])
     info["rounds_asked"] = 1000
     cut = tmp_path / "cut.json"
     cut.write_text(json.dumps(document))
@@ -191,7 +190,7 @@ def test_compare_marks_partial_benchmarks_and_warns(tmp_path: Path) -> None:
 def test_plots_of_a_benchmark_whose_every_round_failed_are_made(tmp_path: Path) -> None:
     document = json.loads((DATA / "tiny-ext4.json").read_text())
     for entry in document["benchmarks"]:
-        info = entry["extra_info"]["vcsbench"]
+        info = benchmark_part(entry)
         info["rounds"]["ok"] = [False] * len(info["rounds"]["ok"])
         info["errors"] = info["repos"]
     failed = tmp_path / "failed.json"

@@ -11,6 +11,7 @@ import pytest
 from helpers import CLI, REPO, run_args, vcsbench
 
 from vcsbench.backends import REGISTRY
+from vcsbench.results.layout import benchmark_part, machine_part, run_facts
 
 pytest_plugins = ["pytester"]
 
@@ -77,12 +78,12 @@ def test_tiny_matrix_writes_every_field_with_units(suite: pytest.Pytester) -> No
     )
     result.assert_outcomes(passed=4)
     assert len(document["benchmarks"]) == 4
-    machine = document["machine_info"]["vcsbench"]
+    machine = machine_part(document)
     for key in ("cpu_model", "cpu_count", "memory_bytes", "kernel", "distribution", "python"):
         assert machine[key]
     assert set(machine["backend_versions"]) == {"git-pygit2", "svn-fs"}  # those run only
     for bench in document["benchmarks"]:
-        info = bench["extra_info"]["vcsbench"]
+        info = benchmark_part(bench)
         assert 4 == len(bench["stats"]["data"]) == info["repos"] == info["verified"]
         assert info["errors"] == 0
         assert info["backend"]["versions"] and "options" in info["backend"]
@@ -117,7 +118,7 @@ def test_planted_failing_backend_fails_with_its_error_count(suite: pytest.Pytest
         ["*2 of 6 operations failed (first, round 2: verify: test.txt: content differs*"]
     )
     (bench,) = document["benchmarks"]
-    info = bench["extra_info"]["vcsbench"]
+    info = benchmark_part(bench)
     assert info["errors"] == 2
     assert len(bench["stats"]["data"]) == 4, "failed rounds are no samples"
 
@@ -201,7 +202,7 @@ def test_run_writes_json_and_prints_a_summary(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-2000:]
     assert "git-cli" in result.stdout and "x floor" in result.stdout
-    command = json.loads(out.read_text())["vcsbench"]["command"]
+    command = run_facts(json.loads(out.read_text()))["command"]
     assert command.startswith("vcsbench run --backends git-cli")
 
 
@@ -235,10 +236,10 @@ def test_interrupted_run_keeps_the_benchmarks_it_finished(tmp_path: Path) -> Non
     proc.communicate(timeout=120)
     assert 128 + signal.SIGINT == proc.returncode
     complete, partial = json.loads(out.read_text())["benchmarks"]
-    assert "git-pygit2" == complete["extra_info"]["vcsbench"]["backend"]["name"]
+    assert "git-pygit2" == benchmark_part(complete)["backend"]["name"]
     assert 1000 == len(complete["stats"]["data"])
-    assert partial["extra_info"]["vcsbench"]["partial"]
-    assert len(partial["stats"]["data"]) == partial["extra_info"]["vcsbench"]["repos"] < 1000
+    assert benchmark_part(partial)["partial"]
+    assert len(partial["stats"]["data"]) == benchmark_part(partial)["repos"] < 1000
     assert ["interrupted.json"] == [p.name for p in tmp_path.iterdir()]
 
 
@@ -271,7 +272,7 @@ def test_pytest_benchmarks_samples_are_the_runners_successful_rounds(
         f"--vcs-fs=dir:{suite.path}",
     )
     for bench in document["benchmarks"]:
-        rounds = bench["extra_info"]["vcsbench"]["rounds"]
+        rounds = benchmark_part(bench)["rounds"]
         ok = [w / 1e9 for w, good in zip(rounds["wall_ns"], rounds["ok"], strict=True) if good]
         assert ok == bench["stats"]["data"]
     assert [6, 9] == sorted(len(b["stats"]["data"]) for b in document["benchmarks"])
@@ -291,7 +292,7 @@ def test_a_benchmark_whose_every_round_failed_is_kept_without_samples(
     )
     result.assert_outcomes(failed=1)
     assert [] == document["benchmarks"]
-    (kept,) = document["vcsbench"]["failed_benchmarks"]
+    (kept,) = run_facts(document)["failed_benchmarks"]
     assert (3, 3, [False] * 3) == (kept["repos"], kept["errors"], kept["rounds"]["ok"])
     out = suite.path / "out.json"
     report = vcsbench("report", str(out))
@@ -397,8 +398,8 @@ def test_pytest_benchmarks_round_options_are_honoured(suite: pytest.Pytester) ->
     )
     result.assert_outcomes(passed=1)
     (bench,) = document["benchmarks"]
-    assert 7 == bench["stats"]["rounds"] == bench["extra_info"]["vcsbench"]["repos"]
-    rules = bench["extra_info"]["vcsbench"]["harness"]["pytest_benchmark_rules"]
+    assert 7 == bench["stats"]["rounds"] == benchmark_part(bench)["repos"]
+    rules = benchmark_part(bench)["harness"]["pytest_benchmark_rules"]
     assert {"min_rounds": 7, "warmup_rounds": 2} == {
         k: rules[k] for k in ("min_rounds", "warmup_rounds")
     }
@@ -421,7 +422,7 @@ def test_benchmark_max_time_keeps_the_rounds_that_fit(suite: pytest.Pytester) ->
     )
     result.assert_outcomes(passed=1)
     (bench,) = document["benchmarks"]
-    vcs = bench["extra_info"]["vcsbench"]
+    vcs = benchmark_part(bench)
     assert 5 <= vcs["repos"] < 100000 and not vcs["partial"]
     # A projection made after each batch of 64 rounds: it can overshoot by about a batch
     # where the pace changes (CI once took 0.78 s of the 0.5 s; with the other test worker
@@ -532,7 +533,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     (saved,) = (tmp_path / "storage").rglob("0001_base.json")
     base = json.loads(saved.read_text())
     for bench in base["benchmarks"]:  # the saved run's rounds a third as long
-        rounds = bench["extra_info"]["vcsbench"]["rounds"]
+        rounds = benchmark_part(bench)["rounds"]
         rounds["wall_ns"] = [w // 3 for w in rounds["wall_ns"]]
     saved.write_text(json.dumps(base))
     slower = vcsbench(*common, "--out", str(tmp_path / "d.json"), *compared, env=env)

@@ -30,6 +30,7 @@ from helpers import (
     wait_for,
 )
 
+from vcsbench.results.layout import benchmark_part
 from vcsbench.sandbox.state import boot_id, load_state
 
 
@@ -406,7 +407,7 @@ def test_compare_gate_fails_when_the_new_run_has_errors_the_base_did_not(tmp_pat
     from helpers import DATA, retotal
 
     document = json.loads((DATA / "tiny-ext4.json").read_text())
-    info = document["benchmarks"][0]["extra_info"]["vcsbench"]
+    info = benchmark_part(document["benchmarks"][0])
     info["errors"] = 2
     info["rounds"]["ok"][:2] = [False, False]
     retotal(info)  # as vcsbench writes them: totals over the rounds that succeeded

@@ -18,6 +18,7 @@ from histories import make_history, replay_and_check
 
 from vcsbench.backends import REGISTRY
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import benchmark_part
 from vcsbench.workload.history import load_history_payload, read_history
 
 REPLAYERS = [name for name, cls in REGISTRY.items() if "replay" in cls.capabilities]
@@ -113,7 +114,7 @@ def test_a_history_is_measured_and_recorded(source: Path, tmp_path: Path) -> Non
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
     assert "git-markus × commit: skipped for history: payloads" in result.stdout + result.stderr
-    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    found = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert 5 == len(found)  # svn-fs: no clone
     head = subprocess.run(
         ["git", "-C", str(source), "rev-parse", "HEAD", "HEAD~1", "HEAD~6"],
@@ -340,8 +341,8 @@ def test_operations_reach_back_and_are_verified(source: Path, tmp_path: Path) ->
     assert "svn-fs × diff[back=9]: skipped, svn-fs has no diff" in said
     assert "svn-cli × update[back=9]: skipped for hello, back= reaches into a replayed" in said
     found = {
-        (b["extra_info"]["vcsbench"]["backend"]["name"], b["extra_info"]["vcsbench"]["op"]):
-        b["extra_info"]["vcsbench"]
+        (benchmark_part(b)["backend"]["name"], benchmark_part(b)["op"]):
+        benchmark_part(b)
         for b in json.loads(out.read_text())["benchmarks"]
     }  # fmt: skip
     assert 7 == len(found), sorted(found)
@@ -592,7 +593,7 @@ def test_a_kept_seed_is_the_payloads_own(tmp_path: Path) -> None:
         *run_args("2", "git-pygit2", "commit", "hello,submission", fs=f"dir:{tmp_path}", out=out),
     )  # fmt: skip
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr
-    found = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    found = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert [(0, 2), (0, 2)] == [(b["errors"], b["verified"]) for b in found]
 
 

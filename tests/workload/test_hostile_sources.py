@@ -20,6 +20,7 @@ import pytest
 from helpers import run_args, vcsbench
 
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import benchmark_part
 from vcsbench.workload.history import load_history_payload
 from vcsbench.workload.tree_bounds import MAX_FILE_BYTES, check_links
 
@@ -252,7 +253,7 @@ def test_an_ordinary_history_replays_into_every_backend(tmp_path: Path) -> None:
         author="student <>",
     )  # fmt: skip
     assert 22 == len(benchmarks)  # svn has no clone
-    history = benchmarks[0]["extra_info"]["vcsbench"]["payload"]["history"]
+    history = benchmark_part(benchmarks[0])["payload"]["history"]
     assert 1 == history["authors_without_email"]
 
 
@@ -283,7 +284,7 @@ def run_history(
     )
     assert 0 == result.returncode, result.stdout[-3000:] + result.stderr[-3000:]
     benchmarks = json.loads(out.read_text())["benchmarks"]
-    assert all(b["extra_info"]["vcsbench"]["errors"] == 0 for b in benchmarks)
+    assert all(benchmark_part(b)["errors"] == 0 for b in benchmarks)
     return payload, result, benchmarks
 
 
@@ -344,7 +345,7 @@ def test_paths_that_turn_from_file_or_link_into_directory_and_back_replay_everyw
     benchmarks = json.loads(out.read_text())["benchmarks"]
     assert 6 == len(benchmarks)
     for bench in benchmarks:
-        assert 0 == bench["extra_info"]["vcsbench"]["errors"], bench["name"]
+        assert 0 == benchmark_part(bench)["errors"], bench["name"]
 
 
 def test_attributes_that_convert_the_work_tree_skip_what_cannot_be_verified(

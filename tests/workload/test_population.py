@@ -17,6 +17,7 @@ from histories import make_history
 from vcsbench.backends import make_backend
 from vcsbench.backends.changes import digest_tree, tree_differences
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import benchmark_part
 from vcsbench.workload.age import fill
 from vcsbench.workload.history import load_history_payload, read_history
 from vcsbench.workload.operation import RoundPaths
@@ -140,7 +141,7 @@ def test_the_rounds_run_among_the_population(tmp_path: Path) -> None:
         "--age", "term:students=5,assignments=2,commits=1-4",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
-    (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    (bench,) = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert 10 == bench["age"] and 0 == bench["errors"] and 3 == bench["verified"]
     population = bench["harness"]["age"]["population"]
     assert "term:students=5,assignments=2,commits=1-4" == population["spec"]
@@ -163,7 +164,7 @@ def test_an_empty_and_a_filled_sandbox_are_interleaved(tmp_path: Path) -> None:
         "--age", "term:students=3,assignments=2,commits=1-3",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
-    benches = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    benches = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     found = {v["backend"].get("variant", "git-pygit2"): v for v in benches}
     assert {"git-pygit2": 6, "git-pygit2[age=0]": 0, "git-pygit2[copy=2]": 6} == {
         k: v["age"] for k, v in found.items()

@@ -16,6 +16,7 @@ from histories import make_history, replay_and_check
 from vcsbench.backends import REGISTRY
 from vcsbench.backends.changes import digest_tree, tree_differences
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.layout import benchmark_part
 from vcsbench.workload.history import load_history_payload, read_history
 
 REPLAYERS = [name for name, cls in REGISTRY.items() if "replay" in cls.capabilities]
@@ -132,7 +133,7 @@ def test_a_run_records_a_subversion_sources_identity(
         "--progress", "none",
     )  # fmt: skip
     assert 0 == result.returncode, result.stderr + result.stdout
-    (bench,) = [b["extra_info"]["vcsbench"] for b in json.loads(out.read_text())["benchmarks"]]
+    (bench,) = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
     assert 0 == bench["errors"] and 2 == bench["verified"]
     history = bench["payload"]["history"]
     assert ("svn", "/trunk", "8", "12", "13", 5) == (

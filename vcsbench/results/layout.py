@@ -45,6 +45,13 @@ def machine_facts(document: object) -> tuple[object, str]:
     return info.get(OURS), str(info.get("node") or "")
 
 
+def machine_part(document: dict[str, Any]) -> dict[str, Any]:
+    """The machine's facts as written (a test's edit reaches the file); KeyError where
+    there are none."""
+    part: dict[str, Any] = document["machine_info"][OURS]
+    return part
+
+
 def benchmark_entries(document: object) -> list[tuple[str, object]]:
     """Each benchmark's part, with where it is (for an error to name): the kept ones, then
     those every round of which failed."""
@@ -85,6 +92,13 @@ def finished(document: object) -> Carried:
         [e for e in entries if not _dict(_dict(e.get("extra_info")).get(OURS)).get("partial")],
         [e for e in _dicts(run_facts(document).get("failed_benchmarks")) if not e.get("partial")],
     )
+
+
+def benchmark_part(entry: dict[str, Any]) -> dict[str, Any]:
+    """A kept benchmark's part, from pytest-benchmark's entry for it, as written (a test's
+    edit reaches the file); KeyError where it has none."""
+    part: dict[str, Any] = entry["extra_info"][OURS]
+    return part
 
 
 def put_benchmark(extra_info: dict[str, Any], info: dict[str, Any]) -> None:
