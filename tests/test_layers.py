@@ -125,24 +125,6 @@ def test_no_module_is_longer_than_the_limit() -> None:
     assert {} == long, f"modules over {MAX_LINES} lines: split them"
 
 
-def imported_modules(path: Path) -> set[str]:
-    """The vcsbench modules a module imports, anywhere in it (a function's import too),
-    as dotted names."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("vcsbench."))
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.level == 0
-            and node.module.startswith("vcsbench.")
-        ):
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return found
-
-
 def module_name(path: Path, root: Path = PACKAGE) -> str:
     """A module's dotted name; a package's ``__init__.py`` is the package."""
     parts = path.relative_to(root).with_suffix("").parts

@@ -124,8 +124,8 @@ def _resume(args: argparse.Namespace) -> int:
     selection = Selection.from_recorded(facts.get("selection"), where, stated)
     extra = [a for a in args.pytest_args if a != "--"]
     carry = layout.finished(document)
-    kept = len(carry)
-    if all(f"test_vcs[{name}]" in carry.names for name in selection.case_ids()):
+    kept, done = len(carry), carry.names
+    if all(f"test_vcs[{name}]" in done for name in selection.case_ids()):
         print(f"nothing to resume: all {kept} benchmark(s) of {path} finished")
         return 0
     shown = shlex.join(["vcsbench", "run", *selection.command_line()])
