@@ -1,7 +1,8 @@
 """A load engine whose sessions are known (the load engine's fake, as the known-work fakes
 are for IO and the clock): it speaks the engine's protocol (:mod:`vcsbench.load.engine`),
 and for each step of level L makes 10 x L deadline sessions through the real client of
-the run's local path, in turn over the students, with what each one does planted:
+the run's local path (the deadline scenario's verbs), in turn over the students, with
+what each one does planted:
 
 - session k of a step takes (k + 1) ms (its recorded latency);
 - every fifth (k % 5 == 4) is refused (error ``refused``): no commit;
@@ -27,6 +28,8 @@ from vcsbench.load.counters import nothing_counted
 from vcsbench.load.engine_config import EngineConfig
 from vcsbench.load.live import figures, percentiles
 from vcsbench.load.repositories import submission
+from vcsbench.load.scenario import Session
+from vcsbench.load.scenarios import SCENARIOS
 from vcsbench.sandbox.removal import remove_tree
 from vcsbench.workload.payloads import load_payload
 
@@ -61,6 +64,7 @@ def main() -> None:
     client = make_client(config, home / "client")
     payload = dict(load_payload(config.payload).files)
     visits = [0] * config.students
+    deadline = SCENARIOS["deadline"]
     answers.write(json.dumps({"ready": {"client_pids": [], "engine": {"fake": "1"}}}) + "\n")
     answers.flush()
     for line in sys.stdin:
@@ -81,8 +85,9 @@ def main() -> None:
                 answers.flush()
             if session["error"] is None and not session["lost"]:
                 files = submission(payload, session["student"], session["visit"])
-                client.prepare(session["student"], session["visit"], files)
-                client.session(session["student"], session["visit"], files)
+                done = Session(session["student"], session["visit"], files)
+                deadline.prepare_client(client, done)
+                deadline.timed(client, done)
             for key, value in (
                 ("step", index), ("student", session["student"]), ("visit", session["visit"]),
                 ("t_intended", t0), ("t_start", t0), ("latency_s", session["latency_s"]),

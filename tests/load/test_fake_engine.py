@@ -66,6 +66,10 @@ def test_each_steps_figures_are_its_known_sessions(
     assert entry["verify_failures"][0].startswith("s000000: ")
     # Every student with a success read back: all but student 9 (refused both times).
     assert 11 == entry["verified_repositories"]
+    # ...in the scenario's own sentence, which the report prints as it is.
+    assert entry["verification"] == (
+        "Verified 11 repositories, each after the step that wrote it; 1 failed (counted as errors)."
+    )
     assert {"fake": "1"} == entry["engine"]
 
 

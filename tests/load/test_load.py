@@ -611,6 +611,7 @@ def test_clone_storm_clones_and_checks_every_clone(path: str, tmp_path: Path) ->
 
 def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     from vcsbench.load.client_base import Client
+    from vcsbench.load.scenario import Session
 
     client = Client(one_client_config("svnserve", str(tmp_path)), tmp_path)
     clone = client.clone_dir(7)
@@ -618,7 +619,7 @@ def test_a_clone_that_differs_is_reported_and_removed(tmp_path: Path) -> None:
     (clone / "a.txt").write_bytes(b"right")
     (clone / "extra.txt").write_bytes(b"not in the repository")
     expected = {"a.txt": b"right", "b.txt": b"missing"}
-    problems = client.clone_problems(7, expected)
+    problems = SCENARIOS["clone-storm"].check(client, Session(7, 1, expected))
     assert problems == ["b.txt: missing", "extra.txt: not in the revision"]
     assert not clone.exists()
 

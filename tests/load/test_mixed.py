@@ -58,16 +58,21 @@ def test_each_kinds_figures_are_its_own_sessions() -> None:
 
 def test_an_update_that_left_the_working_copy_wrong_is_found(tmp_path: Path) -> None:
     from vcsbench.load.client_base import Client
+    from vcsbench.load.repositories import repo_name
+    from vcsbench.load.scenario import Session
+    from vcsbench.load.scenarios import SCENARIOS
 
     config = one_client_config("svnserve", str(tmp_path), scenario="mixed", students=8)
     client = Client(config, tmp_path)
-    wc = client.wc_dir(3)
+    wc = client.wc_dir(repo_name(3))
     (wc / ".svn").mkdir(parents=True)
     (wc / "a.txt").write_bytes(b"an older revision")
-    problems = client.update_problems(3, {"a.txt": b"the newest"})
+    mixed = SCENARIOS["mixed"]
+    problems = mixed.check(client, Session(3, 1, {"a.txt": b"the newest"}, "update"))
     assert problems == ["a.txt: content differs (17 bytes, expected 10)"]
     assert wc.is_dir()  # kept for the next update
-    assert client.update_problems(4, {"a.txt": b"x"}) == [f"{client.wc_dir(4)} was not made"]
+    never = mixed.check(client, Session(4, 1, {"a.txt": b"x"}, "update"))
+    assert never == [f"{client.wc_dir(repo_name(4))} was not made"]
 
 
 def test_a_mixed_steps_lost_commit_is_flipped_among_its_other_kinds(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
-"""What every load client is: a student machine with a scratch directory of its own
-(:class:`Client`), the error a failed session raises, and how a client runs a program
-(its priority, the line that says why it failed, a refusal told from a failure). Each
-access path's client is in :mod:`vcsbench.load.clients`."""
+"""What every load client is: a student machine with a scratch directory of its own that
+offers the VCS verbs scenarios compose (:class:`Client`), the error a failed session
+raises, and how a client runs a program (its priority, the line that says why it failed,
+a refusal told from a failure). Each access path's verbs are in
+:mod:`vcsbench.load.clients`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vcsbench.load.engine_config import EngineConfig
-from vcsbench.load.repositories import repo_name, server_side_create
+from vcsbench.load.repositories import server_side_create
 from vcsbench.process import die_with_parent
 from vcsbench.sandbox.removal import remove_tree  # what is left goes with the run's clients
 
@@ -85,14 +86,16 @@ def run_program(argv: list[str], kind: str, env: Mapping[str, str] | None = None
 
 
 class Client:
-    """One student machine: a scratch directory of its own outside the sandbox."""
+    """One student machine: a scratch directory of its own outside the sandbox, and the
+    verbs a session is made of over its access path. A scenario
+    (:mod:`vcsbench.load.scenarios`) says which verbs a session is and which of them are
+    timed; a verb's failure is a :class:`SessionError` of the kind it names."""
 
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         self.config = config
         self.path = config.path
         self.repos = Path(config.repos)
         self.scratch = scratch
-        self.precreated = config.precreate
         self.url_base = config.url_base
         self.env = {**os.environ, **config.client_env}
         """The environment of every command the client runs: the run's ssh command or
@@ -100,70 +103,68 @@ class Client:
         self.ca_file = config.ca_file
         self.index = 0
         """Which of the run's clients this is (shared: the committer it plays)."""
+        self.written: list[str] = []
+        """The files :meth:`write` wrote last, which the next commit commits."""
 
-    def create_server_side(self, student: int) -> None:
-        """Timed, at a first visit: the server's side makes the student's repository."""
-        argv, env = server_side_create(self.path, self.repos / repo_name(student))
+    # -- the verbs -------------------------------------------------------------------
+
+    def create(self, name: str) -> None:
+        """The server's side makes repository ``name``."""
+        argv, env = server_side_create(self.path, self.repos / name)
         run_program(argv, "create", env)
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        """Untimed: what the student does before submitting."""
+    def init(self, name: str, wc: Path) -> None:
+        """A new working copy at ``wc`` whose commits go to repository ``name`` (which
+        may not exist yet): by default a directory of the files to commit."""
+        wc.mkdir(parents=True, exist_ok=True)
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
+    def clone(self, name: str, wc: Path, kind: str = "clone") -> None:
+        """A working copy of repository ``name`` as it is now, at ``wc``; a failure
+        counts under ``kind``."""
         raise NotImplementedError
 
-    def clone(self, n: int) -> None:
-        """Timed (clone-storm): a clone or checkout of the storm repository into
-        :meth:`clone_dir`."""
+    def write(self, wc: Path, files: Mapping[str, bytes]) -> None:
+        """The files as the student's machine has them before committing them."""
+        self.written = list(files)
+        for rel, data in files.items():
+            target = wc / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        """The files last written to ``wc`` committed to repository ``name`` (``empty``:
+        which has no revision yet); with ``retry``, a commit refused because another
+        landed first is brought up to date and tried again. Returns the retries."""
         raise NotImplementedError
 
-    def shared_prepare(self, committer: int) -> None:
-        """Untimed (shared): what the committer's machine needs first (a clone)."""
-
-    def shared_commit(self, committer: int, n: int) -> int:
-        """Timed (shared): commit the committer's file, retrying a refused commit; returns
-        the retries."""
+    def update(self, wc: Path) -> None:
+        """The working copy at ``wc`` brought to its repository's newest revision."""
         raise NotImplementedError
+
+    # -- where a client keeps its working copies ---------------------------------------
+
+    def student_dir(self, name: str) -> Path:
+        """The student's own working copy of ``name``: in the clients' directory, kept
+        between visits as on a student's machine (any client of the engine may serve a
+        student's next visit)."""
+        return self.scratch.parent / name
+
+    def wc_dir(self, name: str) -> Path:
+        """This client's own working copy of ``name``, kept between its sessions."""
+        return self.scratch / f"wc-{name}"
 
     def clone_dir(self, n: int) -> Path:
         return self.scratch / f"clone-{n}"
-
-    def wc_dir(self, student: int) -> Path:
-        """Mixed: this client's working copy of a student's repository, kept between its
-        updates of it."""
-        return self.scratch / f"wc-{repo_name(student)}"
-
-    def update_prepare(self, student: int) -> None:
-        """Untimed (mixed): the working copy to update, made now if this client has none
-        of the student's repository yet (then it is already at the newest)."""
-        raise NotImplementedError
-
-    def update(self, student: int) -> None:
-        """Timed (mixed): bring :meth:`wc_dir` to the repository's newest revision."""
-        raise NotImplementedError
-
-    def update_problems(self, student: int, expected: Mapping[str, bytes]) -> list[str]:
-        """Untimed: how the working copy differs from ``expected``; it is kept for the
-        next update."""
-        return _tree_problems(self.wc_dir(student), expected)
-
-    def clone_problems(self, n: int, expected: Mapping[str, bytes]) -> list[str]:
-        """Untimed: how clone ``n`` differs from ``expected``; then the clone is removed."""
-        target = self.clone_dir(n)
-        try:
-            return _tree_problems(target, expected)
-        finally:
-            remove_tree(target)
 
     def close(self) -> None:
         remove_tree(self.scratch)
 
 
-def _tree_problems(target: Path, expected: Mapping[str, bytes]) -> list[str]:
+def tree_problems(target: Path, expected: Mapping[str, bytes]) -> list[str]:
     """How the tree a client made at ``target`` differs from ``expected`` (VCS metadata
     aside), or that it was not made."""
-    from vcsbench.workload.operation import tree_problems
+    from vcsbench.workload.operation import tree_problems as differences
 
     if not target.is_dir():
         return [f"{target} was not made"]
-    return tree_problems(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
+    return differences(target, dict(expected), frozenset({".git", ".svn", ".hg"}))

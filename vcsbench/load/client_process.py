@@ -1,11 +1,9 @@
-"""One local client's process: a vcsbench backend that creates and commits on request.
+"""One local client's process: a vcsbench backend that does a client's verbs on request.
 
 ``python -m vcsbench.load.client_process BACKEND SCRATCH``; ``{"ready": true}`` once its backend
-is loaded and warm (one repository made and committed to beside SCRATCH), then one JSON
-line each way:
-``{"repo", "create", "files" (latin-1 text), "message"}`` (a session), ``{"repo",
-"clone": TARGET}``, ``{"repo", "working_copy": TARGET}`` or ``{"update": WC}`` in,
-``{}`` or ``{"kind", "error"}`` out. It ends when its input closes.
+is loaded and warm (one repository made and committed to beside SCRATCH), then one typed
+request a line in and one reply a line out (:mod:`vcsbench.load.requests`). It ends when its
+input closes.
 """
 
 from __future__ import annotations
@@ -17,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from vcsbench.load.requests import Clone, Commit, Create, Stage, Update, decode
 
 
 class GaveUp(Exception):
@@ -40,41 +40,31 @@ def main() -> None:
             pass
         sys.stdout.write(json.dumps({"ready": True}) + "\n")
         sys.stdout.flush()
+        staged: dict[str, bytes] = {}
         for line in sys.stdin:
-            request = json.loads(line)
-            repo = Path(request["repo"])
-            kind = "create"
+            request = decode(line)
             reply: dict[str, object] = {}
             try:
-                if "update" in request:
-                    kind = "update"
-                    backend.update(Path(request["update"]), scratch)
-                elif "working_copy" in request or "clone" in request:
-                    # a clone where the backend has one, else a checkout (working_copy's rule)
-                    kind = "clone" if "clone" in request else "prepare"
-                    target = Path(request.get("clone") or request["working_copy"])
-                    backend.working_copy(repo, target, scratch)
-                else:
-                    files = {rel: text.encode("latin-1") for rel, text in request["files"].items()}
-                    if request["create"]:
-                        backend.create(repo)
-                    kind = "commit"
-                    reply = _commit(backend, repo, files, request["message"], scratch, request)
+                if isinstance(request, Stage):
+                    staged = {rel: text.encode("latin-1") for rel, text in request.files.items()}
+                elif isinstance(request, Create):
+                    backend.create(Path(request.repo))
+                elif isinstance(request, Commit):
+                    reply = _commit(backend, request, staged, scratch)
+                elif isinstance(request, Clone):
+                    backend.working_copy(Path(request.repo), Path(request.target), scratch)
+                elif isinstance(request, Update):
+                    backend.update(Path(request.target), scratch)
             except GaveUp as exc:
-                reply = {"kind": kind, "error": str(exc)}
+                reply = {"kind": request.kind, "error": str(exc)}
             except Exception as exc:  # a failed session is the answer, not the end
-                reply = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
+                reply = {"kind": request.kind, "error": f"{type(exc).__name__}: {exc}"}
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
 
 
 def _commit(
-    backend: Any,
-    repo: Path,
-    files: dict[str, bytes],
-    message: str,
-    scratch: Path,
-    request: dict[str, Any],
+    backend: Any, request: Commit, files: dict[str, bytes], scratch: Path
 ) -> dict[str, object]:
     """One commit; shared: another client's commit may land first (libgit2: the tip moved
     or the ref is locked), and the client commits again, up to "retry" times, after a
@@ -82,10 +72,10 @@ def _commit(
     repository again before it retries; without it, three committers on a tmpfs ended
     a session in this error in 1 run of 28, none in 25 with it). The wait is in the
     session's time."""
-    retry = int(request.get("retry", 0))
+    retry = request.retry
     for attempt in range(retry + 1):
         try:
-            backend.commit(repo, files, message, scratch)
+            backend.commit(Path(request.repo), files, request.message, scratch)
             return {"retries": attempt} if attempt else {}
         except Exception as exc:
             if attempt == retry:

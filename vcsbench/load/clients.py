@@ -1,8 +1,5 @@
-"""What one client does over each access path: a student's session at the deadline.
-
-A session is the first visit's repository creation (unless the repositories were made
-beforehand) and one commit of the student's submission. ``prepare`` is the client's own
-untimed work (writing the files on the student's machine); ``session`` is what is timed.
+"""What a client's verbs are over each access path (create, init, clone, write, commit,
+update: :class:`vcsbench.load.client_base.Client`); scenarios compose them into sessions.
 
 Access paths:
 
@@ -42,17 +39,13 @@ from vcsbench.load.client_base import (
     run_program,
 )
 from vcsbench.load.engine_config import EngineConfig
-from vcsbench.load.repositories import (
-    SHARED,
-    STORM,
-    repo_name,
-    shared_content,
-    shared_file,
-)
-from vcsbench.sandbox.removal import remove_tree
+from vcsbench.load.requests import Clone, Commit, Create, Request, Stage, Update, encode
 
 
 class SvnUrlClient(Client):
+    """svn commits with ``svnmucc`` from the files written (no working copy is needed to
+    commit, as none is at a student's first visit); a clone is a checkout."""
+
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         super().__init__(config, scratch)
         if self.ca_file is not None:  # the client's configuration: the run's certificate alone
@@ -60,65 +53,37 @@ class SvnUrlClient(Client):
                 f"[global]\nssl-authority-files = {self.ca_file}\nssl-trust-default-ca = no\n"
             )
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        self.src = self.scratch / "src"
-        remove_tree(self.src)
-        for rel, data in files.items():
-            target = self.src / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+    def _svn(self, program: str, *args: str) -> list[str]:
+        return [program, *args, "--non-interactive", "--config-dir", str(self.scratch)]
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        name = repo_name(student)
-        if visit == 1 and not self.precreated:
-            self.create_server_side(student)
-        argv = ["svnmucc", "--non-interactive", "--no-auth-cache"]
-        argv += ["--config-dir", str(self.scratch), "-m", f"submission {visit}"]
-        argv += ["-U", f"{self.url_base}/{name}"]
-        if visit == 1:
-            for directory in parents_of(list(files)):
+    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        url = f"{self.url_base}/{name}"
+        argv = self._svn("svnmucc", "--no-auth-cache", "-m", message, "-U", url)
+        if empty:
+            for directory in parents_of(self.written):
                 argv += ["mkdir", directory]
-        for rel in files:
-            argv += ["put", str(self.src / rel), rel]
-        run_program(argv, "commit", self.env)
-
-    def shared_commit(self, committer: int, n: int) -> int:
-        name = shared_file(committer)
-        source = self.scratch / name
-        source.write_bytes(shared_content(committer, n))
-        argv = ["svnmucc", "--non-interactive", "--no-auth-cache", "--config-dir"]
-        argv += [str(self.scratch), "-m", f"committer {committer} commit {n}"]
-        argv += ["-U", f"{self.url_base}/{SHARED}", "put", str(source), name]
+        for rel in self.written:
+            argv += ["put", str(wc / rel), rel]
         for retries in range(MAX_RETRIES + 1):
             try:
                 run_program(argv, "commit", self.env)
                 return retries
             except SessionError as exc:
-                if not rejected(exc) or retries == MAX_RETRIES:
+                if not retry or not rejected(exc) or retries == MAX_RETRIES:
                     raise
         return MAX_RETRIES
 
-    def clone(self, n: int) -> None:
-        argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
-        run_program(
-            [*argv, f"{self.url_base}/{STORM}", str(self.clone_dir(n))], "checkout", self.env
-        )
+    def clone(self, name: str, wc: Path, kind: str = "clone") -> None:
+        argv = self._svn("svn", "checkout", "-q", f"{self.url_base}/{name}", str(wc))
+        run_program(argv, "checkout" if kind == "clone" else kind, self.env)
 
-    def update_prepare(self, student: int) -> None:
-        wc = self.wc_dir(student)
-        if not wc.exists():
-            argv = ["svn", "checkout", "-q", "--non-interactive", "--config-dir"]
-            argv += [str(self.scratch), f"{self.url_base}/{repo_name(student)}", str(wc)]
-            run_program(argv, "prepare", self.env)
-
-    def update(self, student: int) -> None:
-        argv = ["svn", "update", "-q", "--non-interactive", "--config-dir", str(self.scratch)]
-        run_program([*argv, str(self.wc_dir(student))], "update", self.env)
+    def update(self, wc: Path) -> None:
+        run_program(self._svn("svn", "update", "-q", str(wc)), "update", self.env)
 
 
 class GitRemoteClient(Client):
-    """Each student's clone stays in the clients' directory between visits, as on a
-    student's machine, so a later visit pushes on top of the earlier ones."""
+    """A working copy is a clone (or, for a repository not made yet, a new one with the
+    server as its remote); a commit is ``git commit`` and a push of the branch."""
 
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         from vcsbench.backends._git import git_env
@@ -126,67 +91,37 @@ class GitRemoteClient(Client):
         super().__init__(config, scratch)
         self.env = {**git_env(), **config.client_env}
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        self.work = self.scratch.parent / repo_name(student)
-        if not self.work.exists():
-            url = f"{self.url_base}/{repo_name(student)}"
-            run_program(["git", "init", "-q", "-b", "main", str(self.work)], "prepare", self.env)
-            run_program(self._git("remote", "add", "origin", url), "prepare", self.env)
-        for rel, data in files.items():
-            target = self.work / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+    def _git(self, wc: Path, *args: str) -> list[str]:
+        return ["git", "-C", str(wc), *args]
 
-    def _git(self, *args: str) -> list[str]:
-        return ["git", "-C", str(self.work), *args]
+    def init(self, name: str, wc: Path) -> None:
+        run_program(["git", "init", "-q", "-b", "main", str(wc)], "prepare", self.env)
+        url = f"{self.url_base}/{name}"
+        run_program(self._git(wc, "remote", "add", "origin", url), "prepare", self.env)
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        if visit == 1 and not self.precreated:
-            self.create_server_side(student)
-        run_program(self._git("add", "-A"), "commit", self.env)
-        run_program(self._git("commit", "-q", "-m", f"submission {visit}"), "commit", self.env)
-        run_program(self._git("push", "-q", "origin", "main"), "push", self.env)
+    def clone(self, name: str, wc: Path, kind: str = "clone") -> None:
+        run_program(["git", "clone", "-q", f"{self.url_base}/{name}", str(wc)], kind, self.env)
 
-    def clone(self, n: int) -> None:
-        argv = ["git", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
-        run_program(argv, "clone", self.env)
-
-    def update_prepare(self, student: int) -> None:
-        wc = self.wc_dir(student)
-        if not wc.exists():
-            argv = ["git", "clone", "-q", f"{self.url_base}/{repo_name(student)}", str(wc)]
-            run_program(argv, "prepare", self.env)
-
-    def update(self, student: int) -> None:
-        argv = ["git", "-C", str(self.wc_dir(student)), "pull", "-q", "--ff-only"]
-        run_program(argv, "update", self.env)
-
-    def shared_prepare(self, committer: int) -> None:
-        self.work = self.scratch / "shared-clone"
-        if not self.work.exists():
-            argv = ["git", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
-            run_program(argv, "prepare", self.env)
-
-    def shared_commit(self, committer: int, n: int) -> int:
-        (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
-        run_program(self._git("add", "-A"), "commit", self.env)
-        message = f"committer {committer} commit {n}"
-        run_program(self._git("commit", "-q", "-m", message), "commit", self.env)
-        for retries in range(MAX_RETRIES + 1):  # the clone's branch, whatever its name
+    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        run_program(self._git(wc, "add", "-A"), "commit", self.env)
+        run_program(self._git(wc, "commit", "-q", "-m", message), "commit", self.env)
+        for retries in range(MAX_RETRIES + 1):  # the working copy's branch, whatever its name
             try:
-                run_program(self._git("push", "-q", "origin", "HEAD"), "push", self.env)
+                run_program(self._git(wc, "push", "-q", "origin", "HEAD"), "push", self.env)
                 return retries
             except SessionError as exc:
-                if not rejected(exc) or retries == MAX_RETRIES:
+                if not retry or not rejected(exc) or retries == MAX_RETRIES:
                     raise
-            run_program(self._git("pull", "-q", "--rebase"), "pull", self.env)
+            run_program(self._git(wc, "pull", "-q", "--rebase"), "pull", self.env)
         return MAX_RETRIES
+
+    def update(self, wc: Path) -> None:
+        run_program(self._git(wc, "pull", "-q", "--ff-only"), "update", self.env)
 
 
 class HgRemoteClient(Client):
-    """As git's: each student's repository stays in the clients' directory between visits
-    and pushes its new changeset; hg reads the run's configuration alone (``HGRCPATH``:
-    its ssh command or certificate, or none)."""
+    """As git's; hg reads the run's configuration alone (``HGRCPATH``: its ssh command or
+    certificate, or none), and a new working copy pushes to the server by its URL."""
 
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         from vcsbench.backends._hg import hg_env
@@ -194,63 +129,38 @@ class HgRemoteClient(Client):
         super().__init__(config, scratch)
         self.env = {**hg_env(), **config.client_env}
 
-    def _hg(self, *args: str) -> list[str]:
-        return ["hg", "--cwd", str(self.work), *args]
+    def _hg(self, wc: Path, *args: str) -> list[str]:
+        return ["hg", "--cwd", str(wc), *args]
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        self.work = self.scratch.parent / repo_name(student)
-        if not self.work.exists():
-            run_program(["hg", "init", str(self.work)], "prepare", self.env)
-        for rel, data in files.items():
-            target = self.work / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+    def init(self, name: str, wc: Path) -> None:
+        run_program(["hg", "init", str(wc)], "prepare", self.env)
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        if visit == 1 and not self.precreated:
-            self.create_server_side(student)
-        run_program(self._hg("commit", "-A", "-m", f"submission {visit}"), "commit", self.env)
-        run_program(self._hg("push", f"{self.url_base}/{repo_name(student)}"), "push", self.env)
+    def clone(self, name: str, wc: Path, kind: str = "clone") -> None:
+        run_program(["hg", "clone", "-q", f"{self.url_base}/{name}", str(wc)], kind, self.env)
 
-    def clone(self, n: int) -> None:
-        argv = ["hg", "clone", "-q", f"{self.url_base}/{STORM}", str(self.clone_dir(n))]
-        run_program(argv, "clone", self.env)
-
-    def update_prepare(self, student: int) -> None:
-        wc = self.wc_dir(student)
-        if not wc.exists():
-            argv = ["hg", "clone", "-q", f"{self.url_base}/{repo_name(student)}", str(wc)]
-            run_program(argv, "prepare", self.env)
-
-    def update(self, student: int) -> None:
-        argv = ["hg", "--cwd", str(self.wc_dir(student)), "pull", "-q", "-u"]
-        run_program(argv, "update", self.env)
-
-    def shared_prepare(self, committer: int) -> None:
-        self.work = self.scratch / "shared-clone"
-        if not self.work.exists():
-            argv = ["hg", "clone", "-q", f"{self.url_base}/{SHARED}", str(self.work)]
-            run_program(argv, "prepare", self.env)
-
-    def shared_commit(self, committer: int, n: int) -> int:
-        (self.work / shared_file(committer)).write_bytes(shared_content(committer, n))
-        message = f"committer {committer} commit {n}"
-        run_program(self._hg("commit", "-A", "-m", message), "commit", self.env)
+    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        run_program(self._hg(wc, "commit", "-A", "-m", message), "commit", self.env)
+        push = self._hg(wc, "push", f"{self.url_base}/{name}")
         for retries in range(MAX_RETRIES + 1):
             try:
-                run_program(self._hg("push"), "push", self.env)
+                run_program(push, "push", self.env)
                 return retries
             except SessionError as exc:
-                if not rejected(exc) or retries == MAX_RETRIES:
+                if not retry or not rejected(exc) or retries == MAX_RETRIES:
                     raise
             # another committer's changeset landed first: take it, put ours on top
             rebase = ("--config", "extensions.rebase=")
-            run_program(self._hg(*rebase, "pull", "--rebase"), "pull", self.env)
+            run_program(self._hg(wc, *rebase, "pull", "--rebase"), "pull", self.env)
         return MAX_RETRIES
+
+    def update(self, wc: Path) -> None:
+        run_program(self._hg(wc, "pull", "-q", "-u"), "update", self.env)
 
 
 class LocalClient(Client):
-    """A backend in a process of this client's own (``python -m vcsbench.load.client_process``)."""
+    """A backend in a process of this client's own (``python -m vcsbench.load.client_process``),
+    against the sandbox's repositories directly: each verb one typed request
+    (:mod:`vcsbench.load.requests`)."""
 
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         super().__init__(config, scratch)
@@ -272,48 +182,31 @@ class LocalClient(Client):
     def pid(self) -> int:
         return self.proc.pid
 
-    def prepare(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        # The request is encoded here, untimed: the payload's files can be large.
-        self.request = _encode(
-            {
-                "repo": str(self.repos / repo_name(student)),
-                "create": visit == 1 and not self.precreated,
-                "files": {rel: data.decode("latin-1") for rel, data in files.items()},
-                "message": f"submission {visit}",
-            }
-        )
+    def create(self, name: str) -> None:
+        self._ask(Create(str(self.repos / name)))
 
-    def session(self, student: int, visit: int, files: Mapping[str, bytes]) -> None:
-        self._ask(self.request)
+    def init(self, name: str, wc: Path) -> None:
+        """The backend commits into the repository itself: no working copy."""
 
-    def clone(self, n: int) -> None:
-        self._ask(_encode({"repo": str(self.repos / STORM), "clone": str(self.clone_dir(n))}))
+    def write(self, wc: Path, files: Mapping[str, bytes]) -> None:
+        # Staged in the client's process now, untimed: the payload's files can be large.
+        self._ask(Stage({rel: data.decode("latin-1") for rel, data in files.items()}))
 
-    def update_prepare(self, student: int) -> None:
-        wc = self.wc_dir(student)
-        if not wc.exists():
-            repo = str(self.repos / repo_name(student))
-            self._ask(_encode({"repo": repo, "working_copy": str(wc)}))
-        self.request = _encode({"repo": "", "update": str(wc)})
+    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        request = Commit(str(self.repos / name), message, MAX_RETRIES if retry else 0)
+        return int(self._ask(request).get("retries", 0))
 
-    def update(self, student: int) -> None:
-        self._ask(self.request)
+    def clone(self, name: str, wc: Path, kind: str = "clone") -> None:
+        self._ask(Clone(str(self.repos / name), str(wc), kind))
 
-    def shared_commit(self, committer: int, n: int) -> int:
-        request = {
-            "repo": str(self.repos / SHARED),
-            "create": False,
-            "files": {shared_file(committer): shared_content(committer, n).decode()},
-            "message": f"committer {committer} commit {n}",
-            "retry": MAX_RETRIES,
-        }
-        return int(self._ask(_encode(request)).get("retries", 0))
+    def update(self, wc: Path) -> None:
+        self._ask(Update(str(wc)))
 
-    def _ask(self, line: bytes) -> dict[str, Any]:
-        """Send one encoded request; the reply, or the failure as a SessionError."""
+    def _ask(self, request: Request) -> dict[str, Any]:
+        """Send one request; the reply, or the failure as a SessionError."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
-            self.proc.stdin.write(line)
+            self.proc.stdin.write(encode(request))
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
         except OSError as exc:
@@ -336,10 +229,6 @@ class LocalClient(Client):
             self.proc.kill()
             self.proc.wait()
         super().close()
-
-
-def _encode(request: dict[str, Any]) -> bytes:
-    return json.dumps(request).encode() + b"\n"
 
 
 def make_client(config: EngineConfig, scratch: Path) -> Client:

@@ -17,7 +17,8 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.load.live import MODES as LIVE_MODES
 from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
 from vcsbench.load.paths import AccessPath, parse_path
-from vcsbench.load.scenarios import MIX_KINDS, SCENARIOS, Scenario
+from vcsbench.load.scenario import Scenario
+from vcsbench.load.scenarios import MIX_KINDS, SCENARIOS
 from vcsbench.results.deadline import Deadline
 from vcsbench.results.load import MAX_WEIGHT, Arrivals
 from vcsbench.sandbox import FsSpec, parse_fs_spec, require_root

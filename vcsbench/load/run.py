@@ -256,6 +256,9 @@ def _steps(
         entry["verified_repositories"] = len(verified)
         entry["verify_failure_count"] += len(found.problems)
         entry["verify_failures"] = (entry["verify_failures"] + found.problems)[:20]
+        entry["verification"] = plan.scenario.verification(
+            len(verified), entry["verify_failures"], entry["verify_failure_count"]
+        )
         step["records"] = {key: values[first:] for key, values in raw.items()}
         figures = step_figures(step, sampler.samples(), io_counted)
         entry["steps"].append(figures)

@@ -1,24 +1,21 @@
-"""Load scenarios: what a session is, each scenario one object.
-
-A scenario says, in order: what the server side holds before the load (:meth:`prepare`,
-untimed, in the run's process); in the load engine, which session a free client takes
-next (:meth:`begin`), its untimed preparation on the client, the timed work, and an
-untimed check after it; and after each step, in the run's process, how the repositories
-are read back (:meth:`verify_step`), which turns a session whose work is not there into
-a ``verify`` error. A new scenario is a class here and a line in :data:`SCENARIOS`.
+"""The load scenarios, each a session composed of a client's verbs (create, init, clone,
+write, commit, update: :class:`vcsbench.load.client_base.Client`). A new scenario is a
+class here and a line in :data:`SCENARIOS`; what a scenario is: :mod:`vcsbench.load.scenario`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from vcsbench.backends.files import Files
+from vcsbench.load.client_base import Client, tree_problems
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.repositories import (
     SHARED,
+    STORM,
     Reader,
     build_history,
     make_student_repositories,
@@ -27,108 +24,8 @@ from vcsbench.load.repositories import (
     shared_file,
     submission,
 )
-
-Records = dict[str, list[Any]]
-"""A path's sessions so far, as parallel lists: ``step``, ``student``, ``visit``,
-``t_intended``, ``t_start``, ``latency_s``, ``error`` (a kind, or None), ``retries``."""
-
-
-@dataclass(frozen=True)
-class Session:
-    """One session: whose (a student, a committer, a clone's number), which visit, and
-    the files it commits."""
-
-    student: int
-    visit: int
-    files: Files
-    kind: str = ""
-    """In a mixed scenario, which kind it is (commit, update, clone)."""
-
-
-@dataclass
-class Verified:
-    """What reading back after a step found: the repositories (or clones) read, by name,
-    and what was wrong."""
-
-    read: set[str] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)
-
-
-class Scenario:
-    name: ClassVar[str]
-    summary: ClassVar[str]
-    """One line for ``--help``."""
-    clones_history: ClassVar[bool] = False
-    """Its sessions clone the repository of ``--history`` revisions (the result says how
-    many)."""
-
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
-        """A session in words, for the result file (reports print it)."""
-        raise NotImplementedError
-
-    def prepare(
-        self, path: AccessPath, repos: Path, payload: Files, students: int, *, history: int,
-        precreate: bool,
-    ) -> Files:  # fmt: skip
-        """Untimed, before the load: what the server side holds. Returns the files its
-        repositories start with (what a clone holds, what the shared one holds)."""
-        return {}
-
-    # -- in the load engine ----------------------------------------------------------
-
-    def begin(self, shared: Any, client: Any) -> Session | None:
-        """The session a free client takes now (None: none is free)."""
-        raise NotImplementedError
-
-    def undo(self, shared: Any, session: Session) -> None:
-        """The client's own preparation failed: the session did not happen."""
-
-    def prepare_client(self, client: Any, session: Session) -> None:
-        """Untimed: what the client does before the session."""
-
-    def timed(self, client: Any, session: Session) -> int:
-        """The session's timed work; the retries it took."""
-        raise NotImplementedError
-
-    def check(self, client: Any, session: Session) -> list[str]:
-        """Untimed, right after the session: what is wrong with its result."""
-        return []
-
-    def settled(self, shared: Any, session: Session, ok: bool) -> None:
-        """The session's outcome is known (its check done): ``ok`` or not."""
-
-    def end(self, shared: Any, session: Session) -> None:
-        """The session is over (whatever its outcome)."""
-
-    # -- after each step, in the run's process ----------------------------------------
-
-    def verify_step(
-        self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
-    ) -> Verified:  # fmt: skip
-        """Read back what step ``step`` wrote; flip the wrong sessions to ``verify``."""
-        return Verified()
-
-
-def _tally(records: Records) -> tuple[dict[int, int], dict[int, int]]:
-    """Per student (committer): successful sessions so far, and the last one's index."""
-    ok: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for i, student in enumerate(records["student"]):
-        if records["error"][i] is None:
-            ok[student] = ok.get(student, 0) + 1
-            last[student] = i
-    return ok, last
-
-
-def _flip(records: Records, step: int, student: int) -> None:
-    """Mark ``student``'s last successful session of ``step`` as a ``verify`` error (if it
-    had one: a step's failed sessions are errors already)."""
-    for i in range(len(records["step"]) - 1, -1, -1):
-        mine = records["step"][i] == step and records["student"][i] == student
-        if mine and records["error"][i] is None:
-            records["error"][i] = "verify"
-            return
+from vcsbench.load.scenario import Records, Scenario, Session, Verified, flip, tally
+from vcsbench.sandbox.removal import remove_tree
 
 
 class Deadline(Scenario):
@@ -160,12 +57,22 @@ class Deadline(Scenario):
     def undo(self, shared: Any, session: Session) -> None:
         shared.visits[session.student] -= 1
 
-    def prepare_client(self, client: Any, session: Session) -> None:
-        client.prepare(session.student, session.visit, session.files)
+    def prepare_client(self, client: Client, session: Session) -> None:
+        """The student's machine: a working copy (a new one at the first visit) and the
+        submission's files written into it."""
+        name, wc = repo_name(session.student), client.student_dir(repo_name(session.student))
+        if not wc.exists():
+            client.init(name, wc)
+        client.write(wc, session.files)
 
-    def timed(self, client: Any, session: Session) -> int:
-        client.session(session.student, session.visit, session.files)
-        return 0
+    def timed(self, client: Client, session: Session) -> int:
+        """A first visit's repository made on the server's side (unless made beforehand),
+        then the commit."""
+        name, first = repo_name(session.student), session.visit == 1
+        if first and not client.config.precreate:
+            client.create(name)
+        message = f"submission {session.visit}"
+        return client.commit(name, client.student_dir(name), message, empty=first, retry=False)
 
     def end(self, shared: Any, session: Session) -> None:
         shared.busy.discard(session.student)
@@ -176,7 +83,7 @@ class Deadline(Scenario):
     ) -> Verified:  # fmt: skip
         """Every student the step served: one revision per successful session so far,
         and the last successful submission's files."""
-        ok, last = _tally(records)
+        ok, last = tally(records)
         served = sorted(
             {s for i, s in enumerate(records["student"]) if records["step"][i] == step} & set(ok)
         )
@@ -188,7 +95,7 @@ class Deadline(Scenario):
                 if revisions != ok[student]:
                     wrong.append(f"{revisions} revisions, {ok[student]} sessions succeeded")
                 if wrong:
-                    _flip(records, step, student)
+                    flip(records, step, student)
                     problems.append(f"{repo_name(student)}: {'; '.join(wrong[:2])}")
         return Verified({repo_name(s) for s in served}, problems)
 
@@ -218,12 +125,18 @@ class SharedRepository(Scenario):
     def undo(self, shared: Any, session: Session) -> None:
         shared.commits[session.student] -= 1
 
-    def prepare_client(self, client: Any, session: Session) -> None:
-        client.shared_prepare(session.student)
+    def prepare_client(self, client: Client, session: Session) -> None:
+        """The committer's working copy of the shared repository (a clone, the first
+        time), its own file rewritten."""
+        wc = client.wc_dir(SHARED)
+        if not wc.exists():
+            client.clone(SHARED, wc, "prepare")
+        committer, n = session.student, session.visit
+        client.write(wc, {shared_file(committer): shared_content(committer, n)})
 
-    def timed(self, client: Any, session: Session) -> int:
-        retries: int = client.shared_commit(session.student, session.visit)
-        return retries
+    def timed(self, client: Client, session: Session) -> int:
+        message = f"committer {session.student} commit {session.visit}"
+        return client.commit(SHARED, client.wc_dir(SHARED), message, empty=False, retry=True)
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
@@ -231,7 +144,7 @@ class SharedRepository(Scenario):
     ) -> Verified:  # fmt: skip
         """The shared repository: one revision per successful commit on top of the
         first, each committer's file as its last successful commit left it."""
-        ok, last = _tally(records)
+        ok, last = tally(records)
         expected = dict(start)
         for committer, i in last.items():
             expected[shared_file(committer)] = shared_content(committer, records["visit"][i])
@@ -248,8 +161,16 @@ class SharedRepository(Scenario):
             problems.append(line)
             owner = owners.get(line.split(":", 1)[0])
             if owner is not None:
-                _flip(records, step, owner)
+                flip(records, step, owner)
         return Verified({SHARED}, problems)
+
+    def verification(self, read: int, failures: list[str], failed: int) -> str:
+        return "Read the shared repository back afterwards: " + (
+            "; ".join(failures[:3]) + " (counted as errors)."
+            if failed
+            else "one revision per successful commit, every committer's file as its "
+            "last commit left it."
+        )
 
 
 class CloneStorm(Scenario):
@@ -274,13 +195,17 @@ class CloneStorm(Scenario):
         shared.clones += 1
         return Session(shared.clones - 1, 1, shared.start)
 
-    def timed(self, client: Any, session: Session) -> int:
-        client.clone(session.student)
+    def timed(self, client: Client, session: Session) -> int:
+        client.clone(STORM, client.clone_dir(session.student))
         return 0
 
-    def check(self, client: Any, session: Session) -> list[str]:
-        problems: list[str] = client.clone_problems(session.student, session.files)
-        return problems
+    def check(self, client: Client, session: Session) -> list[str]:
+        """The clone file by file; then it is removed."""
+        target = client.clone_dir(session.student)
+        try:
+            return tree_problems(target, session.files)
+        finally:
+            remove_tree(target)
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
@@ -291,6 +216,9 @@ class CloneStorm(Scenario):
             f"clone {s}" for i, s in enumerate(records["student"]) if records["step"][i] == step
         }
         return Verified(clones, [])
+
+    def verification(self, read: int, failures: list[str], failed: int) -> str:
+        return f"Checked {read:,} clones file by file; a wrong one counts as a `verify` error."
 
 
 MIX_KINDS = ("commit", "update", "clone")
@@ -347,23 +275,26 @@ class Mixed(Scenario):
         if session.kind == "commit":
             self.commit.undo(shared, session)
 
-    def prepare_client(self, client: Any, session: Session) -> None:
+    def prepare_client(self, client: Client, session: Session) -> None:
         if session.kind == "commit":
             self.commit.prepare_client(client, session)
-        elif session.kind == "update":
-            client.update_prepare(session.student)
+        elif session.kind == "update":  # made now if this client has none yet (then newest)
+            name = repo_name(session.student)
+            if not client.wc_dir(name).exists():
+                client.clone(name, client.wc_dir(name), "prepare")
 
-    def timed(self, client: Any, session: Session) -> int:
+    def timed(self, client: Client, session: Session) -> int:
         if session.kind == "update":
-            client.update(session.student)
+            client.update(client.wc_dir(repo_name(session.student)))
             return 0
         scenario = self.commit if session.kind == "commit" else self.clones
         return scenario.timed(client, session)
 
-    def check(self, client: Any, session: Session) -> list[str]:
+    def check(self, client: Client, session: Session) -> list[str]:
+        """An update's working copy file by file (it is kept for the next update); a
+        clone's as the clone storm checks it."""
         if session.kind == "update":
-            problems: list[str] = client.update_problems(session.student, session.files)
-            return problems
+            return tree_problems(client.wc_dir(repo_name(session.student)), session.files)
         return self.clones.check(client, session) if session.kind == "clone" else []
 
     def settled(self, shared: Any, session: Session, ok: bool) -> None:
@@ -387,6 +318,13 @@ class Mixed(Scenario):
         for j, i in enumerate(commits):  # a commit found wrong is flipped in the records
             records["error"][i] = view["error"][j]
         return found
+
+    def verification(self, read: int, failures: list[str], failed: int) -> str:
+        return (
+            self.commit.verification(read, failures, failed).rstrip(".")
+            + " (the commits); every update's working copy and every clone checked file "
+            "by file after its session, a wrong one a `verify` error."
+        )
 
 
 SCENARIOS: Mapping[str, Scenario] = {

@@ -204,43 +204,40 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
                 ),
             )
         )
-    failures = entry.verify_failure_count
-    if load.scenario == "shared":
-        lines.append(
-            (
-                "Read the shared repository back afterwards: "
-                + (
-                    "; ".join(entry.verify_failures[:3]) + " (counted as errors)."
-                    if failures
-                    else "one revision per successful commit, every committer's file as its "
-                    "last commit left it."
-                ),
-            )
-        )
-    elif load.scenario == "clone-storm":
-        lines.append(
-            (
-                f"Checked {entry.verified_repositories:,} clones file by file; a wrong one "
-                "counts as a ",
-                code("verify"),
-                " error.",
-            )
-        )
-    else:
-        lines.append(
-            (
-                f"Verified {entry.verified_repositories:,} repositories, each after the step "
-                "that wrote it"
-                + (
-                    f"; {failures} failed (counted as errors)."
-                    if failures
-                    else ", all as committed."
-                ),
-            )
-        )
+    lines.append(_verification(load, entry))
     if load.shape == "closed":
         lines.append((CLOSED_LOOP_NOTE,))
     return Paragraph(tuple(lines))
+
+
+def _verification(load: Load, entry: LoadPath) -> Line:
+    """What reading back found: the scenario's own sentence, or for a file from before
+    the scenarios wrote one, the sentence its scenario then had."""
+    if entry.verification:
+        return (entry.verification,)
+    failures = entry.verify_failure_count
+    if load.scenario == "shared":
+        return (
+            "Read the shared repository back afterwards: "
+            + (
+                "; ".join(entry.verify_failures[:3]) + " (counted as errors)."
+                if failures
+                else "one revision per successful commit, every committer's file as its "
+                "last commit left it."
+            ),
+        )
+    if load.scenario == "clone-storm":
+        return (
+            f"Checked {entry.verified_repositories:,} clones file by file; a wrong one "
+            "counts as a ",
+            code("verify"),
+            " error.",
+        )
+    return (
+        f"Verified {entry.verified_repositories:,} repositories, each after the step "
+        "that wrote it"
+        + (f"; {failures} failed (counted as errors)." if failures else ", all as committed."),
+    )
 
 
 CLOSED_LOOP_NOTE = (

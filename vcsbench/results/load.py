@@ -101,6 +101,8 @@ class Capacity:
         )
 
 
+MAX_SENTENCE = 1000
+"""A path's verification sentence read from a file, at most (characters)."""
 MAX_VERSIONS = 20
 """A path's server packages read from a file, at most."""
 
@@ -122,6 +124,9 @@ class LoadPath:
     verified_repositories: int = 0
     verify_failures: list[str] = field(default_factory=list)
     verify_failure_count: int = 0
+    verification: str = ""
+    """What reading the repositories back found, in the scenario's own sentence (files
+    from before it was written: none)."""
     harness: dict[str, Any] = field(default_factory=dict)
     error_details: list[Any] = field(default_factory=list)
     locust_workers: int = 0
@@ -180,6 +185,7 @@ class LoadPath:
             verified_repositories=count(d, "verified_repositories", where, 0),
             verify_failures=[str(x) for x in optional(d, "verify_failures", list, where, [])],
             verify_failure_count=count(d, "verify_failure_count", where, 0),
+            verification=optional(d, "verification", str, where, "")[:MAX_SENTENCE],
             harness=optional(d, "harness", dict, where, {}),
             error_details=optional(d, "error_details", list, where, []),
             locust_workers=count(d, "locust_workers", where, 0),
