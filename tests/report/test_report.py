@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import html as htmllib
 import json
 import os
@@ -46,6 +47,32 @@ def test_compare_matches_the_golden_text_and_names_the_filesystem() -> None:
     # two single runs, no calibration of the machine recorded: ratios, and no time verdict
     assert "~ 5.48x: no verdict: one run a side, no spread measured" in result.stdout
     golden("tiny.compare.txt", result.stdout)
+
+
+def test_compare_reaches_every_format_with_the_same_figures() -> None:
+    """The comparison is one document: html and csv carry the golden text's figures (the
+    two medians and the ratio's cell of each benchmark), rst and latex too."""
+    text = (DATA / "tiny.compare.txt").read_text()
+    cells = ["0.595", "0.851", "~ 1.43x: no verdict: one run a side, no spread measured", "8.70"]
+    assert all(cell in text for cell in cells)
+    for fmt in ("html", "rst", "latex", "csv"):
+        result = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", "--format", fmt, cwd=DATA)
+        assert result.returncode == 0, result.stderr
+        shown = result.stdout.replace(r"\textasciitilde{}", "~")  # latex's tilde
+        assert all(cell in shown for cell in cells), fmt
+    sheet = vcsbench("compare", "tiny-tmpfs.json", "tiny-ext4.json", "--format", "csv", cwd=DATA)
+    rows = list(csv.reader(sheet.stdout.splitlines()))
+    assert rows[0][:3] == ["benchmark", "base median ms", "other median ms"]
+    assert rows[2] == [
+        "svn-fs create+commit hello tmpfs → ext4:size=256M", "1.59", "8.70",
+        "~ 5.48x: no verdict: one run a side, no spread measured", "0/0",
+    ]  # fmt: skip
+    gated = vcsbench(
+        "compare", "tiny-tmpfs.json", "tiny-ext4.json", "--format", "html", "--fail-on",
+        "time:10%", cwd=DATA,
+    )  # fmt: skip
+    assert gated.returncode == 1 and gated.stdout.rstrip().endswith("</html>")
+    assert "GATE FAILS svn-fs create+commit" in gated.stderr
 
 
 def test_compare_gate_fails_closed_between_single_runs_of_an_uncalibrated_machine() -> None:

@@ -5,6 +5,7 @@ bad stores refused in one line."""
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import re
@@ -115,6 +116,12 @@ def test_store_add_and_history_from_the_command_line(tmp_path: Path, spec: str) 
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert float(cells[2]) == pytest.approx(median, rel=0.01)
         assert (cells[3], float(cells[4])) == ("2.00", pytest.approx(median / 2, rel=0.01))
+    # The same series as a sheet: the same medians, in the same order
+    sheet = vcsbench("history", "git-pygit2 create+commit", "--store", store, "--format", "csv")
+    assert 0 == sheet.returncode, sheet.stderr
+    table = list(csv.reader(sheet.stdout.splitlines()))
+    assert table[0][:3] == ["run", "started (UTC)", "median ms"]
+    assert [float(row[2]) for row in table[1:]] == pytest.approx(medians, rel=0.01)
     every = vcsbench("history", "--store", store, "--json")
     found = json.loads(every.stdout)
     assert len(found) == 2 and all(len(s["points"]) == 3 for s in found)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vcsbench.cli.command import Command
 from vcsbench.cli.store import add_store_option
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from vcsbench.store.earlier import Seen_in
@@ -37,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         " whose earlier runs of each benchmark (this machine, the same versions) widen the "
         "calibration's spread where theirs is wider; none: the calibration alone",
+    )
+    parser.add_argument(
+        "--format",
+        default="md",
+        choices=FORMATS,
+        help="md (default), github, rst, latex, html (one page), or csv (the tables); "
+        "with html or csv, --fail-on's answer goes to stderr",
     )
     parser.add_argument(
         "--fail-on",
@@ -73,7 +82,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.judge.comparison import compare_runs
     from vcsbench.judge.limits import gate_lines, parse_gate
-    from vcsbench.report.compare import render
+    from vcsbench.report.compare import compare_document
+    from vcsbench.report.document import Paragraph
+    from vcsbench.report.formats import write
+    from vcsbench.report.formats.markup import MARKUPS
     from vcsbench.report.load_compare import compare_loads
     from vcsbench.results import read
 
@@ -106,25 +118,28 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             raise VcsbenchError(
                 "--fail-on gates benchmark results; a load run's steps have no gate yet"
             )
-        print("\n".join(compare_loads(bases[0], side[0]) for side in sides), end="")
+        print(write([compare_loads(bases[0], side[0]) for side in sides], args.format), end="")
         return 0
     failed: list[str] = []
     seen = _seen(args, stack)
-    for i, others in enumerate(sides):
+    documents = []
+    for others in sides:
         pairs, left = compare_runs(bases, others, seen)
-        if i:
-            print()
-        print(render(bases, others, pairs, left), end="")
+        doc = compare_document(bases, others, pairs, left)
         if gate:
             fails, judged = gate_lines(pairs, left, gate, (len(bases), len(others)))
             failed += fails
             if judged:
-                print()
-                print("\n".join(f"gate: {line}" for line in judged))
+                doc.add(Paragraph(tuple((f"gate: {line}",) for line in judged)))
+        documents.append(doc)
+    print(write(documents, args.format), end="")
+    # The gate's answer last, on its own lines: on stdout after text, on stderr after a
+    # page or a sheet (which it would spoil)
+    answer = sys.stdout if args.format in MARKUPS else sys.stderr
     for line in failed:
-        print(f"GATE FAILS {line}")
+        print(f"GATE FAILS {line}", file=answer)
     if gate and not failed:
-        print(f"gate passed: {args.fail_on}")
+        print(f"gate passed: {args.fail_on}", file=answer)
     return 1 if failed else 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from vcsbench.cli.command import Command
 from vcsbench.cli.store import add_store_option, store_path
 from vcsbench.errors import VcsbenchError
+from vcsbench.report.formats import FORMATS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="series whose benchmark contains this text, e.g. 'svn-fs commit' (default: all)",
     )
     add_store_option(parser)
+    parser.add_argument(
+        "--format",
+        default="md",
+        choices=FORMATS,
+        help="md (default), github, rst, latex, html (one page of the tables; --html for "
+        "plots), or csv (the tables)",
+    )
     parser.add_argument("--json", action="store_true", help="the series as JSON")
     parser.add_argument(
         "--html",
@@ -29,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vcsbench.report.history import history_text
+    from vcsbench.report.formats import write
+    from vcsbench.report.history import history_document
     from vcsbench.store.store import Store, dumps
 
     path = store_path(args)
@@ -49,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
                 f"--html: {len(found)} series match {args.pattern!r}; a page holds at most "
                 f"{MAX_SERIES}: give a narrower PATTERN"
             )
-    print(dumps(found) if args.json else history_text(found, where, counts), end="")
+    document = history_document(found, where, counts)
+    print(dumps(found) if args.json else write([document], args.format), end="")
     if args.html is not None:
         from vcsbench.report.history_page import history_page
 

@@ -6,7 +6,7 @@ verdicts were reached."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
 
 from vcsbench.judge.comparison import (
     COMPARED_METRICS,
@@ -18,8 +18,10 @@ from vcsbench.judge.comparison import (
 from vcsbench.judge.count_changes import FLOOR
 from vcsbench.judge.count_changes import STEADY as STEADY_COUNT
 from vcsbench.judge.verdict import ALPHA, Between
+from vcsbench.report.document import Document, Paragraph, table
 from vcsbench.report.environment import payload_digests
-from vcsbench.report.format import fmt_metric, fmt_ms, render_rows
+from vcsbench.report.format import fmt_metric, fmt_ms
+from vcsbench.report.formats import write
 from vcsbench.results.drifting import OTHERS_CPU, UNDER
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
@@ -124,22 +126,25 @@ def _figure_text(name: str, values: tuple[float, ...] | list[float]) -> str:
     return " ".join(fmt_ms(v) if name == "time" else fmt_metric(name, v) for v in values)
 
 
-def render(
-    bases: list[Run], others: list[Run], pairs: list[Pair], left: list[str], fmt: str = "md"
-) -> str:
+def compare_document(
+    bases: list[Run], others: list[Run], pairs: list[Pair], left: list[str]
+) -> Document:
+    """The comparison as a document (untitled: it opens with the two sides), for any
+    format."""
     several = len(bases) > 1 or len(others) > 1
+    doc = Document("")
     if several:
-        lines = [
+        sides = (
             f"base:  {len(bases)} runs ({', '.join(r.path for r in bases)})",
             f"other: {len(others)} runs ({', '.join(r.path for r in others)})",
-            "",
-        ]
+        )
     else:
-        lines = [
+        sides = (
             f"base:  {bases[0].path} ({bases[0].datetime})",
             f"other: {others[0].path} ({others[0].datetime})",
-            "",
-        ]
+        )
+    doc.add(_lines(sides))
+    lines: list[str] = []
     diffs = environment_differences(bases[0], others[0])
     if diffs:
         lines.append(
@@ -162,7 +167,7 @@ def render(
             "([partial] below): their rounds are fewer than asked and may not span the same "
             "repository counts; 'vcsbench run --resume' completes them"
         )
-    lines.append("")
+    doc.add(_lines(lines))
     time_rows = []
     for pair in pairs:
         change = pair.changes["time"]
@@ -178,8 +183,8 @@ def render(
             ]
         )
     each = " (each run)" if several else ""
-    lines.append(
-        render_rows(
+    doc.add(
+        table(
             [
                 "benchmark",
                 f"base median ms{each}",
@@ -188,11 +193,9 @@ def render(
                 "errors",
             ],
             time_rows,
-            fmt,
         )
     )
-    lines.append("")
-    metric_rows: list[list[Any]] = []
+    metric_rows: list[list[str]] = []
     shown_metrics = [
         *COMPARED_METRICS,
         *(
@@ -217,29 +220,44 @@ def render(
                 shown += f" ({change.ratio:.2f}x{'' if change.significant else ' ~'})"
             row.append(shown)
         metric_rows.append(row)
-    lines.append(
-        render_rows(
-            ["per repository", *(METRICS[name].label for name in shown_metrics)],
-            metric_rows,
-            fmt,
-        )
-    )
-    lines.append("")
+    labels = [METRICS[name].label for name in shown_metrics]
+    doc.add(table(["per repository", *labels], metric_rows))
     counted = [(pair.label, found) for pair in pairs if (found := count_changes(pair))]
     if counted:
-        lines.append("Counts that changed, per operation (at one run a side):")
-        lines.extend(f"- {label}: {', '.join(found)}" for label, found in counted)
-        lines.append("")
+        doc.add(
+            _lines(
+                [
+                    "Counts that changed, per operation (at one run a side):",
+                    *(f"- {label}: {', '.join(found)}" for label, found in counted),
+                ]
+            )
+        )
     unjudged = [(pair.label, found) for pair in pairs if (found := unjudged_counts(pair))]
     if unjudged:
-        lines.append("Counts with no verdict:")
-        lines.extend(f"- {label}: {'; '.join(found)}" for label, found in unjudged)
-        lines.append("")
-    lines.extend(_method(pairs, len(bases), len(others)))
+        doc.add(
+            _lines(
+                [
+                    "Counts with no verdict:",
+                    *(f"- {label}: {'; '.join(found)}" for label, found in unjudged),
+                ]
+            )
+        )
+    doc.add(_lines(_method(pairs, len(bases), len(others))))
     if left:
-        lines.append("")
-        lines.extend(left)
-    return "\n".join(lines) + "\n"
+        doc.add(_lines(left))
+    return doc
+
+
+def _lines(lines: Sequence[str]) -> Paragraph:
+    """Lines kept as lines (each a sentence, an environment's difference, a count)."""
+    return Paragraph(tuple((line,) for line in lines))
+
+
+def render(
+    bases: list[Run], others: list[Run], pairs: list[Pair], left: list[str], fmt: str = "md"
+) -> str:
+    """The comparison in ``fmt`` (one of the report formats but csv)."""
+    return write([compare_document(bases, others, pairs, left)], fmt)
 
 
 def count_changes(pair: Pair) -> list[str]:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from vcsbench.judge.changes import ChangePoint, change_points
 from vcsbench.judge.count_changes import FLOOR, STEADY
 from vcsbench.judge.count_history import CountStep, count_steps, counts_at
-from vcsbench.report.format import fmt_ms, table
+from vcsbench.report.document import Document, Paragraph, Table, table
+from vcsbench.report.format import fmt_ms
 from vcsbench.results.drifting import UNDER
 from vcsbench.store.rows import Point, Series
 
@@ -181,29 +182,42 @@ def run_rows(one: Series, judge: Judged) -> tuple[list[str], list[list[str]], li
     return header, rows, align
 
 
-def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) -> str:
+def _aligned(header: list[str], rows: list[list[str]], align: list[str]) -> Table:
+    """A table whose text columns are those aligned left."""
+    text = frozenset(name for name, side in zip(header, align, strict=True) if side == "left")
+    return table(header, rows, text_columns=0, text_names=text)
+
+
+def _lines(*lines: str) -> Paragraph:
+    return Paragraph(tuple((line,) for line in lines))
+
+
+def history_document(found: list[Series], store: str, counts: tuple[int, int, int]) -> Document:
+    """The series found (untitled: it opens with what the store holds), for any format:
+    one series alone with every run of it; several, a row each, by machine."""
     runs, series, machines = counts
     head = (
         f"vcsbench history: {len(found)} of {series} series "
         f"({runs} run{'s' if runs != 1 else ''} on {machines} machine"
         f"{'s' if machines != 1 else ''} in {store})"
     )
+    doc = Document("")
     if not found:
-        return head + "\nno series matches; vcsbench history with no pattern lists them all\n"
-    lines = [head, ""]
+        return doc.add(
+            _lines(head, "no series matches; vcsbench history with no pattern lists them all")
+        )
+    doc.add(_lines(head))
     if len(found) == 1:
         (one,) = found
-        lines += [f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}", ""]
+        doc.add(_lines(f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}"))
         judge = judged(one)
-        header, rows, align = run_rows(one, judge)
-        lines.append(table(header, rows, "md", align))
-        lines += ["", method(judge), f"results: {one.points[-1].path} (the newest)"]
-        return "\n".join(lines) + "\n"
+        doc.add(_aligned(*run_rows(one, judge)))
+        return doc.add(_lines(method(judge), f"results: {one.points[-1].path} (the newest)"))
     by_machine: dict[str, list[Series]] = {}
     for s in found:
         by_machine.setdefault(s.machine_key, []).append(s)
     for key, group in by_machine.items():
-        lines += [f"machine {key}: {group[0].machine}", ""]
+        doc.add(_lines(f"machine {key}: {group[0].machine}"))
         rows = []
         for s in group:
             first, last = s.points[0], s.points[-1]
@@ -237,14 +251,15 @@ def history_text(found: list[Series], store: str, counts: tuple[int, int, int]) 
             )
         header = ["benchmark", "runs", "from → to (UTC)", "median ms, first → last"]
         align = ["left", "right", "left", "right", "left", "left"]
-        lines += [table([*header, "change points", "versions"], rows, "md", align), ""]
-    lines.append(
-        "Change points: where a series' level moved beyond the machine's run-to-run drift "
-        "(PELT, then the between-runs test at p < 0.01 on the runs either side, its "
-        "interval at 99 %). One series matched alone lists every run of it: "
-        "vcsbench history PATTERN."
+        doc.add(_aligned([*header, "change points", "versions"], rows, align))
+    return doc.add(
+        _lines(
+            "Change points: where a series' level moved beyond the machine's run-to-run drift "
+            "(PELT, then the between-runs test at p < 0.01 on the runs either side, its "
+            "interval at 99 %). One series matched alone lists every run of it: "
+            "vcsbench history PATTERN."
+        )
     )
-    return "\n".join(lines) + "\n"
 
 
 def method(judge: Judged) -> str:

@@ -6,7 +6,8 @@ differ named."""
 from __future__ import annotations
 
 from vcsbench.errors import VcsbenchError
-from vcsbench.report.format import level_text, number, render_rows
+from vcsbench.report.document import Document, Heading, paragraph, table
+from vcsbench.report.format import level_text, number
 from vcsbench.report.load import load_of
 from vcsbench.results.load import Load, LoadPath
 from vcsbench.results.load_step import LoadStep
@@ -60,7 +61,7 @@ def _verdict(
     )
 
 
-def compare_loads(base: Run, other: Run) -> str:
+def compare_loads(base: Run, other: Run) -> Document:
     """Which run saturates later, per access path both ran (or the one each ran): the
     capacities, and at every step level both have p95, ok/s and device KiB written per
     session, with whether the latencies differ beyond noise (Mann-Whitney U over the
@@ -78,7 +79,7 @@ def compare_loads(base: Run, other: Run) -> str:
         pairs = [(a.paths[0], b.paths[0])]
     if not pairs:
         raise VcsbenchError(f"{base.path} and {other.path} share no access path to compare")
-    lines = [f"# Load: {other.path} against {base.path} ({a.scenario}, {a.shape} loop)", ""]
+    doc = Document(f"Load: {other.path} against {base.path} ({a.scenario}, {a.shape} loop)")
     for left, right in pairs:
         title_a = f"{left.label} on {left.fs}"
         title_b = f"{right.label} on {right.fs}"
@@ -149,24 +150,25 @@ def compare_loads(base: Run, other: Run) -> str:
                 ]
             )
         verdict = _verdict(a, (title_a, title_b), (cap_a, cap_b), evidence)
-        lines += [
-            f"## {title_a} → {title_b}",
-            "",
-            f"Capacity: {level_text(a, cap_a)} → {level_text(a, cap_b)}: {verdict}.",
-            "",
-        ]
+        doc.add(
+            Heading(f"{title_a} → {title_b}"),
+            paragraph(f"Capacity: {level_text(a, cap_a)} → {level_text(a, cap_b)}: {verdict}."),
+        )
         header = [
             "level", "p95 ms", "p95 ms (other)", "ratio", "p (latency)", "ok/s",
             "ok/s (other)", "device KiB/session", "device KiB/session (other)", "errors",
             "errors (other)",
         ]  # fmt: skip
-        lines += [render_rows(header, rows, "md", text_columns=0), ""]
-    lines.append(
-        f"_p (latency): Mann-Whitney U over each step's successful sessions, two-sided; "
-        f"(few): under {MIN_SESSIONS} sessions on a side, no verdict. A verdict also needs "
-        f"the p95s {RUN_DRIFT:g}x apart: two runs are apart in time, and identical runs "
-        "25 s apart have differed by 1.19x. Device KiB/session: "
-        "the sandbox's device writes over the step per successful session (— where the "
-        "device is shared or absent)._"
+        doc.add(table(header, rows, text_columns=0))
+    doc.add(
+        paragraph(
+            f"p (latency): Mann-Whitney U over each step's successful sessions, two-sided; "
+            f"(few): under {MIN_SESSIONS} sessions on a side, no verdict. A verdict also needs "
+            f"the p95s {RUN_DRIFT:g}x apart: two runs are apart in time, and identical runs "
+            "25 s apart have differed by 1.19x. Device KiB/session: "
+            "the sandbox's device writes over the step per successful session (— where the "
+            "device is shared or absent).",
+            tone="note",
+        )
     )
-    return "\n".join(lines)
+    return doc

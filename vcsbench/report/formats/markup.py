@@ -97,7 +97,8 @@ def block(item: Block, fmt: str) -> str:
 
 
 def render(doc: Document, fmt: str) -> str:
-    """The document: its title, then every block, a blank line between two."""
-    parts = [block(Heading(doc.title, 1), fmt)]
+    """The document: its title (where it has one), then every block, a blank line
+    between two."""
+    parts = [block(Heading(doc.title, 1), fmt)] if doc.title else []
     parts.extend(block(item, fmt) for item in doc.blocks)
     return "\n\n".join(part for part in parts if part) + "\n"
