@@ -43,6 +43,7 @@ def main() -> None:
         staged: dict[str, bytes] = {}
         for line in sys.stdin:
             request = decode(line)
+            kind = request.kind
             reply: dict[str, object] = {}
             try:
                 if isinstance(request, Stage):
@@ -50,15 +51,19 @@ def main() -> None:
                 elif isinstance(request, Create):
                     backend.create(Path(request.repo))
                 elif isinstance(request, Commit):
+                    if request.create:
+                        kind = "create"
+                        backend.create(Path(request.repo))
+                    kind = request.kind
                     reply = _commit(backend, request, staged, scratch)
                 elif isinstance(request, Clone):
                     backend.working_copy(Path(request.repo), Path(request.target), scratch)
                 elif isinstance(request, Update):
                     backend.update(Path(request.target), scratch)
             except GaveUp as exc:
-                reply = {"kind": request.kind, "error": str(exc)}
+                reply = {"kind": kind, "error": str(exc)}
             except Exception as exc:  # a failed session is the answer, not the end
-                reply = {"kind": request.kind, "error": f"{type(exc).__name__}: {exc}"}
+                reply = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
 

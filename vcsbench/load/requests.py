@@ -33,11 +33,14 @@ class Stage:
 @dataclass(frozen=True)
 class Commit:
     """The staged files committed to ``repo``; tried again up to ``retry`` times where
-    another commit landed first."""
+    another commit landed first. ``create``: the repository made first, in this request
+    (a first visit's create and commit then cost one round trip to the process, as a
+    commit alone does: a second costs about 95 us here)."""
 
     repo: str
     message: str
     retry: int = 0
+    create: bool = False
     kind = "commit"
 
 
