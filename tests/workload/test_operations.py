@@ -139,6 +139,32 @@ def test_each_operation_verifies_and_its_sabotage_is_caught(
     assert bad, f"sabotaged {op_spec} on {backend_name} passed verification"
 
 
+def test_rounds_verified_together_each_check_their_own_answer(tmp_path: Path) -> None:
+    """Three log rounds verified as one batch (as the round loop verifies them): the first
+    round's answer is planted wrong (one message short) and only it fails; a round whose
+    answer this process never saw (an interleaved member's, run in a worker) says so
+    rather than read another's -- and after maintenance its repository is still checked."""
+    with make_backend("git-pygit2") as backend:
+        backend.ready(tmp_path)
+        op, first = prepare_round("log[history=3]", backend, tmp_path, 0)
+        rounds = [first]
+        for index in (1, 2):
+            rounds.append(RoundPaths.of(tmp_path, index))
+            rounds[-1].scratch.mkdir()
+            op.prepare(rounds[-1])
+        for paths in rounds[:2]:
+            op.run(paths)
+        printed = op.answer(first)  # libgit2's walk: the messages, newest first
+        op.keep_answer(first, printed[1:])
+        found = op.verify_many(rounds)
+        assert found[0] == [
+            "log gave 2 messages, the repository has 3; first difference at entry 0"
+        ]
+        assert found[1] == []
+        assert found[2] == ["its timed call gave no answer in this process to check"]
+        assert op.verify_kept(rounds) == [[], [], []]  # the repositories, after maintenance
+
+
 def test_history_is_built_once_and_copied_into_each_round(tmp_path: Path) -> None:
     with make_backend("git-pygit2") as backend:
         backend.ready(tmp_path)
@@ -146,9 +172,12 @@ def test_history_is_built_once_and_copied_into_each_round(tmp_path: Path) -> Non
         real = backend.commit
         backend.commit = lambda *a: calls.append(1) or real(*a)  # type: ignore[method-assign]
         for index in range(3):
-            problems, op = run_round("log[history=5]", backend, tmp_path, index)
-            assert problems == []
-            assert op.answer == [
+            op, paths = prepare_round("log[history=5]", backend, tmp_path, index)
+            op.run(paths)
+            printed = op.answer(paths)
+            op.keep_answer(paths, printed)  # as the timed call left it, for verify
+            assert op.verify(paths) == []
+            assert backend.log_messages(printed) == [
                 "vcsbench history 4",
                 "vcsbench history 3",
                 "vcsbench history 2",

@@ -117,6 +117,15 @@ class GitMarkus(GitPygit2):
 
         pygit2.Repository(str(work_of(path))).remotes.set_url("origin", str(bare_of(path)))
 
+    def kept_by(self) -> str:
+        return "git gc of the bare repository and of the server's clone of it"
+
+    def keep(self, path: Path) -> None:
+        """Both repositories the server holds, each by git's own maintenance (a git gc in
+        the directory that holds both found no repository)."""
+        super().keep(bare_of(path))
+        super().keep(work_of(path))
+
     def verify(self, path: Path, files: Files) -> list[str]:
         problems = verify_with(read_with_git_cli, bare_of(path), files)
         heads = []

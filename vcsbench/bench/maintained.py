@@ -87,7 +87,7 @@ def as_kept(
                 progress(done, len(rounds), time.perf_counter() - start, unit=UNIT)
     if failed:
         return failed
-    for paths, problems in zip(rounds, operation.verify_many(rounds), strict=True):
+    for paths, problems in zip(rounds, operation.verify_kept(rounds), strict=True):
         if problems:
             why = "; ".join(problems[:2])
             return f"after {tool}, {paths.repo.name} no longer verifies: {why}"

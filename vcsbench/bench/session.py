@@ -164,14 +164,18 @@ class VcsSession:
                 outcome = runner.run()
             except Refusal as exc:
                 self._refuse(exc)
-            except VcsbenchError as exc:  # each member's item fails with it
+            except BaseException as exc:  # each member's item fails with it
                 where = (
                     f" (in the interleaved group {op} {payload}: "
                     f"{', '.join(m.text for m in group)})"
                     if len(group) > 1
                     else ""
                 )
-                self._failed_groups[key] = f"{exc}{where}"
+                if isinstance(exc, VcsbenchError):
+                    self._failed_groups[key] = f"{exc}{where}"
+                else:  # a bug: its traceback in this item, and named in the others
+                    self._failed_groups[key] = f"{type(exc).__name__}: {exc}{where}"
+                    raise
             else:
                 return self._ran(benchmark, mine, key, outcome, disabled)
         if key in self._failed_groups:

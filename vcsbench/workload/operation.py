@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from vcsbench.backends import Backend
 from vcsbench.backends.files import Files, compare_files
@@ -87,6 +87,12 @@ def parse_back(value: str) -> int:
     return int(value)
 
 
+NO_ANSWER = "its timed call gave no answer in this process to check"
+ANSWERS_KEPT = 256
+"""Rounds whose answer an answering operation keeps until it is verified (the round loop
+verifies in batches of 64)."""
+
+
 class Operation(abc.ABC):
     """One kind of round, for one backend and payload."""
 
@@ -113,6 +119,11 @@ class Operation(abc.ABC):
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""
+    answers: ClassVar[bool] = False
+    """Its timed call answers something (a log, a status, a diff) that :meth:`verify`
+    checks: each round's answer is kept by its round (:meth:`keep_answer`), so a batch of
+    rounds verified together checks each its own, and a round it was not given in (an
+    interleaved member's rounds run in a worker) is never read as another's."""
     seeds_unthrottled: bool = False
     """Build the seed where the run keeps seeds (a temporary directory of its own, off the
     sandbox) and copy it in: set on a sandbox whose device is throttled, where replaying
@@ -173,6 +184,27 @@ class Operation(abc.ABC):
     def verify(self, paths: RoundPaths) -> list[str]:
         """Untimed: differences between what ``run`` should have made and what it made."""
         return self.backend.verify(paths.repo, self.expected())
+
+    def keep_answer(self, paths: RoundPaths, answer: Any) -> None:
+        """In the timed call: what it answered for round ``paths``, read after the timing
+        by :meth:`answer`; the oldest dropped beyond ``ANSWERS_KEPT`` (rounds not chosen
+        for verification are never read)."""
+        kept = self.__dict__.setdefault("_answers", {})
+        kept[paths.repo] = answer
+        if len(kept) > ANSWERS_KEPT:
+            del kept[next(iter(kept))]
+
+    def answer(self, paths: RoundPaths) -> Any:
+        """What the timed call answered for round ``paths`` (None: it gave none here)."""
+        return self.__dict__.get("_answers", {}).pop(paths.repo, None)
+
+    def verify_kept(self, batch: list[RoundPaths]) -> list[list[str]]:
+        """After the VCS's own maintenance (``--kept``), untimed: whether each round's
+        repository still holds what the round left. An operation that answers is checked
+        by its repository's newest revision (its answer was checked when given)."""
+        if self.answers:
+            return self.backend.verify_many([(paths.repo, self.expected()) for paths in batch])
+        return self.verify_many(batch)
 
     def verify_many(self, batch: list[RoundPaths]) -> list[list[str]]:
         """:meth:`verify` of several rounds, in order: where it is the backend's own

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from vcsbench.backends._git import reachable_with_pygit2
 from vcsbench.backends._svn import changed_paths
 from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.history import sample_revisions
-from vcsbench.workload.operation import COMMIT_MESSAGE, RoundPaths, parse_history
+from vcsbench.workload.operation import COMMIT_MESSAGE, NO_ANSWER, RoundPaths, parse_history
 from vcsbench.workload.patches import patch_problems, revisions_patch_problems
 from vcsbench.workload.seeded import ReachesBack, WithHistory
 
@@ -50,31 +50,31 @@ class Log(WithHistory):
     def verbose(self) -> bool:
         return self.options["verbose"] == "true"
 
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer: list[str] | None = None
-        self.output: Any = None
+    answers = True
 
     def run(self, paths: RoundPaths) -> None:
         read = self.backend.log_verbose if self.verbose else self.backend.log_output
-        self.output = read(paths.repo)  # as printed: read after the timing
+        self.keep_answer(paths, read(paths.repo))  # as printed: read after the timing
 
     def expected(self) -> Files:
         return self.history_files()
 
     def verify(self, paths: RoundPaths) -> list[str]:
         problems: list[str] = []
+        output = self.answer(paths)
+        if output is None:
+            return [NO_ANSWER]
         if not self.verbose:
             try:
-                self.answer = self.backend.log_messages(self.output)
+                messages = self.backend.log_messages(output)
             except (SyntaxError, ValueError, TypeError) as exc:  # not the log the VCS prints
                 return [f"the log could not be read: {type(exc).__name__}: {exc}"]
         else:
             try:
-                entries = verbose_log(self.output)
+                entries = verbose_log(output)
             except (SyntaxError, ValueError) as exc:  # ElementTree's ParseError, a bad number
                 return [f"the verbose log is not the XML svn prints: {exc}"]
-            self.answer = [message for _revision, message, _paths in entries]
+            messages = [message for _revision, message, _paths in entries]
             changed = {revision: found for revision, _message, found in entries}
             for revision in sample_revisions(self.revisions):
                 want = changed_paths(paths.repo, revision)
@@ -83,11 +83,10 @@ class Log(WithHistory):
                         f"revision {revision}: the log names {len(changed.get(revision, ()))} "
                         f"changed paths, svnlook {len(want)}"
                     )
-        return problems + self._messages_problems()
+        return problems + self._messages_problems(messages)
 
-    def _messages_problems(self) -> list[str]:
+    def _messages_problems(self, got: list[str]) -> list[str]:
         want = self.messages()
-        got = self.answer or []
         if self.history is not None:  # each VCS keeps a message's trailing space its own way
             want, got = [m.strip() for m in want], [m.strip() for m in got]
         if got != want:
@@ -125,18 +124,18 @@ class _Walk(WithHistory):
 
     needs = frozenset({"create", "commit", "walk"})
 
-    def prepare(self, paths: RoundPaths) -> None:
-        super().prepare(paths)
-        self.answer = b""
+    answers = True
 
     def run(self, paths: RoundPaths) -> None:
-        self.answer = self.walk(paths.repo)
+        self.keep_answer(paths, self.walk(paths.repo))
 
     def walk(self, repo: Path) -> bytes:
         raise NotImplementedError
 
-    def lines(self) -> list[str]:
-        return self.answer.decode(errors="replace").splitlines()
+    def lines(self, paths: RoundPaths) -> list[str] | None:
+        """What round ``paths``' walk printed, a line each (None: it printed nothing here)."""
+        answer = self.answer(paths)
+        return None if answer is None else answer.decode(errors="replace").splitlines()
 
     def expected(self) -> Files:
         return self.history_files()
@@ -155,8 +154,11 @@ class TopoLog(_Walk):
         return self.backend.topo_log(repo, parse_history(self.options["limit"], "limit"))
 
     def verify(self, paths: RoundPaths) -> list[str]:
+        printed = self.lines(paths)
+        if printed is None:
+            return [NO_ANSWER]
         want = [title(m) for m in self.messages()[: int(self.options["limit"])]]
-        got = [line.partition(" ")[2] for line in self.lines()]
+        got = [line.partition(" ")[2] for line in printed]
         if got != want:
             pairs = enumerate(zip(got, want, strict=False))
             first = next((i for i, (a, b) in pairs if a != b), None)
@@ -179,8 +181,10 @@ class RevList(_Walk):
         return self.backend.rev_list(repo)
 
     def verify(self, paths: RoundPaths) -> list[str]:
+        got = self.lines(paths)
+        if got is None:
+            return [NO_ANSWER]
         commits, _ = reachable_with_pygit2(paths.repo)
-        got = self.lines()
         if len(got) != self.revisions or set(got) != commits:
             return [
                 f"rev-list gave {len(got)} commits ({len(set(got) - commits)} unknown), the "
@@ -202,8 +206,11 @@ class Objects(_Walk):
         return self.backend.objects(repo)
 
     def verify(self, paths: RoundPaths) -> list[str]:
+        printed = self.lines(paths)
+        if printed is None:
+            return [NO_ANSWER]
         _, stored = reachable_with_pygit2(paths.repo)
-        got = [line.partition(" ")[0] for line in self.lines()]
+        got = [line.partition(" ")[0] for line in printed]
         if len(got) != len(set(got)) or set(got) != stored:
             return [
                 f"the walk listed {len(got)} objects ({len(set(got))} distinct), the "
@@ -232,13 +239,16 @@ class Diff(ReachesBack):
             )
         else:
             self.backend.commit(paths.repo, self.change, COMMIT_MESSAGE + " 2", paths.scratch)
-        self.answer: bytes | None = None
+
+    answers = True
 
     def run(self, paths: RoundPaths) -> None:
         if self.back:
-            self.answer = self.backend.diff_between(paths.repo, *self.pair, paths.scratch)
+            self.keep_answer(
+                paths, self.backend.diff_between(paths.repo, *self.pair, paths.scratch)
+            )
         else:
-            self.answer = self.backend.diff(paths.repo, paths.scratch)
+            self.keep_answer(paths, self.backend.diff(paths.repo, paths.scratch))
 
     def expected(self) -> Files:
         if self.back:
@@ -248,8 +258,11 @@ class Diff(ReachesBack):
     def verify(self, paths: RoundPaths) -> list[str]:
         """The diff, applied to the parent's files (with ``back=K``, the old revision's
         text files), must give the newest revision's."""
+        answer = self.answer(paths)
+        if answer is None:
+            return [NO_ANSWER]
         if self.back:
             assert self.history is not None
             old, new = self.nodes_at(self.old), self.nodes_at(self.history.revisions)
-            return revisions_patch_problems(self.answer or b"", old, new)
-        return patch_problems(self.answer or b"", self.payload.files, self.change)
+            return revisions_patch_problems(answer, old, new)
+        return patch_problems(answer, self.payload.files, self.change)

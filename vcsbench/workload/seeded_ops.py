@@ -14,6 +14,7 @@ from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
 from vcsbench.workload.operation import (
     COMMIT_MESSAGE,
+    NO_ANSWER,
     UNTRACKED_FILE,
     RoundPaths,
     tree_problems,
@@ -180,18 +181,22 @@ class Status(IntoCheckout):
         data = self.change.get(self.modified, b"modified by vcsbench\n")
         (paths.checkout / self.modified).write_bytes(data)
         (paths.checkout / UNTRACKED_FILE).write_bytes(b"not under version control\n")
-        self.answer: dict[str, str] | None = None
+
+    answers = True
 
     def run(self, paths: RoundPaths) -> None:
-        self.answer = self.backend.status(paths.checkout)
+        self.keep_answer(paths, self.backend.status(paths.checkout))
 
     def expected(self) -> Files:
         return dict(self.payload.files)
 
     def verify(self, paths: RoundPaths) -> list[str]:
         want = {self.modified: "M", UNTRACKED_FILE: "?"}
-        if self.answer != want:
-            return [f"status said {self.answer!r}, the working copy has {want!r}"]
+        answer = self.answer(paths)
+        if answer is None:
+            return [NO_ANSWER]
+        if answer != want:
+            return [f"status said {answer!r}, the working copy has {want!r}"]
         return []
 
 
