@@ -194,8 +194,13 @@ def test_create_runs_once_whatever_the_payloads(tmp_path: Path) -> None:
         for b in json.loads(out.read_text())["benchmarks"]
     )
     assert [("commit", "hello"), ("commit", "submission"), ("create", "hello")] == found
-    # The run added itself to the results store in vcsbench's data directory (the test's).
+    # The run added itself to the results store in vcsbench's data directory (the test's),
+    # and said so.
     store = Path(os.environ["VCSBENCH_DATA"]) / "store.sqlite"
+    assert (
+        f"stored: 3 benchmark(s) of r.json in {store} (vcsbench history reads it; --store "
+        "none leaves a run out)"
+    ) in result.stdout
     history = vcsbench("history", "git-pygit2 create hello", "--store", str(store))
     assert 0 == history.returncode, history.stderr
     assert "1 of 3 series (1 run on 1 machine" in history.stdout

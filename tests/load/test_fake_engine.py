@@ -71,6 +71,14 @@ def test_each_steps_figures_are_its_known_sessions(
         "Verified 11 repositories, each after the step that wrote it; 1 failed (counted as errors)."
     )
     assert {"fake": "1"} == entry["engine"]
+    # The store knows the load's machine as this machine, as a benchmark run made here
+    # is known (its host name and facts): one machine, not two.
+    from vcsbench.measure.machine import machine_info
+    from vcsbench.results import read
+    from vcsbench.results.calibration import fingerprint
+    from vcsbench.store.points import machine_key
+
+    assert machine_key(read(out))[0] == fingerprint(machine_info())[0]
 
 
 def test_the_known_engines_counters_are_the_real_ones_keys() -> None:

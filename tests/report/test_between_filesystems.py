@@ -169,7 +169,8 @@ def test_a_series_closes_with_its_runs_apart_and_each_filesystem_over_the_runs(
     and 1.0x as slow): each benchmark's medians run by run as the files hold them, their
     standard deviation on the log scale, and xfs against ext4 with the row over the runs
     as ``report --baseline`` gives it."""
-    from vcsbench.cli.repeat import together
+    from vcsbench.cli.repeat import together, together_document
+    from vcsbench.report.formats import write
     from vcsbench.results import read
 
     files = [
@@ -184,16 +185,21 @@ def test_a_series_closes_with_its_runs_apart_and_each_filesystem_over_the_runs(
         assert all(m is not None for m in medians)
         apart = 100 * statistics.stdev(math.log(m) for m in medians if m)
         (row,) = [
-            line for line in text.splitlines() if line.startswith("git-pygit2") and fs in line
+            line
+            for line in text.splitlines()
+            if line.startswith("git-pygit2") and fs in line and "±" in line
         ]
         shown = " ".join(f"{m:.3g}" for m in medians)
         assert shown in row and row.rstrip().endswith(f"±{apart:.1f}%"), row
     assert 15 < apart < 16  # ln(1.3) over three runs: the series saw the 1.3x machine
-    over = [line for line in text.splitlines() if "| over 3 runs |" in line]
-    assert 1 == len(over) and "faster" in over[0], text
+    # The same closing as a document, in Markdown: its row over the runs is the report's
+    markdown = write([together_document([Path(f) for f in files])], "md")
+    over = [line for line in markdown.splitlines() if "| over 3 runs |" in line]
+    assert 1 == len(over) and "faster" in over[0], markdown
     report = vcsbench("report", *files, "--baseline", EXT4).stdout
     assert over[0] in report
-    assert f"--base-runs {' '.join(files)} --other-runs" in text
+    assert "over 3 runs" in text and "faster" in text  # on the terminal, as plain columns
+    assert f"--base-runs {' '.join(files)} --other-runs" in text  # whole: to be copied
 
 
 def test_two_machines_runs_are_each_their_machines_and_never_pooled(tmp_path: Path) -> None:

@@ -450,3 +450,27 @@ def test_a_store_of_version_2_is_read_and_gains_the_counts_column_when_added_to(
         columns = [row[1] for row in db.execute("PRAGMA table_info(vcsbench_points)")]
         version = db.execute("SELECT value FROM vcsbench_meta WHERE key = 'version'").fetchone()
     assert "counts" in columns and version == ("3",)
+
+
+def test_doctor_spreads_runs_stay_out_of_the_store_unless_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The spread's runs are written where it deletes them afterwards: each is run with
+    --store none, so no store indexes a file that is gone; with --keep they stay, and are
+    stored as any run is."""
+    from vcsbench import process
+    from vcsbench.bench import spread
+
+    asked: list[list[str]] = []
+
+    def child(argv: list[str], capture: bool = False) -> process.Child:
+        asked.append(argv)
+        return process.Child(1, err="planted: stop after the first run")
+
+    monkeypatch.setattr(process, "run_child", child)
+    for keep in (None, tmp_path / "kept"):
+        with pytest.raises(VcsbenchError, match="planted"):
+            spread.measure_spread(3, ["--repos", "2"], keep=keep)
+    deleted, kept = asked
+    assert deleted[-2:] == ["--store", "none"]
+    assert "--store" not in kept

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import os
 import signal
 import subprocess
 import time
@@ -107,6 +108,20 @@ def test_an_unwritable_out_is_refused_before_any_sandbox(
     (line,) = result.stderr.strip().splitlines()
     assert f"--out {out}: cannot be written" in line
     assert [] == list(tmp_path.iterdir()) and [] == list(isolated_state.iterdir())
+
+
+def test_an_out_whose_first_missing_directory_is_at_the_root_is_refused(
+    tmp_path: Path, isolated_state: Path
+) -> None:
+    """A mistyped absolute --out (``/reslts/…``) made a directory at / before; now one
+    line, and nothing made (a missing directory further down is still made, and said)."""
+    mistyped = Path(f"/vcsbench-mistyped-{os.getpid()}")
+    out = mistyped / "r.json"
+    result = vcsbench("run", "--fs", f"dir:{tmp_path}", "--repos", "1", "--out", str(out))
+    assert 2 == result.returncode
+    (line,) = result.stderr.strip().splitlines()
+    assert f"--out {out}: {mistyped} does not exist, and vcsbench makes no directory at /" in line
+    assert not mistyped.exists() and [] == list(tmp_path.iterdir())
 
 
 def test_loop_images_without_room_are_refused_up_front(tmp_path: Path) -> None:

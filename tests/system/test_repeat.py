@@ -31,7 +31,7 @@ def test_a_series_is_runs_of_their_own_and_its_closing_reads_their_files(
         (bench,) = run.benchmarks
         assert 40 == bench.repos and 0 == bench.errors
     medians = [run.benchmarks[0].median_ms for run in runs]
-    closing = done.stdout.split("3 runs, each a process of its own: ", 1)[1]
+    closing = done.stdout.split("3 runs, each a process of its own:", 1)[1]
     (row,) = [line for line in closing.splitlines() if line.startswith("git-pygit2  ")]
     apart = 100 * statistics.stdev(math.log(m) for m in medians if m)
     assert " ".join(f"{m:.3g}" for m in medians if m) in row

@@ -57,6 +57,8 @@ def measure_spread(
             out = where / f"spread-run-{index + 1}.json"
             argv = [sys.executable, "-m", "vcsbench.cli", "run", *run_args]
             argv += ["--progress", "none", "--out", str(out)]
+            if keep is None:  # files deleted at the end: the store never indexes them
+                argv += ["--store", "none"]
             done = process.run_child(argv, capture=True)
             if done.passed:  # the run kept and took down what it made; nothing is measured
                 process.note_signal(done.passed[0])

@@ -80,6 +80,13 @@ def check_out(out: Path, table: bool = False, logs: bool = False) -> None:
     if logs and os.path.lexists(beside(out, "-logs")):
         own_directory(beside(out, "-logs"), "the server log directory beside --out,")
     missing = [p for p in [out.parent, *out.parent.parents] if not p.exists()]
+    top = missing[-1] if missing else None
+    if top is not None and top.parent == Path(top.anchor or "/"):
+        raise VcsbenchError(
+            f"--out {out}: {top} does not exist, and vcsbench makes no directory at "
+            f"{top.parent} (a mistyped path?); make it first, or give a path below a "
+            "directory that exists"
+        )
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.name}."):

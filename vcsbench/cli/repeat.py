@@ -22,6 +22,7 @@ from vcsbench.process import run_child
 
 if TYPE_CHECKING:
     from vcsbench.bench.selection import Selection
+    from vcsbench.report.document import Document
 
 MAX_REPEAT = 100
 
@@ -89,13 +90,26 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
 
 
 def together(paths: list[Path]) -> str:
+    """:func:`together_document` for the terminal: its tables as plain columns, wrapped
+    to the terminal's width, and the commands that close it whole."""
+    from vcsbench.report.document import Document, Paragraph
+    from vcsbench.report.formats import write
+    from vcsbench.report.terminal import for_terminal
+
+    doc = together_document(paths)
+    *shown, commands = doc.blocks
+    assert isinstance(commands, Paragraph)
+    text = for_terminal(write([Document("", shown)], "md")).rstrip("\n")
+    # the commands whole, never wrapped: they are there to be copied
+    return text + "\n\n" + "\n".join(str(line[0]) for line in commands.lines)
+
+
+def together_document(paths: list[Path]) -> Document:
     """What the runs say together: each benchmark's median in each run and how far the
     runs fall apart; with several filesystems, each against the first, run by run and
-    over the runs; and how to set the series against another."""
+    over the runs; and how to set the series against another (a document: any format)."""
     from vcsbench.report.axis import FS, axis_baseline, filesystems
-    from vcsbench.report.document import Document
-    from vcsbench.report.format import table
-    from vcsbench.report.formats.markup import render
+    from vcsbench.report.document import Document, Heading, Paragraph, paragraph, table
     from vcsbench.report.origins import run_labels
     from vcsbench.results.io import read_many
 
@@ -107,33 +121,31 @@ def together(paths: list[Path]) -> str:
             row = (b.label, b.op, b.payload.shown, b.fs)
             medians.setdefault(row, [None] * len(runs))[k] = b.median_ms
     rows = [[*row, " ".join(map(_ms, m)), _apart(m)] for row, m in medians.items()]
-    lines = [
-        "",
-        f"{len(runs)} runs, each a process of its own: {', '.join(str(p) for p in paths)}",
-        "",
+    doc = Document("")
+    doc.add(
+        paragraph(f"{len(runs)} runs, each a process of its own: {', '.join(map(str, paths))}"),
         table(
             ["backend", "op", "payload", "fs", "median ms, run by run", "runs apart (sd)"],
             rows,
-            "simple",
+            text_columns=4,
         ),
-        "",
-        "runs apart: the standard deviation of the runs' medians (on the log scale, as a %): "
-        "this machine's run-to-run spread for that benchmark, which a verdict between runs "
-        "must exceed.",
-    ]
+        paragraph(
+            "runs apart: the standard deviation of the runs' medians (on the log scale, as a "
+            "%): this machine's run-to-run spread for that benchmark, which a verdict between "
+            "runs must exceed."
+        ),
+    )
     spread = filesystems(benches)
     if len(spread) > 1:
-        doc = Document(f"{', '.join(spread[1:])} against {spread[0]}, over the runs")
+        doc.add(Heading(f"{', '.join(spread[1:])} against {spread[0]}, over the runs"))
         doc.add(*axis_baseline(benches, FS, spread[0], run_labels(benches)))
-        lines += ["", render(doc, "md").rstrip()]
     shown = " ".join(str(p) for p in paths)
-    lines += [
-        "",
-        f"the series in full (each run, and rows over the runs): vcsbench report {shown}",
-        f"against another series (another machine, build or week): vcsbench compare "
-        f"--base-runs {shown} --other-runs ...",
-    ]
-    return "\n".join(lines)
+    full = f"the series in full (each run, and rows over the runs): vcsbench report {shown}"
+    against = (
+        "against another series (another machine, build or week): vcsbench compare "
+        f"--base-runs {shown} --other-runs ..."
+    )
+    return doc.add(Paragraph(((full,), (against,))))
 
 
 def _ms(value: float | None) -> str:

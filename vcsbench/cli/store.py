@@ -50,12 +50,20 @@ def remember(args: argparse.Namespace, out: Path, whole: Whole | None = None) ->
     from vcsbench.store.db import shown_url
     from vcsbench.store.store import Store
 
+    where = shown_url(str(path))
     try:
         with Store(path, writing=True) as store:
-            store.add(out, whole)
+            added = store.add(out, whole)
     except Exception as exc:  # whatever the database raised: the file is kept, and said
-        where, why = shown_url(str(path)), shown_url(str(exc))
+        why = shown_url(str(exc))
         print(f"warning: the results store {where} did not take {out}: {why}", file=sys.stderr)
+        return
+    what = f"{added.benchmarks} benchmark(s) of {out.name}" if added.benchmarks else out.name
+    print(
+        f"stored: {what} in {where}"
+        + ("" if added.new else " (there already)")
+        + " (vcsbench history reads it; --store none leaves a run out)"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,6 +3,7 @@ and each access path's entry, written again, whole and atomically, after every s
 
 from __future__ import annotations
 
+import platform
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +45,7 @@ class LoadDocument:
             "capacity_factor": plan.capacity_factor,
             "latency": LATENCY[plan.shape],
             "machine": machine_info(),
+            "node": platform.node(),
             "loads": [],
         }
 

@@ -91,6 +91,8 @@ def for_terminal(markdown: str, limit: int | None = None) -> str:
                 i += 1
             out.append(_table(block, limit) if len(block) >= 2 else "\n".join(block))
             continue
-        out.append(textwrap.fill(line, limit) if len(line) > limit else line)
+        # a path or a command is a word: never broken at its hyphens
+        wrapped = textwrap.fill(line, limit, break_on_hyphens=False, break_long_words=False)
+        out.append(wrapped if len(line) > limit else line)
         i += 1
     return "\n".join(out)

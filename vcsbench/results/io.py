@@ -28,7 +28,7 @@ from vcsbench.owned import not_mine_alone
 from vcsbench.results import layout
 from vcsbench.results.bounded import CHUNK, decode, fail, read_bytes
 from vcsbench.results.environment import Machine
-from vcsbench.results.load import is_load_document, parse_load
+from vcsbench.results.load import LOAD_KEY, is_load_document, parse_load
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.results.schema import SchemaError
 from vcsbench.results.spread import Spread
@@ -182,6 +182,10 @@ class ResultWriter:
         self._written = count
 
 
+MAX_NODE = 256
+"""A host name read from a load result, at most (characters)."""
+
+
 def parse(document: object, path: Path) -> Run:
     """A :class:`Run` from a decoded result document."""
     if is_load_document(document):
@@ -239,6 +243,7 @@ def _parse_load(document: dict[str, Any], path: Path) -> Run:
         raise fail(path, str(exc)) from None
     if not load.paths:
         raise fail(path, "is a load result with no access path in it")
+    node = document[LOAD_KEY].get("node")  # the host's name, as a benchmark run has it
     return Run(
         path=str(path),
         benchmarks=[],
@@ -246,6 +251,7 @@ def _parse_load(document: dict[str, Any], path: Path) -> Run:
         command=without_secrets(command),
         run_id=run_id,
         load=load,
+        node=node[:MAX_NODE] if isinstance(node, str) else "",
     )
 
 
