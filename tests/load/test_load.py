@@ -500,6 +500,11 @@ def test_an_interrupted_load_leaves_no_server_and_no_mount(
             "--rtt puts a distance between clients and a server; local:svn-fs has none",
         ),
         (["--paths", "local:hg-cli"], "only svn and git backends are offered"),
+        (
+            ["--paths", "local:git-pygit2[version=1.15.1]"],
+            "version= is a benchmark's variant key; a load's local path takes the backend's own",
+        ),
+        (["--paths", "local:git-pygit2[fsync=maybe]"], "option fsync='maybe' is not a boolean"),
         (["--steps", "1,two"], "--steps '1,two' is not a list of client counts"),
         (["--students", "3", "--steps", "1,4"], "--students 3 is fewer than the 4 clients"),
         (["--shape", "spiral"], "--shape 'spiral' is not known; use closed or open"),
@@ -525,6 +530,15 @@ def test_bad_load_input_is_one_line(args: list[str], message: str, tmp_path: Pat
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_a_local_path_takes_a_backend_variant() -> None:
+    """A durable git beside svn in one load (the deadline's like with like): the variant's
+    options reach each client's backend (its text is what the client process makes)."""
+    require_backend("git-pygit2")
+    path = parse_path("local:git-pygit2[fsync=true]")
+    assert (path.vcs, path.backend) == ("git", "git-pygit2[fsync=true]")
+    assert make_backend(path.backend).options["fsync"] == "true"
 
 
 def test_a_load_that_measures_nothing_exits_non_zero(tmp_path: Path) -> None:
@@ -868,6 +882,14 @@ def test_the_disk_answer_leads_with_the_device_per_session_and_capacity_as_a_bra
         "between 1 and 2 clients."
     ) in text
     assert "ok/s at capacity" not in text  # one step's speed is no capacity
+    # svn flushed twice a session, git never: the answer says the rows differ in durability
+    assert (
+        "Durability differs between these paths: svnserve 2.0 device flushes a session (each "
+        "commit on the device before it is acknowledged) against git-daemon 0.0 (commits "
+        "acknowledged before the device keeps them: a crash may lose them); their figures set "
+        "durable commits against ones that are not. For like with like, run a durable git "
+        "path beside (git: local:git-pygit2[fsync=true])."
+    ) in " ".join(text.split())
 
 
 def test_a_capacity_plan_multiplies_the_deadline_rate_by_each_figure_per_session(

@@ -51,6 +51,22 @@ PLAIN_VALUES = ("", "empty")
 """Values of a place option that name no place (``template=empty``: no sample hooks)."""
 
 
+def split_list(text: str) -> list[str]:
+    """Split on commas outside brackets: ``a,b[x=1,y=2]`` -> ["a", "b[x=1,y=2]"]."""
+    items: list[str] = []
+    depth = 0
+    current = ""
+    for char in text:
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
 @dataclass(frozen=True)
 class Variant:
     """A backend variant, named once (``svn-fs[fs-type=fsx]``) and carried as this object

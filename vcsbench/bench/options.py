@@ -15,7 +15,7 @@ from collections.abc import Callable, Container
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, Variant, split_variant
+from vcsbench.backends import REGISTRY, Variant, split_list, split_variant
 from vcsbench.bench.policy import DEFAULT_KEPT
 from vcsbench.errors import VcsbenchError
 from vcsbench.sandbox import FsSpec
@@ -237,22 +237,6 @@ def check_image_room(
 def default_fs() -> str:
     """tmpfs as root; otherwise a directory under the temp dir (sandboxes need root)."""
     return "tmpfs" if os.geteuid() == 0 else f"dir:{tempfile.gettempdir()}"
-
-
-def split_list(text: str) -> list[str]:
-    """Split on commas outside brackets: ``a,b[x=1,y=2]`` -> ["a", "b[x=1,y=2]"]."""
-    items: list[str] = []
-    depth = 0
-    current = ""
-    for char in text:
-        if char == "," and depth == 0:
-            items.append(current)
-            current = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        current += char
-    items.append(current)
-    return [item.strip() for item in items if item.strip()]
 
 
 def parse_operations(text: str) -> list[OperationSpec]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vcsbench.backends import REGISTRY, Backend, Variant
+from vcsbench.backends import REGISTRY, Backend, Variant, split_list
 from vcsbench.backends.tools import parse_options
 from vcsbench.bench.cases import Case, check_back, runnable, skipped
 from vcsbench.bench.envs import environment_of
@@ -26,7 +26,6 @@ from vcsbench.bench.options import (
     parse_operations,
     parse_payloads,
     parse_variants,
-    split_list,
 )
 from vcsbench.bench.policy import CACHE_STATES, DEFAULT_KEPT, KeptPolicy, VerifyPolicy
 from vcsbench.bench.recorded import places_stated_again

@@ -118,8 +118,7 @@ def by_of(text: str) -> str:
 
 def chain_of(args: argparse.Namespace) -> list[str]:
     """The versions to bisect, as backend variants, oldest first."""
-    from vcsbench.backends import REGISTRY, Variant
-    from vcsbench.bench.options import split_list
+    from vcsbench.backends import REGISTRY, Variant, split_list
 
     if args.chain:
         if args.backend or args.good or args.bad:

@@ -29,7 +29,8 @@ LOAD_OPTIONS: tuple[OptionDef, ...] = (
         "access paths, comma-separated: "
         + "; ".join(f"{t.name}: {t.summary}" for t in TRANSPORTS.values())
         + "; local:BACKEND (e.g. local:svn-fs, local:git-pygit2: a backend in a process "
-        "of each client's own); default svnserve,git-daemon",
+        "of each client's own; with its options, local:git-pygit2[fsync=true] for a git "
+        "as durable as svn); default svnserve,git-daemon",
     ),
     OptionDef("fs", "tmpfs", "sandbox filesystem spec (default tmpfs)"),
     OptionDef(

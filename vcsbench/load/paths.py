@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vcsbench.backends import backend_class
+from vcsbench.backends import VARIANT_KEYS, Variant
 from vcsbench.errors import VcsbenchError
 from vcsbench.servers.transports import TRANSPORTS, Transport
 
@@ -53,15 +53,26 @@ def parse_path(text: str) -> AccessPath:
     if text.startswith("local:"):
         name = text.split(":", 1)[1]
         try:
-            cls = backend_class(name)
+            variant = Variant.parse(name)
         except VcsbenchError as exc:
             raise VcsbenchError(f"access path {text!r}: {exc}") from None
+        cls = variant.cls
         if cls.vcs not in LOCAL_VCS:
             raise VcsbenchError(f"access path {text!r}: only svn and git backends are offered")
+        theirs = sorted(key for key, _ in variant.options if key in VARIANT_KEYS)
+        if theirs:
+            raise VcsbenchError(
+                f"access path {text!r}: {theirs[0]}= is a benchmark's variant key; a load's "
+                "local path takes the backend's own options (e.g. local:git-pygit2[fsync=true])"
+            )
         availability = cls.available()
         if not availability.ok:
             raise VcsbenchError(f"access path {text!r}: {availability.reason}")
-        return AccessPath(text, cls.vcs, backend=name)
+        try:
+            variant.make()  # its options checked here, not in each client's process
+        except VcsbenchError as exc:
+            raise VcsbenchError(f"access path {text!r}: {exc}") from None
+        return AccessPath(text, cls.vcs, backend=variant.text)
     raise VcsbenchError(
         f"access path {text!r} is not known; use {', '.join(TRANSPORTS)} or local:BACKEND "
         "(local:svn-fs, local:git-pygit2)"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vcsbench.backends import backend_class
+from vcsbench.backends import backend_class, split_list
 from vcsbench.errors import VcsbenchError
 from vcsbench.load.live import MODES as LIVE_MODES
 from vcsbench.load.options import FAIL_ON, LOAD_OPTIONS, SHAPES
@@ -95,7 +95,7 @@ class LoadPlan:
             raise VcsbenchError(
                 f"scenario {values['scenario']!r} is not known; use {', '.join(SCENARIOS)}"
             )
-        names = [p.strip() for p in str(values["paths"]).split(",") if p.strip()]
+        names = split_list(str(values["paths"]))  # a variant's options: commas in brackets
         if not names:
             raise VcsbenchError("--paths is empty; give e.g. svnserve,git-daemon,local:svn-fs")
         paths = tuple(parse_path(name) for name in names)

@@ -131,6 +131,9 @@ def disk_answer(load: Load, deadline: Deadline | None = None) -> list[Block]:
         ),
         table(header, rows, text_columns=2),
     ]
+    durability = durability_line(entries)
+    if durability:
+        out.append(paragraph(durability, tone="warning"))
     if deadline is not None:
         out.append(
             paragraph(
@@ -154,6 +157,48 @@ def disk_answer(load: Load, deadline: Deadline | None = None) -> list[Block]:
             ),
         ]
     return out
+
+
+FLUSHED = 1.0
+"""Device flushes a session at which every commit reached the device before it was
+acknowledged (at least one each); fewer: commits the device was not told to keep."""
+
+
+def durability_line(entries: list[LoadPath]) -> str:
+    """Where the paths differ in durability (each session's commit flushed to the device,
+    or not), one sentence that says so, with each path's flushes a session: the rows
+    then set durable commits against ones a crash may lose. "" where they do not differ
+    (or no device counted flushes)."""
+    flushed: dict[bool, list[LoadPath]] = {True: [], False: []}
+    per = {}
+    for entry in entries:
+        found = per_session(entry)
+        if found is not None and found.flushes is not None:
+            per[entry.label] = found.flushes
+            flushed[found.flushes >= FLUSHED].append(entry)
+    if not flushed[True] or not flushed[False]:
+        return ""
+
+    def named(group: list[LoadPath]) -> str:
+        return ", ".join(f"{e.label} {per[e.label]:,.1f}" for e in group)
+
+    missing = sorted({e.vcs for e in flushed[False]} - {e.vcs for e in flushed[True]})
+    advice = (
+        f" For like with like, run a durable {' and '.join(missing)} path beside"
+        + (" (git: local:git-pygit2[fsync=true])" if "git" in missing else "")
+        + "."
+        if missing
+        else ""
+    )
+    return (
+        "Durability differs between these paths: "
+        + named(flushed[True])
+        + " device flushes a session (each commit on the device before it is acknowledged) "
+        "against "
+        + named(flushed[False])
+        + " (commits acknowledged before the device keeps them: a crash may lose them); "
+        "their figures set durable commits against ones that are not." + advice
+    )
 
 
 def delivers(entry: LoadPath) -> str:
