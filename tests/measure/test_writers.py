@@ -5,6 +5,7 @@ step on a loop device whose writers and unattributed share add up."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,60 @@ def test_each_benchmark_names_who_wrote_to_its_device(root: None, tmp_path: Path
     assert "Who wrote to the device over each benchmark" in report.stdout
     for bench in benches:
         assert f"{bench['extra_info']['vcsbench']['backend']['variant']}: " in report.stdout
+
+
+def test_another_tenants_writes_elsewhere_are_not_the_devices_writers() -> None:
+    """A benchmark's process (100) and its worker (101) are ranked whatever they hold; a
+    process that holds a file on the device (300) is ranked; another tenant's (400, 50
+    MiB to its own disk, holding nothing on this one) is not, and its charge is said
+    apart -- before, it headed the device's writers."""
+    mib = 1 << 20
+    before = {
+        (100, 1): Task("pytest", False, 0, 1),
+        (101, 1): Task("python3", False, 0, 100),
+        (300, 1): Task("rsync", False, 0, 1),
+        (400, 1): Task("postgres", False, 0, 1),
+    }
+    after = {
+        (100, 1): Task("pytest", False, 3 * mib, 1),
+        (101, 1): Task("python3", False, 4 * mib, 100),
+        (300, 1): Task("rsync", False, 2 * mib, 1),
+        (400, 1): Task("postgres", False, 50 * mib, 1),
+    }
+    found = top_writers(
+        before, after, 20 * mib, "loop3", "7:3", server={100}, on_device=lambda pid: pid == 300
+    )
+    ranked = [(w["name"], w["write_bytes"]) for w in found["top"]]  # type: ignore[union-attr]
+    assert ranked == [("python3", 4 * mib), ("pytest", 3 * mib), ("rsync", 2 * mib)]
+    assert found["elsewhere_bytes"] == 50 * mib
+    assert found["charged_bytes"] == 9 * mib
+
+
+def test_a_process_holds_the_device_of_a_file_it_has_open(tmp_path: Path) -> None:
+    """holds_device: a child with a file open on the disk holds its device; one whose
+    working directory is a tmpfs and that has nothing open there does not."""
+    from vcsbench.measure.writers import holds_device
+
+    with on_a_disk(tmp_path) as disk:
+        dev = os.stat(disk).st_dev
+        holding = subprocess.Popen(
+            [sys.executable, "-c", "import sys; f = open(sys.argv[1], 'w'); sys.stdin.read()",
+             str(disk / "open")],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd="/dev/shm",
+        )  # fmt: skip
+        apart = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd="/dev/shm",  # nothing of its own on the disk: its output too goes nowhere
+        )  # fmt: skip
+        try:
+            for _ in range(100):  # the file opened
+                if (disk / "open").exists():
+                    break
+                subprocess.run(["sleep", "0.05"], check=True)
+            assert holds_device(holding.pid, dev)
+            assert not holds_device(apart.pid, dev)
+        finally:
+            holding.communicate(b"")
+            apart.communicate(b"")

@@ -15,6 +15,7 @@ metrics in ``finish`` from them (:mod:`vcsbench.bench.harness`).
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -393,7 +394,9 @@ class BenchmarkRun:
             return None
         snap, written = self._writers_before
         written = read_device(stat_path).write_bytes - written
-        return Writers.from_json(writers.since(snap, written, stat_path), "writers")
+        # the benchmark's process and all below it are its own: ranked whatever they hold
+        found = writers.since(snap, written, stat_path, server={os.getpid()})
+        return Writers.from_json(found, "writers")
 
     def _measured(self, index: int) -> list[Path]:
         return self.operation.measured(self.paths(index))

@@ -10,12 +10,15 @@ the writing process was charged with 800 KiB, the journal thread (jbd2/loop0-8) 
 76 KiB. What the device wrote beyond what its writers were charged with is named as
 such: the share the kernel attributes to no task -- here 88 %, the journal.
 
-Counted against the device: every process (charges are for any device, so on a machine
-whose other disks are busy the unattributed share is a lower bound) and the kernel
-threads named for the device (``jbd2/loop0-8``, ``xfsaild/loop0``, ``flush-7:0``). Not
-counted: other kernel threads -- the loop device's own worker (``kworker/…-loop0``) is
-charged with writing its image file, which is the device's IO seen again from below, and
-another disk's flusher with that disk's.
+Counted against the device: the kernel threads named for the device (``jbd2/loop0-8``,
+``xfsaild/loop0``, ``flush-7:0``), the processes that are the measurement's own (the
+benchmark's process and all below it; a load's servers), and any other process only where
+it holds the device at the snapshot after (its working directory or an open file on it):
+a charge is for any device, and another tenant's process writing its own disk is no
+writer of this one (``elsewhere_bytes``, apart). Not counted: other kernel threads -- the
+loop device's own worker (``kworker/…-loop0``) is charged with writing its image file,
+which is the device's IO seen again from below, and another disk's flusher with that
+disk's. So the unattributed share is a lower bound.
 
 **vcsbench's own processes apart.** A load run's own processes -- the run, its engine,
 Locust's workers, the clients and the VCS programs they start -- load the server; they
@@ -28,8 +31,10 @@ the programs it starts and reaps, whose charges are then its own).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,11 +123,14 @@ def top_writers(
     top: int = TOP,
     own_root: int | None = None,
     server: set[int] | None = None,
+    on_device: Callable[[int], bool] | None = None,
 ) -> dict[str, object]:
     """The ``top`` writers to the device (``loop0``, number ``7:0``) by what they were
     charged with between two snapshots, their total, and the share of the device's
     writes charged to none of them (at least); other kernel threads' charges apart, and
-    the tasks below ``own_root`` but not below ``server`` (vcsbench's own) listed apart."""
+    the tasks below ``own_root`` but not below ``server`` (vcsbench's own) listed apart.
+    With ``on_device`` (whether a pid holds the device), a process below neither
+    ``own_root`` nor ``server`` is ranked only where it does (else ``elsewhere_bytes``)."""
     # A task reaped in the interval hands its whole charge to its parent: what it had
     # before the interval is no part of the parent's growth.
     pids = {key[0]: key for key in before}
@@ -132,7 +140,7 @@ def top_writers(
         if key not in after and parent is not None:
             handed[parent] = handed.get(parent, 0) + task.write_bytes
     grown = []
-    elsewhere = 0
+    elsewhere = elsewhere_processes = 0
     for key, task in after.items():
         was = before.get(key)
         delta = task.write_bytes - (was.write_bytes if was else 0) - handed.get(key, 0)
@@ -143,11 +151,20 @@ def top_writers(
         else:
             grown.append((delta, key[0], task))
     grown.sort(key=lambda item: (-item[0], item[1]))
+    parents = {key[0]: task.parent for key, task in (*before.items(), *after.items())}
+    servers = server or set()
+    if on_device is not None:  # another tenant's process writes its own disk: not ranked
+        roots = servers | ({own_root} if own_root is not None else set())
+        kept = []
+        for g in grown:
+            if g[2].kernel or _descends(g[1], roots, parents) or on_device(g[1]):
+                kept.append(g)
+            else:
+                elsewhere_processes += g[0]
+        grown = kept
     charged = sum(delta for delta, _, _ in grown)
     own: list[tuple[int, int, Task]] = []
     if own_root is not None:
-        parents = {key[0]: task.parent for key, task in (*before.items(), *after.items())}
-        servers = server or set()
         ranked: list[tuple[int, int, Task]] = []
         for g in grown:  # one pass: each task is the run's own or ranked
             mine = _descends(g[1], {own_root}, parents) and not _descends(g[1], servers, parents)
@@ -173,6 +190,7 @@ def top_writers(
         "tasks": len(grown),
         "charged_bytes": charged,
         "other_kernel_bytes": elsewhere,
+        **({"elsewhere_bytes": elsewhere_processes} if on_device is not None else {}),
         "unattributed_share": unattributed,
     }
 
@@ -185,8 +203,34 @@ def since(
     server: set[int] | None = None,
 ) -> dict[str, object]:
     """:func:`top_writers` from ``before`` to now, for the device whose stat file is
-    ``stat_path``, which wrote ``device_write_bytes`` meanwhile."""
+    ``stat_path``, which wrote ``device_write_bytes`` meanwhile; a process ranked only
+    where it is below ``own_root`` or ``server`` or holds the device."""
     name, number = device_of(stat_path)
+    holds = None
+    if number.count(":") == 1 and all(part.isdigit() for part in number.split(":")):
+        major, minor = (int(part) for part in number.split(":"))
+        dev = os.makedev(major, minor)
+        holds = lambda pid: holds_device(pid, dev)  # noqa: E731
     return top_writers(
-        before, snapshot(), device_write_bytes, name, number, own_root=own_root, server=server
-    )
+        before, snapshot(), device_write_bytes, name, number, own_root=own_root,
+        server=server, on_device=holds,
+    )  # fmt: skip
+
+
+MAX_FDS = 4096
+"""Open files looked at per process, at most."""
+
+
+def holds_device(pid: int, dev: int) -> bool:
+    """Whether process ``pid`` has its working directory or an open file on device
+    ``dev`` now (False where it is gone or not ours to look at)."""
+    try:
+        if os.stat(f"/proc/{pid}/cwd").st_dev == dev:
+            return True
+        for fd in os.listdir(f"/proc/{pid}/fd")[:MAX_FDS]:
+            with contextlib.suppress(OSError):  # closed meanwhile
+                if os.stat(f"/proc/{pid}/fd/{fd}").st_dev == dev:
+                    return True
+    except OSError:
+        return False
+    return False

@@ -151,6 +151,9 @@ def writers_text(found: Writers, limit: int = 3) -> str:
     text = ", ".join(shown or ["no task"]) + (
         f", {share:.0%} to no task" if share is not None else ""
     )
+    if found.elsewhere_bytes:  # other tenants' processes: they wrote to other devices
+        others = fmt_bytes(found.elsewhere_bytes)
+        text += f" (apart, other processes holding no file on it: {others})"
     if found.own:  # a load's own processes: they load the server, they are not its writers
         mine = ", ".join(f"{w.name} {fmt_bytes(w.write_bytes)}" for w in found.own[:limit])
         text += f" (apart, vcsbench's own processes: {mine})"

@@ -181,8 +181,18 @@ def _path_notes(load: Load, entry: LoadPath) -> Paragraph:
         lines.append(
             (
                 "Who wrote to the device, per step (the top tasks by what the kernel charged "
-                "them with, /proc/PID/io: processes on any device, kernel threads named for "
-                "this one; the rest of the device's writes charged to no task): "
+                "them with, /proc/PID/io: "
+                + (
+                    "the servers' processes, others only where they held a file on the "
+                    "device (another's writes elsewhere are no writer of it), "
+                    if any(
+                        row.writers is not None and row.writers.elsewhere_bytes is not None
+                        for row in written
+                    )
+                    else "processes on any device, "
+                )
+                + "kernel threads named for this one; the rest of the device's writes "
+                "charged to no task): "
                 + "; ".join(
                     f"{level_text(load, row.level)}: {writers_text(row.writers)}"
                     for row in written

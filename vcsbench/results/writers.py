@@ -32,6 +32,9 @@ class Writers:
     """vcsbench's own processes (a load's run, engine, workers, clients), apart from the
     writers; None where they were not told apart (a benchmark's harness, older files)."""
     own_bytes: int = 0
+    elsewhere_bytes: int | None = None
+    """Other processes' charges, not ranked: they held no file on the device (another
+    tenant writing its own disk); None in files from before they were told apart."""
 
     @classmethod
     def from_json(cls, data: object, where: str) -> Writers:
@@ -59,6 +62,9 @@ class Writers:
             unattributed_share=optional_number(d, "unattributed_share", where),
             own=listed("own") if "own" in d else None,
             own_bytes=count(d, "own_bytes", where, 0),
+            elsewhere_bytes=(
+                count(d, "elsewhere_bytes", where, 0) if "elsewhere_bytes" in d else None
+            ),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +73,7 @@ class Writers:
             "charged_bytes": self.charged_bytes,
             "other_kernel_bytes": self.other_kernel_bytes,
             "unattributed_share": self.unattributed_share,
+            **({} if self.elsewhere_bytes is None else {"elsewhere_bytes": self.elsewhere_bytes}),
             **(
                 {"own": [asdict(w) for w in self.own], "own_bytes": self.own_bytes}
                 if self.own is not None
