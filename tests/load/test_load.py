@@ -892,6 +892,24 @@ def test_the_disk_answer_leads_with_the_device_per_session_and_capacity_as_a_bra
     ) in " ".join(text.split())
 
 
+def test_a_load_without_a_device_of_its_own_says_there_is_no_disk_answer(
+    tmp_path: Path,
+) -> None:
+    """On a tmpfs nothing counts device requests: one line says so and what to run, not a
+    table of dashes."""
+    path = _load_file(tmp_path / "mem.json", [TENTHS])
+    document = json.loads(path.read_text())
+    for step in document["vcsbench_load"]["loads"][0]["steps"]:
+        step["device"] = None
+    path.write_text(json.dumps(document))
+    text = " ".join(vcsbench("report", str(path)).stdout.split())
+    assert (
+        "None here: tmpfs gave no block device of the sandbox's own to count (a tmpfs is "
+        "memory; a directory shares the machine's disk)"
+    ) in text
+    assert "| access path |" not in text
+
+
 def test_a_capacity_plan_multiplies_the_deadline_rate_by_each_figure_per_session(
     tmp_path: Path,
 ) -> None:

@@ -94,6 +94,17 @@ def disk_answer(load: Load, deadline: Deadline | None = None) -> list[Block]:
     entries = [entry for entry in load.paths if entry.steps]
     if not entries:
         return []
+    if all(per_session(entry) is None for entry in entries):
+        kinds = ", ".join(dict.fromkeys(entry.fs for entry in entries))
+        return [
+            Heading("The disk answer"),
+            paragraph(
+                f"None here: {kinds} gave no block device of the sandbox's own to count "
+                "(a tmpfs is memory; a directory shares the machine's disk), so no write "
+                "requests, flushes or bytes a session, and no capacity plan. Run with --fs "
+                "ext4 (or xfs, btrfs: a loop device of the run's own) for the disk answer."
+            ),
+        ]
     header = [
         "access path", "fs", "sessions counted", "device write requests/session",
         "device flushes/session", "device KiB written/session", "capacity",
