@@ -49,11 +49,17 @@ def test_no_change_past_the_threshold_is_said_and_nothing_else_is_measured() -> 
     out = bisect(VERSIONS, measure, 0.05)
     assert out.first_bad is None and measured == [15]
     assert "no change past 5%" in out.nothing and "1.030x [1.009–1.051]" in out.nothing
+    # a change all the same (its interval leaves out 1): said, and how to bisect it
+    assert (
+        "slower by 3.0% (its interval leaves out 1: a change), under the 5% asked to bisect "
+        "(--threshold 3% bisects it)"
+    ) in out.nothing
 
 
 def test_a_change_the_interval_does_not_exclude_is_not_bisected() -> None:
     out = bisect(VERSIONS, lambda i, a: Paired(1.2, 0.95, 1.5, 0.95, 30), 0.05)
     assert out.first_bad is None and "no change past" in out.nothing
+    assert "its interval holds 1: no change beyond this machine's noise" in out.nothing
 
 
 def test_an_unclear_step_is_measured_again_then_decided_by_its_median() -> None:
@@ -137,7 +143,8 @@ def test_the_answer_names_the_version_its_ratio_and_the_one_before() -> None:
     assert names(chain) == VERSIONS
     assert text.startswith(
         "**1.9.0 is the first version where it changed**: 0.850x [0.833–0.867] of 1.0.0 "
-        "(create+commit · payload hello · fs tmpfs), where 1.8.0, the last version like "
+        "(create+commit · payload hello · fs tmpfs, 15.0% faster), where 1.8.0, the last "
+        "version like "
         "1.0.0, read 1.000x [0.980–1.020]. That step holds 100% of the change"
     )
     assert len(lines) == len(out.steps) == 5

@@ -109,6 +109,11 @@ def side_of(found: Paired, change: float) -> str:
     return "bad" if found.high < half else "good" if found.low > half else "unclear"
 
 
+def direction(ratio: float) -> str:
+    """A ratio of times in a word: slower above 1, faster below."""
+    return "slower" if ratio > 1 else "faster"
+
+
 def past_threshold(found: Paired, threshold: float) -> bool:
     """A change to bisect: the interval leaves out 1 and the ratio is past the threshold
     (slower by more than it, or faster by more than 1/(1 + threshold))."""
@@ -174,8 +179,17 @@ def bisect(
         return out
     out.change = first.found
     if not past_threshold(first.found, threshold):
+        found = first.found
+        if found.significant:  # a change, smaller than the one asked to bisect
+            why = (
+                f"{direction(found.ratio)} by {abs(found.ratio - 1):.1%} (its interval leaves "
+                f"out 1: a change), under the {threshold:.0%} asked to bisect (--threshold "
+                f"{max(1, math.floor(abs(found.ratio - 1) * 100))}% bisects it)"
+            )
+        else:
+            why = "its interval holds 1: no change beyond this machine's noise"
         out.nothing = (
-            f"{versions[last]} is {first.cell()} of {versions[0]}: no change past "
+            f"{versions[last]} is {first.cell()} of {versions[0]}: {why}; no change past "
             f"{threshold:.0%} to find"
         )
         return out

@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from vcsbench.judge.bisection import METHOD, Outcome, Step
+from vcsbench.judge.bisection import METHOD, Outcome, Step, direction
 from vcsbench.judge.count_bisection import METHOD as COUNT_METHOD
 from vcsbench.judge.count_bisection import CountOutcome, CountStep
 from vcsbench.judge.paired import LEVEL
@@ -79,9 +79,14 @@ def answer(outcome: Outcome, figure: str, out: Path) -> str:
             )
         else:
             was = f"the version right after {good}"
+        moved = (
+            f", {abs(found.found.ratio - 1):.1%} {direction(found.found.ratio)}"
+            if found is not None and found.found is not None
+            else ""
+        )
         first = (
             f"**{shown[outcome.first_bad]} is the first version where it changed**: "
-            f"{found.cell() if found else '—'} of {good} ({figure}), {was}."
+            f"{found.cell() if found else '—'} of {good} ({figure}{moved}), {was}."
         )
         share = outcome.share()
         if share is not None:
