@@ -197,6 +197,9 @@ def test_the_round_trips_carry_the_interval_of_the_fit_and_two_distances_none() 
         slope_text(points)
     )
     assert "3.00 (2 distances: no interval)" == slope_text([(0.0, 40.0), (10.0, 70.0)])
+    # a slope whose interval crosses zero: drift alone could have made it, and it says so
+    flat = slope_text([(0.1, 40.0), (10.5, 46.0), (50.2, 38.0), (100.3, 44.0)])
+    assert flat.endswith(" (holds 0: no round trip shown)") and flat.startswith("0.0")
 
 
 def test_every_study_is_offered_with_its_defaults() -> None:

@@ -73,7 +73,10 @@ def slope_text(points: Sequence[tuple[float, float]]) -> str:
 
     found = stats.linregress([x for x, _ in points], [y for _, y in points])
     half = float(stats.t.ppf(0.5 + SLOPE_LEVEL / 2, len(points) - 2)) * float(found.stderr)
-    return f"{fit[0]:.2f} [{fit[0] - half:.2f}–{fit[0] + half:.2f}]"
+    low, high = fit[0] - half, fit[0] + half
+    shown = f"{fit[0]:.2f} [{low:.2f}–{high:.2f}]"
+    # an interval that holds 0 shows no round trip waited for, whatever the slope reads
+    return shown + (" (holds 0: no round trip shown)" if low <= 0 <= high else "")
 
 
 def path_label(backend: str, transport: str) -> str:
