@@ -22,10 +22,6 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.results.layout import Carried
 from vcsbench.results.outlock import owned
 
-COMPACT_COLUMNS = "median,iqr,rounds"
-"""pytest-benchmark's table on the command line: the median and its spread (vcsbench's own
-table follows, with every figure); its long test names leave room for three columns."""
-
 
 def run_suite(
     selection: Selection,
@@ -49,7 +45,9 @@ def run_suite(
         str(Path(suite.__file__)),
         "--benchmark-only",
         f"--benchmark-json={json_out}",
-        f"--benchmark-columns={COMPACT_COLUMNS}",
+        # vcsbench's own summary follows with every figure: pytest-benchmark's µs tables
+        # before it repeated its medians (the pytest door, `pytest benchmarks`, keeps them)
+        "--benchmark-quiet",
         "-p",
         "no:cacheprovider",
         "-o",

@@ -83,14 +83,9 @@ def run(args: argparse.Namespace) -> int:
     selection = selection_of(args, **fixed)
     out = out_path(args, study.name)
     check_out(out, table=True)
-    # pytest-benchmark's own tables (in its units, per group) stay in the result file:
-    # the study's tables below are its answer
+    # the study's tables below are its answer (pytest-benchmark's stay in the result file)
     code, run_id = run_suite(
-        selection,
-        out,
-        ["--benchmark-quiet"],
-        command=["vcsbench", *sys.argv[1:]],
-        door="vcsbench study",
+        selection, out, command=["vcsbench", *sys.argv[1:]], door="vcsbench study"
     )
     whole = this_whole(out, run_id)
     stopped = interrupted(out, None if whole is None else whole.run)

@@ -133,11 +133,8 @@ def run(args: argparse.Namespace) -> int:
     if selection.perturbation != "off":
         print(perturbation_cost(selection.repos, selection.perturbation))
     command = ["vcsbench", *sys.argv[1:]]
-    # pytest-benchmark's own tables (in us, per test) stay in the result file: the
-    # summary after the run is the answer.
-    code, run_id = run_suite(
-        selection, out, ("--benchmark-quiet",), command=command, door="vcsbench time"
-    )
+    # the summary after the run is the answer (pytest-benchmark's tables stay in the file)
+    code, run_id = run_suite(selection, out, command=command, door="vcsbench time")
     return conclude(args, out, run_id, code)
 
 
