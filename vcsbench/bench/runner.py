@@ -22,6 +22,20 @@ from vcsbench.errors import VcsbenchError
 from vcsbench.results.layout import Carried
 from vcsbench.results.outlock import owned
 
+COMPACT_COLUMNS = "median,iqr,rounds"
+"""pytest-benchmark's table where it is asked for: the median and its spread (vcsbench's
+own table follows, with every figure); its long test names leave room for three columns."""
+DISPLAY = (
+    "--benchmark-histogram",
+    "--benchmark-columns",
+    "--benchmark-sort",
+    "--benchmark-group-by",
+    "--benchmark-name",
+    "--benchmark-cprofile",
+    "--benchmark-verbose",
+)
+"""pytest-benchmark's options that ask for its display (its histogram is drawn by it)."""
+
 
 def run_suite(
     selection: Selection,
@@ -45,9 +59,11 @@ def run_suite(
         str(Path(suite.__file__)),
         "--benchmark-only",
         f"--benchmark-json={json_out}",
+        f"--benchmark-columns={COMPACT_COLUMNS}",
         # vcsbench's own summary follows with every figure: pytest-benchmark's µs tables
-        # before it repeated its medians (the pytest door, `pytest benchmarks`, keeps them)
-        "--benchmark-quiet",
+        # before it repeated its medians (the pytest door, `pytest benchmarks`, keeps
+        # them, and so does a run whose arguments after -- ask for its display)
+        *([] if any(a.startswith(DISPLAY) for a in extra_args) else ["--benchmark-quiet"]),
         "-p",
         "no:cacheprovider",
         "-o",
