@@ -526,6 +526,20 @@ def test_a_benchmark_option_given_to_a_load_study_is_refused_not_ignored(study: 
     assert "takes --paths, --students, --step-seconds, --fs, --profile, --out, --name" in line
 
 
+def test_the_distance_studys_own_stand_ins_are_not_reported_as_skips() -> None:
+    """The study asks for clone and checkout so that each VCS runs the one it has (svn's
+    checkout is its clone; a remote git or hg clones): before, that printed 20 "skipped"
+    lines first. A clone asked alone on svn is still said to be skipped."""
+    from vcsbench.bench.selection import Selection
+    from vcsbench.studies.distance import STUDY
+
+    where = {"payloads": "hello", "fs": "dir:/tmp"}
+    study = Selection.parse(backends=STUDY.backends, ops=STUDY.ops, **where)
+    assert study.unsupported() == []
+    alone = Selection.parse(backends="svn-cli,git-cli", ops="clone", **where)
+    assert alone.unsupported() == ["svn-cli × clone: skipped, svn-cli has no clone"]
+
+
 def test_every_access_path_of_the_distance_study_reads_in_words() -> None:
     """A path the study does not run by default (``--backends git-cli[remote=...]``) is
     named by what its transport is, not by its variant's spelling."""

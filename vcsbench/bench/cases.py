@@ -61,6 +61,8 @@ def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[st
     for op in ops:
         needs = op.needs
         for backend in backends:
+            if stood_in(backend, op, ops):
+                continue  # the selection runs what stands in for it on this backend
             lacks = needs - backend.cls.capabilities
             if lacks:
                 lines.append(
@@ -103,6 +105,23 @@ def skipped(backends: list[Variant], ops: list[OperationSpec], payloads: list[st
                     "run on the repository directly"
                 )
     return lines
+
+
+def stood_in(backend: Variant, op: OperationSpec, ops: list[OperationSpec]) -> bool:
+    """Whether ``op`` cannot run on ``backend`` and the selection runs, on it, the
+    operation that stands in for it there (its ``stand_in``: svn's checkout for a clone, a
+    remote git's clone for a checkout): a selection of both asks for whichever each
+    backend has, and is not told of the other, twenty lines for the distance study."""
+    other = op.cls.stand_in
+    if not other or (op.supported_by(backend.cls) and reaches(backend, op.needs)):
+        return False
+    return any(
+        o.cls.name == other
+        and not (o.needs - backend.cls.capabilities)
+        and o.supported_by(backend.cls)
+        and reaches(backend, o.needs)
+        for o in ops
+    )
 
 
 def check_back(ops: list[OperationSpec], payloads: list[str]) -> None:

@@ -119,6 +119,10 @@ class Operation(abc.ABC):
     builds_seed: ClassVar[bool] = False
     """Whether each round starts from a repository built once per benchmark (a seed: with
     a history payload, that history replayed)."""
+    stand_in: ClassVar[str] = ""
+    """The operation that gives what this one does on a backend without it (a clone and a
+    checkout: a working copy from the repository). A selection of both runs whichever
+    each backend has, and says nothing of the other there."""
     answers: ClassVar[bool] = False
     """Its timed call answers something (a log, a status, a diff) that :meth:`verify`
     checks: each round's answer is kept by its round (:meth:`keep_answer`), so a batch of

@@ -57,6 +57,7 @@ class Commit(WithHistory):
 
 class Checkout(ReachesBack, IntoCheckout):
     name = "checkout"
+    stand_in = "clone"
     checks = "the directory's files against the revision's, nothing more or less"
     needs = frozenset({"create", "commit", "checkout"})
     summary = (
@@ -83,6 +84,7 @@ class Checkout(ReachesBack, IntoCheckout):
 
 class Clone(IntoCheckout):
     name = "clone"
+    stand_in = "checkout"
     checks = "the work tree's files, and the clone's newest revision by the verifier"
     needs = frozenset({"create", "commit", "clone"})
     summary = "a full clone with a work tree, from a local path"
