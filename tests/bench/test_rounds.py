@@ -20,7 +20,7 @@ from fakes import (
 )
 
 from vcsbench.bench import canary
-from vcsbench.bench import rounds as rounds_module
+from vcsbench.bench import watch as watch_module
 from vcsbench.bench.log import VERIFY_BATCH
 from vcsbench.bench.plan import RoundPlan
 from vcsbench.bench.policy import VerifyPolicy
@@ -136,7 +136,7 @@ def test_round_counters_are_the_same_with_the_sampler_on_and_off(
     )
     found = {}
     for name, cls in (("on", busy), ("off", off)):
-        monkeypatch.setattr(rounds_module, "SystemSampler", cls)
+        monkeypatch.setattr(watch_module, "SystemSampler", cls)  # where the rounds are watched
         with sandbox_for(f"dir:{tmp_path}", tmp_path) as sandbox:
             found[name] = run_known(sandbox, rounds=40)
     assert found["on"].sampler["samples"], "the sampler ran alongside the rounds"

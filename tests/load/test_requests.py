@@ -48,7 +48,8 @@ def test_a_line_that_is_not_a_request_is_refused(line: dict[str, object], said: 
 
 def test_a_first_visits_create_and_commit_are_one_request(tmp_path: Path) -> None:
     """A local client's timed first visit asks its process once, as before the verbs (a
-    second round trip is ~95 us here); a create followed by another verb is sent first."""
+    second round trip is ~95 us here): the commit carries the create; a create asked
+    alone is a request of its own."""
     require_backend("git-pygit2")
     from vcsbench.load.clients import make_client
     from vcsbench.load.repositories import Reader

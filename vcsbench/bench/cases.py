@@ -116,10 +116,7 @@ def stood_in(backend: Variant, op: OperationSpec, ops: list[OperationSpec]) -> b
     if not other or (op.supported_by(backend.cls) and reaches(backend, op.needs)):
         return False
     return any(
-        o.cls.name == other
-        and not (o.needs - backend.cls.capabilities)
-        and o.supported_by(backend.cls)
-        and reaches(backend, o.needs)
+        o.cls.name == other and o.supported_by(backend.cls) and reaches(backend, o.needs)
         for o in ops
     )
 

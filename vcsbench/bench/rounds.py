@@ -15,13 +15,11 @@ metrics in ``finish`` from them (:mod:`vcsbench.bench.harness`).
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from vcsbench.bench import canary, floor, harness
 from vcsbench.bench.counted import count_rounds
@@ -33,23 +31,17 @@ from vcsbench.bench.maintained import AsKept, as_kept
 from vcsbench.bench.placement import placement_for
 from vcsbench.bench.plan import RoundPlan, WorkerSpec
 from vcsbench.bench.trouble import SandboxFailed
+from vcsbench.bench.watch import RoundsEnd, Watch
 from vcsbench.bench.workers import WorkerEnd
-from vcsbench.measure import writers
 from vcsbench.measure.footprint import Footprint
 from vcsbench.measure.machine import filesystem_info
-from vcsbench.measure.probes import current_rss_bytes, peak_rss_bytes, peak_rss_reset, read_device
-from vcsbench.measure.sampler import SAMPLE_UNITS, SystemSampler
+from vcsbench.measure.sampler import SAMPLE_UNITS
 from vcsbench.process import signals_held
 from vcsbench.results.counted import Counted
 from vcsbench.results.environment import BackendInfo, PayloadInfo
 from vcsbench.results.model import Benchmark
-from vcsbench.results.writers import Writers
 from vcsbench.sandbox import SandboxInfo
 from vcsbench.workload.operation import Operation, RoundPaths
-
-RoundsEnd = tuple[float, list[dict[str, Any]], Writers | None, int, int]
-"""Read as the last round ends: wall seconds, the sampler's samples, who wrote, peak RSS,
-RSS growth."""
 
 Progress = Callable[..., None]
 """Called after each round with (rounds done, rounds in all, seconds since start), and
@@ -91,13 +83,13 @@ class BenchmarkRun:
             self.loop, environment, self._worker_spec, lambda: operation.backend.lend_helpers()
         )
         self.log = RoundLog()
-        self._sampler = SystemSampler(sandbox.device_stat_path)
+        self.watch = Watch(sandbox)
+        """The rounds read as a whole: wall time, samples, writers, memory."""
         self._floor_tree: dict[str, floor.TreeEntry] = {}
         self._started = False
         self.diagnosis = ""
         """What the failures have in common when it is known (the sandbox filled up)."""
         self._overhead_ns = 0
-        self._rss_start = 0
         self.age_info: dict[str, object] = {}
         self.described: dict[str, object] | None = None
         """The backend as the environment's worker described it (its library's versions)."""
@@ -107,11 +99,8 @@ class BenchmarkRun:
         """The footprint as a server keeps the repositories, once :meth:`maintain` ran."""
         self._scanned: tuple[Footprint | str, Footprint | str, float] | None = None
         """The footprint as written, scanned before that maintenance."""
-        self._closed: RoundsEnd | None = None
-        """What was read as the last round ended (:meth:`_close_rounds`)."""
         self.stopped = False
         """The sandbox failed every round of a batch: no more rounds are to be run."""
-        self._writers_before: tuple[writers.Snapshot, int] | None = None
         self.counted: Counted | None = None
         """Its counted rounds, once :meth:`count` ran."""
         self.beside = Beside()
@@ -236,13 +225,7 @@ class BenchmarkRun:
             self.loop.aside("warmup", self.plan.warmup)
         self._started = True
         self._overhead_ns = self.loop.probe.overhead_ns(pairs=10)
-        peak_rss_reset()
-        self._rss_start = current_rss_bytes()
-        self._sampler.start()
-        stat_path = self.sandbox.device_stat_path
-        if stat_path:
-            self._writers_before = (writers.snapshot(), read_device(stat_path).write_bytes)
-        self.loop.t0 = time.perf_counter()
+        self.loop.t0 = self.watch.start()
 
     # -- after the last round -----------------------------------------------------------
 
@@ -309,7 +292,7 @@ class BenchmarkRun:
                 beside=self.beside,
             ),
             sampler={
-                "interval_s": self._sampler.interval_s,
+                "interval_s": self.watch.sampler.interval_s,
                 "units": SAMPLE_UNITS,
                 "samples": samples,
             },
@@ -319,19 +302,9 @@ class BenchmarkRun:
 
     def _close_rounds(self) -> RoundsEnd:
         """Once, as the last round ends (before any maintenance, which is no part of the
-        benchmark): its wall time, the sampler's samples, who wrote, the memory."""
-        if self._closed is None:
-            wall_s = time.perf_counter() - self.loop.t0 if self._started else 0.0
-            samples = self._sampler.stop() if self._started else []
-            found = self._writers()
-            self.loop.probe.close()
-            rss_peak, rss_growth = peak_rss_bytes(), current_rss_bytes() - self._rss_start
-            ends = self.worker_ends
-            if ends:  # the measured processes were the workers
-                rss_peak = max(w.peak_rss for w in ends)
-                rss_growth = max(w.rss_growth for w in ends)
-            self._closed = (wall_s, samples, found, rss_peak, rss_growth)
-        return self._closed
+        benchmark): what the watch read over the rounds; the loop's probes closed."""
+        self.loop.probe.close()
+        return self.watch.close(self.loop.t0, self.worker_ends)
 
     def _scan(self) -> tuple[Footprint | str, Footprint | str, float]:
         """The footprint as the rounds wrote it, and the scratch's."""
@@ -385,18 +358,6 @@ class BenchmarkRun:
         """A history payload's replay into the seed: commits, seconds, commits/s."""
         seed_info = getattr(self.operation, "seed_info", None)
         return seed_info(self.paths(0).seeds) if seed_info is not None else None
-
-    def _writers(self) -> Writers | None:
-        """Who wrote to the sandbox's device from the first round to now (the rounds, and
-        the preparation, verification and canaries around them)."""
-        stat_path = self.sandbox.device_stat_path
-        if self._writers_before is None or not stat_path:
-            return None
-        snap, written = self._writers_before
-        written = read_device(stat_path).write_bytes - written
-        # the benchmark's process and all below it are its own: ranked whatever they hold
-        found = writers.since(snap, written, stat_path, server={os.getpid()})
-        return Writers.from_json(found, "writers")
 
     def _measured(self, index: int) -> list[Path]:
         return self.operation.measured(self.paths(index))

@@ -83,7 +83,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
     from vcsbench.judge.comparison import compare_runs
     from vcsbench.judge.limits import gate_lines, parse_gate
     from vcsbench.report.compare import compare_document
-    from vcsbench.report.document import Paragraph
+    from vcsbench.report.document import lines_of
     from vcsbench.report.formats import write
     from vcsbench.report.formats.markup import MARKUPS
     from vcsbench.report.load_compare import compare_loads
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             fails, judged = gate_lines(pairs, left, gate, (len(bases), len(others)))
             failed += fails
             if judged:
-                doc.add(Paragraph(tuple((f"gate: {line}",) for line in judged)))
+                doc.add(lines_of(*(f"gate: {line}" for line in judged)))
         documents.append(doc)
     print(write(documents, args.format), end="")
     # The gate's answer last, on its own lines: on stdout after text, on stderr after a

@@ -91,25 +91,21 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
 
 def together(paths: list[Path]) -> str:
     """:func:`together_document` for the terminal: its tables as plain columns, wrapped
-    to the terminal's width, and the commands that close it whole."""
-    from vcsbench.report.document import Document, Paragraph
+    to the terminal's width; then the commands that close it, whole (to be copied)."""
     from vcsbench.report.formats import write
     from vcsbench.report.terminal import for_terminal
 
-    doc = together_document(paths)
-    *shown, commands = doc.blocks
-    assert isinstance(commands, Paragraph)
-    text = for_terminal(write([Document("", shown)], "md")).rstrip("\n")
-    # the commands whole, never wrapped: they are there to be copied
-    return text + "\n\n" + "\n".join(str(line[0]) for line in commands.lines)
+    text = for_terminal(write([together_document(paths, commands=False)], "md"))
+    return text.rstrip("\n") + "\n\n" + "\n".join(_commands(paths))
 
 
-def together_document(paths: list[Path]) -> Document:
+def together_document(paths: list[Path], commands: bool = True) -> Document:
     """What the runs say together: each benchmark's median in each run and how far the
     runs fall apart; with several filesystems, each against the first, run by run and
-    over the runs; and how to set the series against another (a document: any format)."""
+    over the runs; and (``commands``) how to set the series against another (a document:
+    any format)."""
     from vcsbench.report.axis import FS, axis_baseline, filesystems
-    from vcsbench.report.document import Document, Heading, Paragraph, paragraph, table
+    from vcsbench.report.document import Document, Heading, lines_of, paragraph, table
     from vcsbench.report.origins import run_labels
     from vcsbench.results.io import read_many
 
@@ -139,13 +135,17 @@ def together_document(paths: list[Path]) -> Document:
     if len(spread) > 1:
         doc.add(Heading(f"{', '.join(spread[1:])} against {spread[0]}, over the runs"))
         doc.add(*axis_baseline(benches, FS, spread[0], run_labels(benches)))
+    return doc.add(lines_of(*_commands(paths))) if commands else doc
+
+
+def _commands(paths: list[Path]) -> list[str]:
+    """What to run next with the series: the whole of it, and it against another."""
     shown = " ".join(str(p) for p in paths)
-    full = f"the series in full (each run, and rows over the runs): vcsbench report {shown}"
-    against = (
+    return [
+        f"the series in full (each run, and rows over the runs): vcsbench report {shown}",
         "against another series (another machine, build or week): vcsbench compare "
-        f"--base-runs {shown} --other-runs ..."
-    )
-    return doc.add(Paragraph(((full,), (against,))))
+        f"--base-runs {shown} --other-runs ...",
+    ]
 
 
 def _ms(value: float | None) -> str:

@@ -131,10 +131,19 @@ class Client:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
 
-    def commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+    def commit(
+        self, name: str, wc: Path, message: str, *, empty: bool, retry: bool, create: bool = False
+    ) -> int:
         """The files last written to ``wc`` committed to repository ``name`` (``empty``:
-        which has no revision yet); with ``retry``, a commit refused because another
-        landed first is brought up to date and tried again. Returns the retries."""
+        which has no revision yet; ``create``: made first, by :meth:`create`, as a first
+        visit makes it); with ``retry``, a commit refused because another landed first is
+        brought up to date and tried again. Returns the retries."""
+        if create:
+            self.create(name)
+        return self._commit(name, wc, message, empty=empty, retry=retry)
+
+    def _commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
+        """:meth:`commit` over the client's access path, the repository there."""
         raise NotImplementedError
 
     def update(self, wc: Path) -> None:

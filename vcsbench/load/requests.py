@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -87,6 +86,4 @@ def decode(line: str | bytes) -> Request:
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"client request {cls.__name__}: unknown fields {unknown}")
-    value: Any = cls(**data)
-    request: Request = value
-    return request
+    return cls(**data)

@@ -69,10 +69,9 @@ class Deadline(Scenario):
         """A first visit's repository made on the server's side (unless made beforehand),
         then the commit."""
         name, first = repo_name(session.student), session.visit == 1
-        if first and not client.config.precreate:
-            client.create(name)
-        message = f"submission {session.visit}"
-        return client.commit(name, client.student_dir(name), message, empty=first, retry=False)
+        wc, message = client.student_dir(name), f"submission {session.visit}"
+        made = first and not client.config.precreate
+        return client.commit(name, wc, message, empty=first, retry=False, create=made)
 
     def end(self, shared: Any, session: Session) -> None:
         shared.busy.discard(session.student)
@@ -98,6 +97,11 @@ class Deadline(Scenario):
                     flip(records, step, student)
                     problems.append(f"{repo_name(student)}: {'; '.join(wrong[:2])}")
         return Verified({repo_name(s) for s in served}, problems)
+
+    def verification(self, read: int, failures: list[str], failed: int) -> str:
+        return f"Verified {read:,} repositories, each after the step that wrote it" + (
+            f"; {failed} failed (counted as errors)." if failed else ", all as committed."
+        )
 
 
 class SharedRepository(Scenario):

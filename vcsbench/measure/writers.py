@@ -36,6 +36,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from vcsbench.process import proc_stat
@@ -206,11 +207,12 @@ def since(
     ``stat_path``, which wrote ``device_write_bytes`` meanwhile; a process ranked only
     where it is below ``own_root`` or ``server`` or holds the device."""
     name, number = device_of(stat_path)
-    holds = None
-    if number.count(":") == 1 and all(part.isdigit() for part in number.split(":")):
-        major, minor = (int(part) for part in number.split(":"))
-        dev = os.makedev(major, minor)
-        holds = lambda pid: holds_device(pid, dev)  # noqa: E731
+    major, _, minor = number.partition(":")
+    holds = (
+        partial(holds_device, dev=os.makedev(int(major), int(minor)))
+        if major.isdigit() and minor.isdigit()
+        else None
+    )
     return top_writers(
         before, snapshot(), device_write_bytes, name, number, own_root=own_root,
         server=server, on_device=holds,

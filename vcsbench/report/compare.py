@@ -6,7 +6,6 @@ verdicts were reached."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from vcsbench.judge.comparison import (
     COMPARED_METRICS,
@@ -18,10 +17,9 @@ from vcsbench.judge.comparison import (
 from vcsbench.judge.count_changes import FLOOR
 from vcsbench.judge.count_changes import STEADY as STEADY_COUNT
 from vcsbench.judge.verdict import ALPHA, Between
-from vcsbench.report.document import Document, Paragraph, table
+from vcsbench.report.document import Document, lines_of, table
 from vcsbench.report.environment import payload_digests
 from vcsbench.report.format import fmt_metric, fmt_ms
-from vcsbench.report.formats import write
 from vcsbench.results.drifting import OTHERS_CPU, UNDER
 from vcsbench.results.metrics import CALL_METRICS, DURABILITY_METRICS, METRICS
 from vcsbench.results.model import Benchmark, Run
@@ -143,7 +141,7 @@ def compare_document(
             f"base:  {bases[0].path} ({bases[0].datetime})",
             f"other: {others[0].path} ({others[0].datetime})",
         )
-    doc.add(_lines(sides))
+    doc.add(lines_of(*sides))
     lines: list[str] = []
     diffs = environment_differences(bases[0], others[0])
     if diffs:
@@ -167,7 +165,7 @@ def compare_document(
             "([partial] below): their rounds are fewer than asked and may not span the same "
             "repository counts; 'vcsbench run --resume' completes them"
         )
-    doc.add(_lines(lines))
+    doc.add(lines_of(*lines))
     time_rows = []
     for pair in pairs:
         change = pair.changes["time"]
@@ -225,39 +223,23 @@ def compare_document(
     counted = [(pair.label, found) for pair in pairs if (found := count_changes(pair))]
     if counted:
         doc.add(
-            _lines(
-                [
-                    "Counts that changed, per operation (at one run a side):",
-                    *(f"- {label}: {', '.join(found)}" for label, found in counted),
-                ]
+            lines_of(
+                "Counts that changed, per operation (at one run a side):",
+                *(f"- {label}: {', '.join(found)}" for label, found in counted),
             )
         )
     unjudged = [(pair.label, found) for pair in pairs if (found := unjudged_counts(pair))]
     if unjudged:
         doc.add(
-            _lines(
-                [
-                    "Counts with no verdict:",
-                    *(f"- {label}: {'; '.join(found)}" for label, found in unjudged),
-                ]
+            lines_of(
+                "Counts with no verdict:",
+                *(f"- {label}: {'; '.join(found)}" for label, found in unjudged),
             )
         )
-    doc.add(_lines(_method(pairs, len(bases), len(others))))
+    doc.add(lines_of(*_method(pairs, len(bases), len(others))))
     if left:
-        doc.add(_lines(left))
+        doc.add(lines_of(*left))
     return doc
-
-
-def _lines(lines: Sequence[str]) -> Paragraph:
-    """Lines kept as lines (each a sentence, an environment's difference, a count)."""
-    return Paragraph(tuple((line,) for line in lines))
-
-
-def render(
-    bases: list[Run], others: list[Run], pairs: list[Pair], left: list[str], fmt: str = "md"
-) -> str:
-    """The comparison in ``fmt`` (one of the report formats but csv)."""
-    return write([compare_document(bases, others, pairs, left)], fmt)
 
 
 def count_changes(pair: Pair) -> list[str]:

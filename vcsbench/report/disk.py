@@ -7,7 +7,7 @@ Reads :class:`~vcsbench.results.load.Load` from the result model only.
 
 from __future__ import annotations
 
-from vcsbench.report.document import Block, Heading, Paragraph, paragraph, table
+from vcsbench.report.document import Block, Heading, lines_of, paragraph, table
 from vcsbench.report.format import level_text, number
 from vcsbench.results.deadline import Deadline, PerSession, need
 from vcsbench.results.load import Load, LoadPath
@@ -160,7 +160,7 @@ def disk_answer(load: Load, deadline: Deadline | None = None) -> list[Block]:
     if pairs:
         out += [
             Heading("Between access paths", 3),
-            Paragraph(tuple((line,) for line in pairs)),
+            lines_of(*pairs),
             paragraph(
                 "The paths' steps ran one after the other: the device's counts do not "
                 "drift, a throughput between them would, so none is set against another.",
@@ -180,20 +180,17 @@ def durability_line(entries: list[LoadPath]) -> str:
     or not), one sentence that says so, with each path's flushes a session: the rows
     then set durable commits against ones a crash may lose. "" where they do not differ
     (or no device counted flushes)."""
-    flushed: dict[bool, list[LoadPath]] = {True: [], False: []}
-    per = {}
+    flushed: dict[bool, list[tuple[LoadPath, float]]] = {True: [], False: []}
     for entry in entries:
-        found = per_session(entry)
-        if found is not None and found.flushes is not None:
-            per[entry.label] = found.flushes
-            flushed[found.flushes >= FLUSHED].append(entry)
+        per = per_session(entry)
+        if per is not None and per.flushes is not None:
+            flushed[per.flushes >= FLUSHED].append((entry, per.flushes))
     if not flushed[True] or not flushed[False]:
         return ""
-
-    def named(group: list[LoadPath]) -> str:
-        return ", ".join(f"{e.label} {per[e.label]:,.1f}" for e in group)
-
-    missing = sorted({e.vcs for e in flushed[False]} - {e.vcs for e in flushed[True]})
+    durable, not_durable = (
+        ", ".join(f"{e.label} {f:,.1f}" for e, f in flushed[side]) for side in (True, False)
+    )
+    missing = sorted({e.vcs for e, _ in flushed[False]} - {e.vcs for e, _ in flushed[True]})
     advice = (
         f" For like with like, run a durable {' and '.join(missing)} path beside"
         + (" (git: local:git-pygit2[fsync=true])" if "git" in missing else "")
@@ -202,13 +199,10 @@ def durability_line(entries: list[LoadPath]) -> str:
         else ""
     )
     return (
-        "Durability differs between these paths: "
-        + named(flushed[True])
-        + " device flushes a session (each commit on the device before it is acknowledged) "
-        "against "
-        + named(flushed[False])
-        + " (commits acknowledged before the device keeps them: a crash may lose them); "
-        "their figures set durable commits against ones that are not." + advice
+        f"Durability differs between these paths: {durable} device flushes a session (each "
+        f"commit on the device before it is acknowledged) against {not_durable} (commits "
+        "acknowledged before the device keeps them: a crash may lose them); their figures "
+        "set durable commits against ones that are not." + advice
     )
 
 

@@ -55,6 +55,11 @@ def paragraph(*parts: Inline, tone: Literal["", "note", "warning"] = "") -> Para
     return Paragraph((tuple(parts),), tone)
 
 
+def lines_of(*texts: str) -> Paragraph:
+    """A paragraph of lines kept as lines, one text each (sentences, counts, commands)."""
+    return Paragraph(tuple((text,) for text in texts))
+
+
 @dataclass(frozen=True)
 class Items:
     """A list of ``label: value`` entries; values of the labels in ``code`` are literal

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from vcsbench.judge.changes import ChangePoint, change_points
 from vcsbench.judge.count_changes import FLOOR, STEADY
 from vcsbench.judge.count_history import CountStep, count_steps, counts_at
-from vcsbench.report.document import Document, Paragraph, Table, table
+from vcsbench.report.document import Document, Table, lines_of, table
 from vcsbench.report.format import fmt_ms
 from vcsbench.results.drifting import UNDER
 from vcsbench.store.rows import Point, Series
@@ -188,10 +188,6 @@ def _aligned(header: list[str], rows: list[list[str]], align: list[str]) -> Tabl
     return table(header, rows, text_columns=0, text_names=text)
 
 
-def _lines(*lines: str) -> Paragraph:
-    return Paragraph(tuple((line,) for line in lines))
-
-
 def history_document(found: list[Series], store: str, counts: tuple[int, int, int]) -> Document:
     """The series found (untitled: it opens with what the store holds), for any format:
     one series alone with every run of it; several, a row each, by machine."""
@@ -204,20 +200,20 @@ def history_document(found: list[Series], store: str, counts: tuple[int, int, in
     doc = Document("")
     if not found:
         return doc.add(
-            _lines(head, "no series matches; vcsbench history with no pattern lists them all")
+            lines_of(head, "no series matches; vcsbench history with no pattern lists them all")
         )
-    doc.add(_lines(head))
+    doc.add(lines_of(head))
     if len(found) == 1:
         (one,) = found
-        doc.add(_lines(f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}"))
+        doc.add(lines_of(f"{one.benchmark}", f"machine {one.machine_key}: {one.machine}"))
         judge = judged(one)
         doc.add(_aligned(*run_rows(one, judge)))
-        return doc.add(_lines(method(judge), f"results: {one.points[-1].path} (the newest)"))
+        return doc.add(lines_of(method(judge), f"results: {one.points[-1].path} (the newest)"))
     by_machine: dict[str, list[Series]] = {}
     for s in found:
         by_machine.setdefault(s.machine_key, []).append(s)
     for key, group in by_machine.items():
-        doc.add(_lines(f"machine {key}: {group[0].machine}"))
+        doc.add(lines_of(f"machine {key}: {group[0].machine}"))
         rows = []
         for s in group:
             first, last = s.points[0], s.points[-1]
@@ -253,7 +249,7 @@ def history_document(found: list[Series], store: str, counts: tuple[int, int, in
         align = ["left", "right", "left", "right", "left", "left"]
         doc.add(_aligned([*header, "change points", "versions"], rows, align))
     return doc.add(
-        _lines(
+        lines_of(
             "Change points: where a series' level moved beyond the machine's run-to-run drift "
             "(PELT, then the between-runs test at p < 0.01 on the runs either side, its "
             "interval at 99 %). One series matched alone lists every run of it: "

@@ -140,6 +140,8 @@ class Operation(abc.ABC):
         self.payload = payload
         self.change = payload.change() if payload.files else {}
         self.options = self.check_options(options or {})
+        self._answers: dict[Path, Any] = {}
+        """What each round's timed call answered, by its repository (:meth:`keep_answer`)."""
 
     @classmethod
     def check_options(cls, given: Mapping[str, str]) -> dict[str, str]:
@@ -193,14 +195,14 @@ class Operation(abc.ABC):
         """In the timed call: what it answered for round ``paths``, read after the timing
         by :meth:`answer`; the oldest dropped beyond ``ANSWERS_KEPT`` (rounds not chosen
         for verification are never read)."""
-        kept = self.__dict__.setdefault("_answers", {})
+        kept = self._answers  # two dictionary operations in the timed region, no more
         kept[paths.repo] = answer
         if len(kept) > ANSWERS_KEPT:
             del kept[next(iter(kept))]
 
     def answer(self, paths: RoundPaths) -> Any:
         """What the timed call answered for round ``paths`` (None: it gave none here)."""
-        return self.__dict__.get("_answers", {}).pop(paths.repo, None)
+        return self._answers.pop(paths.repo, None)
 
     def verify_kept(self, batch: list[RoundPaths]) -> list[list[str]]:
         """After the VCS's own maintenance (``--kept``), untimed: whether each round's
