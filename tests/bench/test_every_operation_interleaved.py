@@ -16,7 +16,6 @@ from vcsbench.backends import REGISTRY
 from vcsbench.results.layout import benchmark_part
 from vcsbench.workload.operations import OPERATIONS
 
-
 # Two halves of the registry, so that two test workers share the minute it takes.
 HALVES = [sorted(OPERATIONS)[0::2], sorted(OPERATIONS)[1::2]]
 

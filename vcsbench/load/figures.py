@@ -27,10 +27,22 @@ LATENCY = {
 }
 
 
+def least_sample(p: int) -> int:
+    """The fewest successful sessions a step's p-th percentile is read from: enough that
+    at least one lies above it (1 / (1 - p/100): 2 for p50, 20 for p95, 100 for p99).
+    From fewer, "p99" is the slowest session by another name; it is not given, and no
+    capacity verdict rests on a p95 that is not."""
+    return round(100 / (100 - p))
+
+
 def latency_ms(ok: list[float]) -> dict[str, float | None]:
-    """The percentiles, max and mean of sorted successful latencies (s), in ms."""
+    """The percentiles (each where the sample holds it, :func:`least_sample`), max and
+    mean of sorted successful latencies (s), in ms."""
     return {
-        **{f"p{p}": quantile(ok, p / 100) * 1000 if ok else None for p in PERCENTILES},
+        **{
+            f"p{p}": quantile(ok, p / 100) * 1000 if len(ok) >= least_sample(p) else None
+            for p in PERCENTILES
+        },
         "max": ok[-1] * 1000 if ok else None,
         "mean": sum(ok) / len(ok) * 1000 if ok else None,
     }
@@ -192,6 +204,13 @@ def _level(row: dict[str, Any]) -> str:
     return f"{row['level']:g} client" + ("" if row["level"] == 1 else "s")
 
 
+def _too_few(row: dict[str, Any]) -> str:
+    return (
+        f"{row['ok']} successful sessions at {_level(row)}, fewer than the "
+        f"{least_sample(95)} a p95 is read from: longer steps (--step-seconds) give more"
+    )
+
+
 def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
     """The highest level (clients, or arrivals per second) whose p95 stayed within
     ``factor`` x the lowest p95 of any step without errors, among the steps counting up
@@ -201,8 +220,10 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
     lowest p95, not the first step's: a first step may be mostly repository creation.
     The same rule for closed and open loops; ``stopped`` says what ended the steps
     counted (empty: the last step was still rising)."""
-    if not figures or figures[0]["latency_ms"]["p95"] is None:
+    if not figures or not figures[0]["ok"]:
         return {"level": None, "reason": "the first step has no successful session"}
+    if figures[0]["latency_ms"]["p95"] is None:
+        return {"level": None, "reason": _too_few(figures[0])}
     clean = [
         r["latency_ms"]["p95"]
         for r in figures
@@ -213,8 +234,10 @@ def capacity(figures: list[dict[str, Any]], factor: float) -> dict[str, Any]:
     counted: list[dict[str, Any]] = []
     stopped = ""
     for row in figures:
-        if row["errors"] or row["latency_ms"]["p95"] is None:
+        if row["errors"] or not row["ok"]:
             stopped = f"errors at {_level(row)}"
+        elif row["latency_ms"]["p95"] is None:
+            stopped = _too_few(row)
         elif row.get("generator", {}).get("behind"):  # a late generator offered less load
             stopped = f"the load generator falling behind at {_level(row)}"
         elif counted and row["ops_per_s"] <= counted[-1]["ops_per_s"] * (1 + RISE):

@@ -149,7 +149,13 @@ def compare_loads(base: Run, other: Run) -> Document:
                     f"{other_row.error_count:,}",
                 ]
             )
-        verdict = _verdict(a, (title_a, title_b), (cap_a, cap_b), evidence)
+        if cap_a is None and cap_b is None:
+            reasons = dict.fromkeys(c.reason for c in (left.capacity, right.capacity) if c.reason)
+            verdict = "neither run has a capacity, so none is compared" + (
+                f" ({'; '.join(reasons)})" if reasons else ""
+            )
+        else:
+            verdict = _verdict(a, (title_a, title_b), (cap_a, cap_b), evidence)
         doc.add(
             Heading(f"{title_a} → {title_b}"),
             paragraph(f"Capacity: {level_text(a, cap_a)} → {level_text(a, cap_b)}: {verdict}."),
