@@ -79,3 +79,22 @@ def test_after_the_first_benchmark_the_run_left_is_at_the_runs_pace(
     # Benchmark 3 of 4 half done, 50 s into the run: 2.5 of 4 in 50 s, 30 s to go.
     shown(5, 10, 5.0)
     assert config.writer.lines[-1].endswith("; run: ~0m30s left")
+
+
+def test_a_log_gets_the_first_pace_at_5_s_then_a_line_each_half_minute_and_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(progress_module, "time", clock)
+    config: Any = Config()
+    shown = ProgressDisplay(config, "lines", "b")
+    start = clock.now
+    said = []
+    for second in range(1, 91):  # a round a second for 90 s
+        clock.now = start + second
+        before = len(config.writer.lines)
+        shown(second, 90, float(second))
+        if len(config.writer.lines) > before:
+            said.append(second)
+    # at 5 s, 35 s, 65 s, and the last round's (a bar would redraw every 0.2 s)
+    assert [5, 35, 65, 90] == said

@@ -189,9 +189,12 @@ def test_the_study_prints_durability_io_and_the_published_figures_beside_this_ru
         answer.startswith(
             "**svn-fs / git-pygit2[fsync=true], time per repository (both flush: like with like)**"
         )
-        and "create " in answer
-        and "(2013: " in answer
+        and "create: " in answer
+        and "2013: " in answer
     )
+    # each interval in words: "N times as long (between L and H" or "no significant
+    # difference (Rx, between L and H"
+    assert answer.count("between ") == 3 and "x [" not in answer
     assert "Durability differs between rows" in table and "2013:" in table
 
 

@@ -11,6 +11,12 @@ from contextlib import contextmanager
 
 import pytest
 
+FIRST_LINE_S = 5.0
+"""Written as lines (a log, CI, ``make``): a benchmark's first line after this long..."""
+LOG_EVERY_S = 30.0
+"""...then one each this long, and its last: a run of minutes says its pace and time left
+in a few lines, and its answer is not pushed down a screen of them."""
+
 
 class ProgressDisplay:
     """Rounds done, rate and time left for the running benchmark."""
@@ -36,13 +42,16 @@ class ProgressDisplay:
         """No line before one interval has passed: a rate from the first round alone
         (imports, caches) would promise minutes for a run of seconds."""
         self._drawn = False
+        self._lines = 0
 
     def __call__(self, done: int, total: int, elapsed: float, unit: str = "rounds") -> None:
         if self.mode == "none":
             return
         now = time.monotonic()
         final = done == total
-        interval = 0.2 if self.mode == "bar" else 5.0
+        # a log: the first pace after a few seconds, then a line each half minute
+        log_interval = LOG_EVERY_S if self._lines else FIRST_LINE_S
+        interval = 0.2 if self.mode == "bar" else log_interval
         if not final and now - self._last < interval:
             return
         self._last = now
@@ -73,6 +82,7 @@ class ProgressDisplay:
                 self.writer.write(f"\r[{bar}] {text}\x1b[K" + ("\n" if final else ""))
             else:
                 self.writer.line(text)
+                self._lines += 1
             self.writer.flush()
 
     @contextmanager

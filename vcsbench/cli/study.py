@@ -24,7 +24,7 @@ from vcsbench.results.model import Benchmark
 from vcsbench.sandbox.spec import parse_fs_list, with_option
 from vcsbench.sandbox.throttle import PROFILES
 from vcsbench.studies import LOAD_STUDIES, STUDIES
-from vcsbench.studies.base import Study
+from vcsbench.studies.base import ANSWER, Study
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -199,16 +199,19 @@ def study_markdown(study: Study, runs: list[Run], out: Path) -> str:
     sizes = sorted({b.repos for r in runs for b in r.benchmarks})
     n = ", ".join(f"{size:,}" for size in sizes)
     benches = [b for r in runs for b in r.benchmarks]
+    tables = study.tables(runs)
+    answer = tables.pop(ANSWER, "")
     header = (
         f"# {study.name}: {n} repositories per benchmark\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}. {ran_here(benches)}\n\n"
+        + (f"{answer}\n" if answer else "")
+        + f"{study.summary[0].upper()}{study.summary[1:]}. {ran_here(benches)}\n\n"
         f"Results: `{out}`; command: `{without_secrets(shlex.join(['vcsbench', *sys.argv[1:]]))}`\n"
     )
     from vcsbench.report.stability import warnings
 
     cpus = max((r.machine.cpu_count for r in runs), default=0)
     advice = "".join(f"\n> warning: {line}\n" for line in warnings(benches, cpus))
-    return header + advice + "\n" + "\n".join(study.tables(runs).values())
+    return header + advice + "\n" + "\n".join(tables.values())
 
 
 def ran_here(benches: list[Benchmark]) -> str:

@@ -40,6 +40,7 @@ EXPLAINED = (
     "(vcsbench doctor --spread), the two having run one after the other; where neither is "
     "known, none (marked †): drift between the two may be all of such a ratio."
 )
+NS = "ns: the interval holds 1, no significant difference."
 
 OVER_RUNS_EXPLAINED = (
     ' A row "over N runs": each run\'s by-block ratio one sample, the run the unit '
@@ -67,6 +68,27 @@ class Ratio:
         if self.interval is None:
             return shown + " †"
         return f"{shown} [{self.interval[0]:.{digits}f}–{self.interval[1]:.{digits}f}]"
+
+    def cell(self, digits: int = 2) -> str:
+        """:meth:`text` for a table, marked "ns" where the interval holds 1 (no
+        significant difference)."""
+        quiet = self.interval is not None and not (self.significant or self.busy)
+        return self.text(digits) + (" ns" if quiet and not self.withheld else "")
+
+    def in_words(self, digits: int = 2, aside: str = "") -> str:
+        """The ratio for a sentence: how many times as long, between which bounds; "no
+        significant difference" where the interval holds 1; else why it is no verdict.
+        ``aside`` goes inside its parentheses."""
+        more = f"; {aside}" if aside else ""
+        if self.interval is None or self.busy or self.withheld:
+            return f"{self.text(digits)}, {self.verdict()}" + (f" ({aside})" if aside else "")
+        low, high = (f"{end:.{digits}f}" for end in self.interval)
+        if not self.significant:
+            return (
+                f"no significant difference ({self.value:.{digits}f}x, between {low} and "
+                f"{high}{more})"
+            )
+        return f"{self.value:.{digits}f} times as long (between {low} and {high}{more})"
 
     def verdict(self) -> str:
         if self.busy:

@@ -29,6 +29,9 @@ from vcsbench.results.model import Benchmark, Run
 from vcsbench.sandbox.spec import parse_fs_spec
 
 Tables = Callable[[list[Run]], dict[str, str]]
+ANSWER = "answer"
+"""A study's tables may hold its answer under this key: a paragraph or two that the
+study's output prints first, under its title, before what it ran and how."""
 KIB = 1024.0
 
 

@@ -14,10 +14,11 @@ from vcsbench.report.format import (
     render_rows,
     without_empty,
 )
-from vcsbench.report.ratios import EXPLAINED, time_ratio
+from vcsbench.report.ratios import EXPLAINED, NS, time_ratio
 from vcsbench.results.metrics import DURABILITY_METRICS, KEPT_FOOTPRINT, METRICS
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.studies.base import (
+    ANSWER,
     KIB,
     Published,
     Study,
@@ -71,7 +72,7 @@ def _pairs(group: list[Benchmark]) -> list[tuple[str, str]]:
 
 def _time_ratio(svn: Benchmark, git: Benchmark) -> str:
     found = time_ratio(svn, git)
-    return found.text() if found else "—"
+    return found.cell() if found else "—"
 
 
 def _per_repo_kib(bench: Benchmark, name: str) -> str:
@@ -116,12 +117,12 @@ def _answer(group: list[Benchmark], index: dict[tuple[str, str], Benchmark]) -> 
         if s is None or g is None or (found := time_ratio(s, g)) is None:
             continue
         ps, pg = _published(op, "svn"), _published(op, "git")
-        then = f" (2013: {fmt_ratio(ps.per_repo_ms / pg.per_repo_ms)})" if ps and pg else ""
-        parts.append(f"{label} {found.text()}{then}{count_why(s, g)}")
+        then = f"2013: {fmt_ratio(ps.per_repo_ms / pg.per_repo_ms)}" if ps and pg else ""
+        parts.append(f"{label}: {found.in_words(aside=then)}{count_why(s, g)}")
     if not parts:
         return ""
     like = " (both flush: like with like)" if flushing else ""
-    return f"**{svn} / {git}, time per repository{like}**: {'; '.join(parts)}.\n\n"
+    return f"**{svn} / {git}, time per repository{like}**: {'; '.join(parts)}."
 
 
 def index_durability(index: dict[tuple[str, str], Benchmark], label: str) -> str:
@@ -137,6 +138,7 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
     for bench in benches:
         by_fs.setdefault(bench.fs, []).append(bench)
     out: dict[str, str] = {}
+    answers: dict[str, str] = {}
     for fs, group in by_fs.items():
         index = {(b.label, b.op): b for b in group}
         order = {op: i for i, op in enumerate(OP_LABELS)}
@@ -268,16 +270,18 @@ def markus2013_tables(files: list[Run]) -> dict[str, str]:
             "is as written, as 2013 measured its fresh repositories. "
             "Per-repository figures compare across N; "
             f"totals are set beside the 2013 ones only at its N ({MARKUS2013_REPOS:,}). "
-            f"2013: {MARKUS2013_SOURCE}. Time ratios: {EXPLAINED}"
+            f"2013: {MARKUS2013_SOURCE}. Time ratios: {EXPLAINED} {NS}"
         )
         if dropped:
             notes += (
                 " Left out, no row having a figure at this N and on this filesystem: "
                 f"{', '.join(dropped)}."
             )
-        answer = _answer(group, index)
-        out[fs] = f"### markus2013 on {fs}\n\n{answer}{ratios}\n\n{table}\n\n_{notes}_\n"
-    return out
+        answers[fs] = _answer(group, index)
+        out[fs] = f"### markus2013 on {fs}\n\n{ratios}\n\n{table}\n\n_{notes}_\n"
+    several = len(answers) > 1
+    found = [f"On {fs}: {text}" if several else text for fs, text in answers.items() if text]
+    return ({ANSWER: "\n\n".join(found) + "\n"} if found else {}) | out
 
 
 STUDY = Study(
