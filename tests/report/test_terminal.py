@@ -29,3 +29,11 @@ def test_a_wide_table_and_a_long_note_fit_the_terminal_with_every_cell_kept() ->
     # A table that fits is left whole (plain columns, no Markdown pipes).
     small = render_rows(["a", "b"], [["x", "1"]])
     assert "|" not in for_terminal(small, 100) and "x" in for_terminal(small, 100)
+
+
+def test_a_long_list_item_hangs_under_its_text() -> None:
+    item = "- commit sent: " + "; ".join(f"path {i} 8.0{i} [7.9{i}–8.2{i}]" for i in range(8))
+    shown = for_terminal(item, 60).splitlines()
+    assert shown[0].startswith("- commit sent: ") and len(shown) > 2
+    assert all(line.startswith("  ") and len(line) <= 60 for line in shown[1:])
+    assert " ".join(line.strip() for line in shown) == item

@@ -570,3 +570,22 @@ def test_the_distance_study_runs_the_transports_remote_students_use() -> None:
         "apache-hg-https",
     } == remotes
     assert 20 == len(VARIANTS.split("],"))
+
+
+def test_the_distance_studys_answer_ranks_the_paths_by_their_round_trips_first() -> None:
+    """Read from the reference run (data): per operation, the paths by slope, most first,
+    each with its interval, placed before everything else the study prints."""
+    from vcsbench.results import read
+    from vcsbench.studies.base import ANSWER
+    from vcsbench.studies.distance import STUDY
+
+    tables = STUDY.tables([read(REPO / "results/reference/distance.json.gz")])
+    assert next(iter(tables)) == ANSWER
+    lines = [line for line in tables[ANSWER].splitlines() if line.startswith("- ")]
+    assert [line.split(": ")[0] for line in lines] == [
+        "- clone (svn", "- update", "- commit sent",
+    ]  # fmt: skip
+    for line in lines:
+        slopes = [float(part.split(" [")[0].rsplit(" ", 1)[1]) for part in line.split("; ")]
+        assert slopes == sorted(slopes, reverse=True) and len(slopes) == 5
+    assert lines[2].startswith("- commit sent: hg over HTTPS (hgweb, mod_ssl) 9.48 [7.81–11.15]")

@@ -91,8 +91,12 @@ def for_terminal(markdown: str, limit: int | None = None) -> str:
                 i += 1
             out.append(_table(block, limit) if len(block) >= 2 else "\n".join(block))
             continue
-        # a path or a command is a word: never broken at its hyphens
-        wrapped = textwrap.fill(line, limit, break_on_hyphens=False, break_long_words=False)
+        # a path or a command is a word: never broken at its hyphens; a list item's
+        # lines hang under its text
+        hang = "  " if line.startswith(("- ", "* ")) else ""
+        wrapped = textwrap.fill(
+            line, limit, break_on_hyphens=False, break_long_words=False, subsequent_indent=hang
+        )
         out.append(wrapped if len(line) > limit else line)
         i += 1
     return "\n".join(out)

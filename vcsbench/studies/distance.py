@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from vcsbench.report.format import render_rows
 from vcsbench.results.model import Benchmark, Run
 from vcsbench.servers.transports import TRANSPORTS
-from vcsbench.studies.base import Study
+from vcsbench.studies.base import ANSWER, Study
 
 PATHS = (
     ("svn-cli", "apache-svn-https"),
@@ -92,12 +92,32 @@ def _path_of(bench: Benchmark) -> tuple[str, str]:
     return bench.backend.name, bench.backend.options.get("remote", "")
 
 
+def _answer(slopes: dict[str, list[tuple[float, str, str]]]) -> str:
+    """Per operation, the access paths by the round trips they wait for, most first."""
+    parts = [
+        f"- {OPS[op]}: "
+        + "; ".join(f"{label} {text}" for _, label, text in sorted(found, reverse=True))
+        for op, found in slopes.items()
+        if found
+    ]
+    if not parts:
+        return ""
+    return (
+        f"**Round trips each access path waits for** (the slope of its time against the "
+        f"round trip, with its {SLOPE_LEVEL:.0%} interval), most first:\n\n"
+        + "\n".join(parts)
+        + "\n"
+    )
+
+
 def distance_tables(runs: list[Run]) -> dict[str, str]:
-    """A table per operation: a row per access path, its median at each round trip
-    (asked; measured beneath), the round trips it waited for (the slope) and its time
-    without distance (the intercept)."""
+    """The answer (per operation, the paths by the round trips they wait for), then a
+    table per operation: a row per access path, its median at each round trip (asked;
+    measured beneath), the round trips it waited for (the slope) and its time without
+    distance (the intercept)."""
     benches = [b for run in runs for b in run.benchmarks]
     out: dict[str, str] = {}
+    slopes: dict[str, list[tuple[float, str, str]]] = {}
     for op, op_label in OPS.items():
         ours = [b for b in benches if b.op == op or (op == "clone" and b.op == "checkout")]
         if not ours:
@@ -125,6 +145,8 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
             intercept = f"{fit[1]:,.1f} ms" if fit else "—"
             label = path_label(*key)
             rows.append([label, *cells, slope, intercept])
+            if fit is not None:
+                slopes.setdefault(op, []).append((fit[0], label, slope))
         table = render_rows(headers, rows, text_columns=1)
         notes = (
             f"{op_label}: median ms of the verified rounds at each requested round trip, "
@@ -138,7 +160,8 @@ def distance_tables(runs: list[Run]) -> dict[str, str]:
             "count; TLS's and SSH's are."
         )
         out[op] = f"### {op_label}\n\n{table}\n\n_{notes}_\n"
-    return out
+    answer = _answer(slopes)
+    return ({ANSWER: answer} if answer else {}) | out
 
 
 STUDY = Study(
