@@ -98,3 +98,23 @@ def test_a_log_gets_the_first_pace_at_5_s_then_a_line_each_half_minute_and_the_l
             said.append(second)
     # at 5 s, 35 s, 65 s, and the last round's (a bar would redraw every 0.2 s)
     assert [5, 35, 65, 90] == said
+
+
+def test_a_groups_first_pace_counts_its_members_as_benchmarks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three benchmarks interleaved, the run's first of 9: their rounds together took 5 s
+    for half, so the group takes 10 s, and the run as many again for the two groups after
+    it (make bench's first line read ~3m15s left for a run that took 1m31s)."""
+    clock = Clock()
+    monkeypatch.setattr(progress_module, "time", clock)
+    config: Any = Config()
+    shown = ProgressDisplay(config, "lines", "g", (1, 9, clock.now), members=3)
+    clock.now += 5
+    shown(1500, 3000, 5.0)
+    assert config.writer.lines[-1].endswith("; run: ~0m25s left")
+    # the second group (benchmarks 4-6), half done 20 s into the run: 4.5 of 9 in 20 s
+    later = ProgressDisplay(config, "lines", "g", (4, 9, clock.now - 15), members=3)
+    clock.now += 5
+    later(1500, 3000, 5.0)
+    assert config.writer.lines[-1].endswith("; run: ~0m20s left")

@@ -5,6 +5,7 @@ repository's state verifying each round."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -280,3 +281,39 @@ def test_a_sigkilled_runs_hung_command_is_ended_by_cleanup(
     finally:
         for pid in marked(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.serial
+def test_two_commands_run_interleaved_and_the_answer_is_their_ratio_first(
+    tmp_path: Path,
+) -> None:
+    """sleep 0.06 against sleep 0.02 (known delays), in alternating blocks on one backend:
+    the answer, before every table, is the slower one's time over the faster's by block,
+    about 3 (60 ms and 20 ms, each with the same process start), with its interval."""
+    require_backend("git-pygit2")
+    done = vcsbench(
+        "time", "git: sleep 0.06", "git: sleep 0.02", "--backends", "git-pygit2",
+        "--perturbation", "off", "--repos", "12", "--interleave", "6",
+        "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "t.json"), "--store", "none",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    slow, fast = read(tmp_path / "t.json").benchmarks
+    for bench in (slow, fast):
+        blocks = bench.harness.interleaved
+        assert blocks is not None and len(blocks.median_ms) == 6, bench.op
+        assert bench.errors == 0 and bench.repos == 12
+    place = slow.harness.interleaved.position  # type: ignore[union-attr]
+    assert len(set(place)) == 2 and place.count(place[0]) == 3  # leads as often as it trails
+    flat = " ".join(done.stdout.split())  # as the terminal wrapped it, unwrapped
+    found = re.search(
+        r"- 'sleep 0\.06' against 'sleep 0\.02' \(on git-pygit2, dir:\S+\): ([0-9.]+) times "
+        r"as long \(between ([0-9.]+) and ([0-9.]+)\)",
+        flat,
+    )
+    assert found is not None, flat[:2000]
+    ratio, low, high = map(float, found.groups())
+    # (60 + s) / (20 + s) for a start s of 0-13 ms: under 3, and over it only by a late
+    # wake-up; its interval clear of 1 (a verdict: slower)
+    assert 2.2 < ratio < 3.3 and 1.5 < low <= ratio <= high
+    assert found.start() < flat.index("median ms")
+    assert "2 commands in 6 interleaved blocks, against 'sleep 0.02'" in flat

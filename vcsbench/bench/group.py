@@ -74,14 +74,18 @@ class Host(Protocol):
 
 @dataclass(frozen=True)
 class Member:
-    """One benchmark of a group: a backend variant on a filesystem."""
+    """One benchmark of a group: a backend variant on a filesystem; and its own
+    operation where the group's members differ by it (the commands ``vcsbench time``
+    sets against each other), else the group's."""
 
     variant: Variant
     fs: FsSpec
+    spec: OperationSpec | None = None
 
     @property
     def text(self) -> str:
-        return f"{self.variant.text} on {self.fs.text}"
+        own = f" {self.spec.text}" if self.spec is not None else ""
+        return f"{self.variant.text}{own} on {self.fs.text}"
 
 
 @dataclass
@@ -124,18 +128,32 @@ class GroupRun:
         self.named = named
         self.disabled = disabled
         self.alone = len(group) == 1
+        ops = list(dict.fromkeys(self.op_of(m) for m in group))
+        self.what = op if len(ops) == 1 else f"{len(ops)} commands"
+        """What the group runs, for its progress: its operation, or how many commands."""
         self._kept_early = False
         """The asking item's result is kept (it is, once, as soon as it is measured)."""
 
     # -- what each member runs -----------------------------------------------------------
+
+    def op_of(self, member: Member) -> str:
+        """The member's operation as results name it."""
+        return member.spec.text if member.spec is not None else self.op
+
+    def built_in_of(self, member: Member) -> tuple[OperationSpec, str] | None:
+        """The member's operation and payload, which a worker makes again."""
+        if member.spec is not None:
+            return member.spec, self.payload
+        return self.built_in
 
     def operation(self, member: Member, vcs: Backend) -> Operation:
         if member == self.mine and self.make is not None:
             return self.make(vcs)
         from vcsbench.workload.payloads import load_payload
 
-        assert self.built_in is not None  # a group of several is of built-in operations
-        return self.built_in[0].make(vcs, load_payload(self.payload))
+        built_in = self.built_in_of(member)
+        assert built_in is not None  # a group of several is of built-in operations
+        return built_in[0].make(vcs, load_payload(self.payload))
 
     def member_plan(self, member: Member) -> RoundPlan:
         """The plan with the member's own repositories present first and its delay."""
@@ -160,7 +178,7 @@ class GroupRun:
         label = (
             f"{mine.variant.text} {self.op} {self.payload} {mine.fs.text}"
             if self.alone
-            else f"{self.op} {self.payload}: {len(self.group)} interleaved in {blocks} blocks"
+            else f"{self.what} {self.payload}: {len(self.group)} interleaved in {blocks} blocks"
         )
         process.doing(label)
         display = ProgressDisplay(
@@ -168,6 +186,7 @@ class GroupRun:
             selection.progress,
             label,
             (session.serial, session.count, session.started),
+            len(self.group),
         )
         REPLAY_PROGRESS[:] = [display]  # a seed's replay shows its progress too
         seed = random.SystemRandom().getrandbits(32)
@@ -308,15 +327,15 @@ class GroupRun:
         slug = (
             f"{session.serial:03d}-{vcs.name}-{self.op}-{self.payload}"
             if self.alone
-            else f"{session.serial:03d}-{index}-{self.op}"
+            else f"{session.serial:03d}-{index}-{self.op_of(member)}"
         )
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", slug)
         environment, worker = worker_of(
-            member.variant, vcs, sandbox.root, self.built_in, None if self.alone else cpu
+            member.variant, vcs, sandbox.root, self.built_in_of(member), None if self.alone else cpu
         )
         name = self.named[0]
         if member != self.mine:
-            own = Case(member.variant, self.op, self.payload, member.fs).id
+            own = Case(member.variant, self.op_of(member), self.payload, member.fs).id
             name = name.replace(self.named[1], own)
         run = BenchmarkRun(
             operation=self.operation(member, vcs),
@@ -327,7 +346,9 @@ class GroupRun:
             name=name,
             environment=environment,
             worker=worker,
-            counting=counting_of(member.variant, vcs, sandbox.root, self.built_in, self.plan),
+            counting=counting_of(
+                member.variant, vcs, sandbox.root, self.built_in_of(member), self.plan
+            ),
         )
         server = serve(stack, member.variant, vcs, run, sandbox)
         built = environment_of(member.variant)

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from vcsbench.bench.rounds import BenchmarkRun
 
 DEFAULT_BLOCKS = 30
-"""Blocks by default (fewer where they would hold under ``MIN_BLOCK_ROUNDS`` rounds): at
+"""Blocks by default (fewer where they would hold under ``MIN_BLOCK_ROUNDS`` rounds, but
+never fewer than a verdict needs, ``paired.MIN_BLOCKS``, while there are rounds for them): at
 30 blocks of 10 rounds, an A/A of git-pygit2 create+commit on a busy 2-core machine came
 out different in 1 run of 20, and a 10% slowdown in 20 of 20; at 10 blocks of 30, 18 of
 20 (a block as long as a scheduler's slice is hit whole by another process); with every

@@ -170,8 +170,9 @@ OPTIONS: tuple[OptionDef, ...] = (
         "interleave",
         "auto",
         "auto (default: where a variant names a library release), off, or B: the "
-        "variants of each benchmark run in B alternating blocks of rounds (by default 30, "
-        "of 10 rounds at least) "
+        "variants of each benchmark (and the commands of vcsbench time) run in B "
+        "alternating blocks of rounds (by default 30, of 10 rounds at least, and never "
+        "fewer than the 6 a verdict needs while there are rounds for them) "
         "in one sandbox, in an order drawn anew each block, so drift falls on all alike; "
         "reports compare them block by block",
         "B",

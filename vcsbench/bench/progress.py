@@ -27,8 +27,10 @@ class ProgressDisplay:
         mode: str,
         label: str,
         overall: tuple[int, int, float] = (1, 1, 0.0),
+        members: int = 1,
     ) -> None:
-        """``overall``: (this benchmark's number, benchmarks in all, run start time)."""
+        """``overall``: (this benchmark's number, benchmarks in all, run start time);
+        ``members``: how many benchmarks these rounds are (an interleaved group's)."""
         writer = config.get_terminal_writer()
         if mode == "auto":
             in_ci = os.environ.get("CI", "").lower() == "true"
@@ -38,6 +40,7 @@ class ProgressDisplay:
         self.capture = config.pluginmanager.getplugin("capturemanager")
         self.label = label
         self.overall = overall
+        self.members = members
         self._last = time.monotonic()
         """No line before one interval has passed: a rate from the first round alone
         (imports, caches) would promise minutes for a run of seconds."""
@@ -58,15 +61,17 @@ class ProgressDisplay:
         rate = done / elapsed if elapsed > 0 else 0.0
         left = (total - done) / rate if rate > 0 else 0.0
         number, count, started = self.overall
+        members = self.members
         text = f"{self.label}: {done:,}/{total:,} {unit}, {rate:,.1f}/s, {left:.0f}s left"
         if count > 1 and unit == "rounds":
-            # The run's time left: in its first benchmark, as if every benchmark took as
-            # long as this one (the run's start-up is no pace); then at the run's pace so
-            # far, for the benchmarks still to come.
+            # The run's time left: in its first benchmark (or group), as if every
+            # benchmark took as long as one of these (the run's start-up is no pace);
+            # then at the run's pace so far, for the benchmarks still to come.
             if number == 1:
-                run_left = (elapsed * total / done) * count - elapsed if done else 0.0
+                whole = (elapsed * total / done) * count / members if done else 0.0
+                run_left = whole - elapsed
             else:
-                share = (number - 1 + done / total) / count
+                share = (number - 1 + members * done / total) / count
                 run_elapsed = time.perf_counter() - started
                 run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
             text = f"[{number}/{count}] {text}; run: ~{duration(run_left)} left"

@@ -320,6 +320,11 @@ class Selection:
             )
         return self.interleave > 0
 
+    def interleaves_commands(self) -> bool:
+        """Whether several commands (``vcsbench time A B``) run in alternating blocks, each
+        against the others on each backend: unless --interleave off."""
+        return sum(op.cls.user_command for op in self.ops) > 1 and self.interleave != 0
+
     def interleaves_filesystems(self) -> bool:
         """Whether the benchmarks of several filesystems run in alternating blocks, each
         filesystem's sandbox up for the whole group: unless --interleave off."""
@@ -328,10 +333,12 @@ class Selection:
     def blocks_for(self, rounds: int) -> int:
         """Blocks for an interleaved benchmark of ``rounds`` rounds a variant."""
         from vcsbench.bench.interleave import DEFAULT_BLOCKS, MIN_BLOCK_ROUNDS
+        from vcsbench.judge.paired import MIN_BLOCKS
 
         if self.interleave:
             return max(1, min(self.interleave, rounds))
-        return max(1, min(rounds, DEFAULT_BLOCKS, max(2, rounds // MIN_BLOCK_ROUNDS)))
+        # at least the blocks a verdict needs, shorter ones where the rounds are few
+        return max(1, min(rounds, DEFAULT_BLOCKS, max(MIN_BLOCKS, rounds // MIN_BLOCK_ROUNDS)))
 
     def case_ids(self) -> list[str]:
         """The pytest id of each case of :meth:`cases` whose backend can run here."""

@@ -137,8 +137,15 @@ class VcsSession:
         rounds = 1 if disabled else rules.rounds(repos or selection.repos)
         mine = Member(backend, fs)
         group = [] if disabled else self._interleaved_group(backend, fs, op, payload, built_in)
+        if any(m.spec is not None for m in group):  # commands set against each other
+            mine = next(
+                m
+                for m in group
+                if (m.variant.text, m.fs.text, str(m.spec)) == (backend.text, fs.text, op)
+            )
         group = group or [mine]
-        key = (op, payload, *(m.text for m in group))
+        shared_op = "" if mine.spec is not None else op  # the same key for every command
+        key = (shared_op, payload, *(m.text for m in group))
         if key not in self._groups:
             plan = RoundPlan(
                 rounds,
@@ -259,16 +266,20 @@ class VcsSession:
         built_in: tuple[OperationSpec, str] | None,
     ) -> list[Member]:
         """The benchmarks run with this one in alternating blocks, or none: the variants
-        of one filesystem (--interleave), and the filesystems of one run (several given,
+        of one filesystem (--interleave), the filesystems of one run (several given,
         unless --interleave off) -- each such group one sandbox a filesystem, all up at
-        once."""
+        once -- and the commands ``vcsbench time`` sets against each other."""
         if built_in is None:
             return []
         selection = self.selection
+        commands = selection.interleaves_commands() and built_in[0].cls.user_command
         cases = [
-            Member(b, f)
+            Member(b, f, o if commands else None)
             for b, o, p, f in selection.cases()
-            if str(o) == op and p == payload and b.availability.ok
+            if isinstance(o, OperationSpec)
+            and (o.cls.user_command if commands else str(o) == op)
+            and p == payload
+            and b.availability.ok
         ]
         variants = selection.interleaves([m.variant for m in cases if m.fs.text == fs.text])
         filesystems = selection.interleaves_filesystems()

@@ -135,9 +135,16 @@ def _resume(args: argparse.Namespace) -> int:
     return conclude(args, path, run_id, code)
 
 
-def conclude(args: argparse.Namespace, out: Path, run_id: str, code: int) -> int:
-    """This run's summary table and results path, then the exit status."""
+def conclude(
+    args: argparse.Namespace, out: Path, run_id: str, code: int, answer_first: bool = False
+) -> int:
+    """This run's summary table, the ratios of what ran interleaved (with
+    ``answer_first``, each read in words before everything: ``vcsbench time A B``) and the
+    results path, then the exit status."""
+    from vcsbench.report.formats.markup import block
+    from vcsbench.report.interleaved import answers, interleaved
     from vcsbench.report.summary import summary
+    from vcsbench.report.terminal import for_terminal
 
     whole = this_whole(out, run_id)
     run = None if whole is None else whole.run
@@ -147,7 +154,13 @@ def conclude(args: argparse.Namespace, out: Path, run_id: str, code: int) -> int
 
         remember(args, out, whole)
         print()
+        said = answers(run.benchmarks) if answer_first else []
+        if said:
+            print(for_terminal("\n".join(f"- {line}" for line in said)) + "\n")
         print(summary([run]))
+        blocks = interleaved(run.benchmarks)
+        if blocks:
+            print("\n" + for_terminal("\n\n".join(block(item, "md") for item in blocks)))
         for line in warnings(run.benchmarks, run.machine.cpu_count):
             print(f"warning: {line}")
         print(f"\nresults: {out}")

@@ -29,14 +29,17 @@ EPILOG = """\
 examples:
   vcsbench time 'git gc -q' --backends git-cli,git-pygit2 --fs ext4,xfs
   vcsbench time 'svnadmin verify -q .' 'git fsck' --repos 50
+  vcsbench time 'git gc -q' 'git repack -adq' --backends git-cli   # A against B
   vcsbench time --prepare 'git repack -adq' 'git count-objects -v'
   vcsbench time 'hg: sh -c "hg log > /dev/null"' --payloads many-files
 
 Each round: a fresh repository with the payload as its first revision, made by the
 backend under test (untimed); --prepare in it (untimed); COMMAND timed, in it. A command
 starting with git, svn, svnadmin, svnlook or hg runs on that VCS's backends only; 'git:',
-'svn:' or 'hg:' before a command says so for any other. Several filesystems or variants
-run interleaved in blocks, as in 'vcsbench run'.
+'svn:' or 'hg:' before a command says so for any other. Several commands run interleaved
+in blocks on each backend, and the answer comes first: each command's time over the
+fastest's, block by block, with its interval and verdict (--interleave off: one after
+the other). Several filesystems or variants run interleaved as in 'vcsbench run'.
 
 Each call of COMMAND, --prepare and --check runs in a cgroup of the run's own: what it
 leaves running is ended when it exits, and a call past --timeout is ended and fails its
@@ -135,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     command = ["vcsbench", *sys.argv[1:]]
     # the summary after the run is the answer (pytest-benchmark's tables stay in the file)
     code, run_id = run_suite(selection, out, command=command, door="vcsbench time")
-    return conclude(args, out, run_id, code)
+    return conclude(args, out, run_id, code, answer_first=len(ops) > 1)
 
 
 def perturbation_cost(repos: int, mode: str) -> str:

@@ -21,6 +21,8 @@ LEVEL = 0.95
 MIN_EFFECT = 0.01
 """A difference the blocks find but smaller than this is said as such, not as slower or
 faster: with many blocks a 0.3 % difference is significant and flips between runs."""
+MIN_BLOCKS = next(n for n in range(2, 64) if 1 - 2 * 0.5**n >= LEVEL)
+"""The fewest blocks whose interval (their extremes) holds ``LEVEL``."""
 METHOD = " ".join(__doc__.split("\n\n")[1].split()) if __doc__ else ""
 
 
@@ -35,10 +37,28 @@ class Paired:
     blocks: int
 
     @property
+    def enough(self) -> bool:
+        """Whether the blocks give an interval at ``LEVEL`` (at 95 %, 6 blocks or more:
+        from fewer, the extremes' own confidence is lower, 75 % from 3)."""
+        return self.confidence >= LEVEL - 1e-9
+
+    @property
+    def withheld(self) -> str:
+        """Why there is no verdict though the interval is shown ("" where there is one)."""
+        if self.enough:
+            return ""
+        return (
+            f"no verdict: {self.blocks} blocks give a {self.confidence:.0%} interval "
+            f"({MIN_BLOCKS} give {LEVEL:.0%})"
+        )
+
+    @property
     def significant(self) -> bool:
-        return self.low > 1 or self.high < 1
+        return self.enough and (self.low > 1 or self.high < 1)
 
     def verdict(self) -> str:
+        if self.withheld:
+            return self.withheld
         if not self.significant:
             return "no significant difference"
         if abs(self.ratio - 1) < MIN_EFFECT:

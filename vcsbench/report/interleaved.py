@@ -7,6 +7,7 @@ from vcsbench.judge.paired import LEVEL, METHOD, paired
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
 from vcsbench.report.origins import named_release, release_of
+from vcsbench.results.commands import op_shown
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
 
@@ -29,7 +30,12 @@ def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchma
     for rows in found.values():
         first = rows[0]
         where = ", ".join(dict.fromkeys(b.fs for b in rows))
-        key = (first.op, first.payload.name, where)
+        # commands set against each other (vcsbench time A B): each named
+        ops = " against ".join(dict.fromkeys(op_shown(b.op) for b in rows))
+        labels = list(dict.fromkeys(b.label for b in rows))
+        if len({b.op for b in rows}) > 1 and len(labels) == 1:
+            ops += f" on {labels[0]}"
+        key = (ops, first.payload.name, where)
         if key in groups:
             key = (first.op, first.payload.name, f"{where} ({first.source})")
         groups[key] = rows
@@ -41,6 +47,10 @@ def _name(bench: Benchmark, rows: list[Benchmark]) -> str:
     alternated between several."""
     several = len({b.fs for b in rows}) > 1
     label = named_release(bench.label, release_of(rows)(bench))
+    if len({b.op for b in rows}) > 1:  # commands: each by its command, on its backend
+        label = f"{op_shown(bench.op)}" + (
+            f" on {label}" if len({b.label for b in rows}) > 1 else ""
+        )
     return f"{label} on {bench.fs}" if several else label
 
 
@@ -114,13 +124,14 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
                 ]
             )
         blocks = len(base_blocks.median_ms)
+        kind = "commands" if len({b.op for b in rows}) > 1 else "variants"
         out += [
             paragraph(
-                f"{op} · payload {rows[0].payload.shown} · fs {fs}: {len(rows)} variants in "
+                f"{op} · payload {rows[0].payload.shown} · fs {fs}: {len(rows)} {kind} in "
                 f"{blocks} interleaved blocks, against {_name(base, rows)}."
             ),
             table(
-                ["variant", "median ms", f"vs {_name(base, rows)}, by block", "verdict",
+                [kind[:-1], "median ms", f"vs {_name(base, rows)}, by block", "verdict",
                  "median ms per block"],
                 body,
                 1,
@@ -129,4 +140,39 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
         ]  # fmt: skip
     if out:
         out.insert(0, paragraph(f"{METHOD} Interval: at least {100 * LEVEL:.0f}%."))
+    return out
+
+
+def answers(benches: list[Benchmark]) -> list[str]:
+    """A sentence per member of an interleaved group against the group's fastest, its
+    ratio by block read in words: the answer of ``vcsbench time A B``."""
+    from vcsbench.report.ratios import BY_BLOCK, Ratio
+
+    out = []
+    for (op, _, fs), rows in _groups(benches).items():
+        base = _base(rows, None)
+        base_blocks = _blocks(base)
+        assert base_blocks is not None
+        for bench in rows:
+            mine = _blocks(bench)
+            if bench is base or mine is None:
+                continue
+            found = paired(base_blocks.median_ms, mine.median_ms)
+            if bench.median_ms is None:
+                said = "no ratio: every round failed"
+            elif found is None:
+                said = "no ratio (fewer than 2 blocks with figures)"
+            else:
+                ratio = Ratio(
+                    found.ratio,
+                    (found.low, found.high),
+                    BY_BLOCK,
+                    found.significant,
+                    withheld=found.withheld,
+                )
+                said = ratio.in_words(3)
+            labels = list(dict.fromkeys(b.label for b in rows))
+            several = len({b.op for b in rows}) > 1  # commands: op names them already
+            where = (f"on {labels[0]}, " if len(labels) == 1 else "") if several else f"{op}, "
+            out.append(f"{_name(bench, rows)} against {_name(base, rows)} ({where}{fs}): {said}.")
     return out

@@ -134,7 +134,13 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
         assert mine is not None and theirs is not None
         found = paired(theirs.median_ms, mine.median_ms)
         if found is not None:
-            return Ratio(found.ratio, (found.low, found.high), BY_BLOCK, found.significant)
+            return Ratio(
+                found.ratio,
+                (found.low, found.high),
+                BY_BLOCK,
+                found.significant,
+                withheld=found.withheld,
+            )
     loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")
     cell = _cell(bench, base)
     moved = machine_moved(cell, [base], [bench]) if bench.source != base.source else ""

@@ -32,11 +32,11 @@ from typing import ClassVar
 from vcsbench.backends import Backend
 from vcsbench.backends.files import Files
 from vcsbench.errors import VcsbenchError
+from vcsbench.results.commands import decode, encode
 from vcsbench.workload.contained import call, command_group
 from vcsbench.workload.operation import COMMIT_MESSAGE, Operation, RoundPaths
 from vcsbench.workload.payloads import Payload
 
-_CODES = (("%", "%25"), (",", "%2C"), ("[", "%5B"), ("]", "%5D"))
 SHELL_CHARS = frozenset("|&;<>()$`*?{}~\n\\")
 """What only a shell reads: a command with one of them runs through ``/bin/sh -c``."""
 MAX_COMMAND = 4096
@@ -45,19 +45,6 @@ DEFAULT_TIMEOUT_S = 600
 and its round is an error (``vcsbench time --timeout``)."""
 MAX_TIMEOUT_S = 7 * 24 * 3600
 VCSES = ("git", "svn", "hg")
-
-
-def encode(command: str) -> str:
-    """``command`` as an option value (``%``, ``,``, ``[``, ``]`` escaped)."""
-    for char, code in _CODES:
-        command = command.replace(char, code)
-    return command
-
-
-def decode(value: str) -> str:
-    for char, code in reversed(_CODES):
-        value = value.replace(code, char)
-    return value
 
 
 def spec_text(
