@@ -127,6 +127,29 @@ def test_a_version_variant_runs_its_rounds_in_its_environment_and_records_its_li
     assert f"git-pygit2[version={OTHER}]" in result.stdout
 
 
+def test_pygit2_1_13_runs_every_operation_its_fsync_option_included(
+    cache: Path, tmp_path: Path
+) -> None:
+    """pygit2 1.13 has ``pygit2.enums`` with some of its groups only (no ``Option``): each
+    constant falls back to its ``GIT_*`` name alone. Its worker failed at its first round,
+    and the failed worker's process and the run's sampler were left running (three
+    ResourceWarnings) -- bisect over the releases printed them while skipping it."""
+    out = tmp_path / "r.json"
+    variant = "git-pygit2[version=1.13.3,fsync=true]"
+    result = vcsbench(
+        *run_args("3", variant, "create+commit,status,log,diff"),
+        "--fs", f"dir:{tmp_path}", "--out", str(out), "--perturbation", "off",
+        env={"XDG_CACHE_HOME": str(cache.parent.parent)},
+    )  # fmt: skip
+    assert 0 == result.returncode, result.stdout[-2000:] + result.stderr
+    assert "ResourceWarning" not in result.stdout + result.stderr
+    found = [benchmark_part(b) for b in json.loads(out.read_text())["benchmarks"]]
+    assert [b["op"] for b in found] == ["create+commit", "status", "log", "diff"]
+    for bench in found:
+        assert "1.13.3" == bench["backend"]["versions"]["pygit2"]
+        assert (3, 0) == (bench["verified"], bench["errors"]), bench["op"]
+
+
 HG_OTHER = "6.9.5"
 """A Mercurial release other than the machine's (6.3.2), from its manylinux wheel."""
 

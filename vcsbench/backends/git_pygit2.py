@@ -40,14 +40,13 @@ _BEFORE_ENUMS = {
 @functools.cache
 def _const(name: str) -> Any:
     """``pygit2.enums.<name>`` (pygit2 1.14 on), or the ``GIT_*`` constant older releases
-    have (a ``git-pygit2[version=1.12.2]`` variant runs on them); looked up once."""
+    have (a ``git-pygit2[version=1.12.2]`` variant runs on them; 1.13 has ``enums`` with
+    some of its groups only); looked up once."""
     import pygit2
 
-    enums = getattr(pygit2, "enums", None)
-    if enums is not None:
-        group, member = name.split(".")
-        return getattr(getattr(enums, group), member)
-    return getattr(pygit2, _BEFORE_ENUMS[name])
+    group, member = name.split(".")
+    found = getattr(getattr(getattr(pygit2, "enums", None), group, None), member, None)
+    return found if found is not None else getattr(pygit2, _BEFORE_ENUMS[name])
 
 
 def _nest(files: Files) -> dict[str, Any]:

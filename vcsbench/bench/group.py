@@ -207,6 +207,9 @@ class GroupRun:
                 runs[member.text] = self._prepare(
                     stack, index, member, sandboxes[member.fs.text], cpu, display
                 )
+                # whatever ends the group (a worker that failed, a bug), its workers and
+                # samplers end with it, before its sandbox comes down
+                stack.callback(runs[member.text][0].abandon)
             try:
                 turn = list(texts)
                 for number, goal in enumerate(targets(self.plan.rounds, blocks)):

@@ -178,6 +178,12 @@ class BenchmarkRun:
     def stop_workers(self) -> None:
         self.placement.stop()
 
+    def abandon(self) -> None:
+        """Whatever ended the benchmark before its result: its workers and its sampler
+        stopped (no-ops after a result)."""
+        self.stop_workers()
+        self.watch.abandon()
+
     def _worker_spec(self) -> dict[str, object]:
         """What an environment's worker needs to run this benchmark's rounds: what to make,
         the plan (its rounds as they stand), the sandbox, the workdir, the start time."""

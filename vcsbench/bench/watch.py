@@ -66,6 +66,12 @@ class Watch:
             self._closed = RoundsEnd(wall_s, samples, found, rss_peak, rss_growth)
         return self._closed
 
+    def abandon(self) -> None:
+        """The sampler stopped where the rounds ended with no result (a worker that failed,
+        a bug): its process never outlives the benchmark. Nothing once closed."""
+        if self.started and self._closed is None:
+            self._closed = RoundsEnd(0.0, self.sampler.stop(), None, 0, 0)
+
     def _writers(self) -> Writers | None:
         """Who wrote to the sandbox's device from the first round to now (the rounds, and
         the preparation, verification and canaries around them)."""
