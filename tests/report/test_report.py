@@ -633,3 +633,17 @@ def test_the_html_page_sets_markdown_code_spans_as_code() -> None:
     assert "a name with one ` in it &lt;b&gt;" in out
     body = out.split("<body>")[1].split("<script>")[0]
     assert 1 == htmllib.unescape(body).count("`")
+
+
+def test_a_rows_only_figure_is_its_median_never_the_fastest_of_nothing() -> None:
+    """The tiny run with one backend left: each row has one figure, which the headline
+    gives as its median alone; with both, the faster is marked and the other has a ratio."""
+    from vcsbench.report.headline import time_cell
+
+    svn, git = read(DATA / "tiny-ext4.json").benchmarks[:2]
+    assert svn.median_ms is not None and git.median_ms is not None
+    alone = time_cell(svn, svn, alone=True)
+    assert alone.endswith(" ms") and "(" not in alone and "x" not in alone
+    fastest, other = sorted((svn, git), key=lambda b: b.median_ms or 0.0)
+    assert time_cell(fastest, fastest).endswith("ms (fastest)")
+    assert "x" in time_cell(other, fastest).split("ms, ")[1]

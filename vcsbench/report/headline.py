@@ -49,10 +49,16 @@ def median_interval(samples: list[float]) -> tuple[float, float] | None:
     return ordered[low], ordered[high]
 
 
-def time_cell(bench: Benchmark, fastest: Benchmark, fastest_is_reference: bool = True) -> str:
+def time_cell(
+    bench: Benchmark, fastest: Benchmark, fastest_is_reference: bool = True, alone: bool = False
+) -> str:
+    """A benchmark's median and its ratio to the row's reference; ``alone``: the row's
+    only figure, the fastest of nothing, said as its median alone."""
     median = bench.median_ms
     if median is None or fastest.median_ms is None:
         return "failed" if bench.failed else "—"
+    if alone:
+        return f"{fmt_ms(median)} ms"
     if bench is fastest:
         return f"{fmt_ms(median)} ms ({'fastest' if fastest_is_reference else 'baseline'})"
     found = time_ratio(bench, fastest)
@@ -179,7 +185,7 @@ def headline(
         time_rows.append(
             lead
             + [
-                time_cell(by_label[label], fastest, not named)
+                time_cell(by_label[label], fastest, not named, len(timed) < 2 and not named)
                 if label in by_label and fastest
                 else "—"
                 for label in labels
