@@ -604,7 +604,6 @@ NEW_TRANSPORTS = (
     ],
     ids=["deadline", "shared", "clone-storm"],
 )
-@pytest.mark.serial
 def test_every_transport_serves_each_scenario_read_back_without_error(
     tmp_path: Path, scenario: str, paths: str, shape: list[str]
 ) -> None:
