@@ -3,7 +3,9 @@ block, with how the blocks agreed."""
 
 from __future__ import annotations
 
-from vcsbench.judge.paired import LEVEL, METHOD, paired
+from collections.abc import Iterator
+
+from vcsbench.judge.paired import LEVEL, METHOD, Paired, paired
 from vcsbench.report.document import Block, paragraph, table
 from vcsbench.report.format import fmt_ms
 from vcsbench.report.origins import named_release, release_of
@@ -64,6 +66,17 @@ def _base(rows: list[Benchmark], baseline: str | None) -> Benchmark:
     return min(timed, key=lambda b: b.median_ms or 0.0) if timed else rows[0]
 
 
+def _against(base: Benchmark, rows: list[Benchmark]) -> Iterator[tuple[Benchmark, Paired | None]]:
+    """Each member of a group but ``base``, with its blocks against the base's (None with
+    fewer than 2 blocks both have)."""
+    base_blocks = _blocks(base)
+    assert base_blocks is not None
+    for bench in rows:
+        mine = _blocks(bench)
+        if bench is not base and mine is not None:
+            yield bench, paired(base_blocks.median_ms, mine.median_ms)
+
+
 def block_regressions(benches: list[Benchmark], baseline: str | None, limit: float) -> list[str]:
     """The gate on an interleaved run: each variant significantly slower than its group's
     baseline (the blocks as the unit: the interval of the block ratios above 1) by more
@@ -73,13 +86,7 @@ def block_regressions(benches: list[Benchmark], baseline: str | None, limit: flo
         # a gate's reference is the one named, else the group's first as the run listed
         # it: a fixed reference, never whichever happened to be fastest
         base = next((b for b in rows if baseline in (b.label, b.fs)), rows[0])
-        base_blocks = _blocks(base)
-        assert base_blocks is not None
-        for bench in rows:
-            mine = _blocks(bench)
-            if bench is base or mine is None:
-                continue
-            pair = paired(base_blocks.median_ms, mine.median_ms)
+        for bench, pair in _against(base, rows):
             if pair is not None and pair.significant and pair.ratio > 1 + limit:
                 found.append(
                     f"{op} {rows[0].payload.shown} {fs}: {_name(bench, rows)} "
@@ -151,13 +158,7 @@ def answers(benches: list[Benchmark]) -> list[str]:
     out = []
     for (op, _, fs), rows in _groups(benches).items():
         base = _base(rows, None)
-        base_blocks = _blocks(base)
-        assert base_blocks is not None
-        for bench in rows:
-            mine = _blocks(bench)
-            if bench is base or mine is None:
-                continue
-            found = paired(base_blocks.median_ms, mine.median_ms)
+        for bench, found in _against(base, rows):
             if bench.median_ms is None:
                 said = "no ratio: every round failed"
             elif found is None:
