@@ -192,7 +192,6 @@ class GroupRun:
         seed = random.SystemRandom().getrandbits(32)
         cpu = max(os.sched_getaffinity(0))
         order = random.Random(seed)
-        started = time.perf_counter()
         done: list[Block] = []
         planned = Blocks(blocks, seed, cpu, done)
         interrupted: KeyboardInterrupt | None = None
@@ -210,6 +209,9 @@ class GroupRun:
                 # whatever ends the group (a worker that failed, a bug), its workers and
                 # samplers end with it, before its sandbox comes down
                 stack.callback(runs[member.text][0].abandon)
+            # the rounds' pace from here: the members' servers and proxies are up (a
+            # distance study's group of 12 took half a minute to that)
+            started = time.perf_counter()
             try:
                 turn = list(texts)
                 for number, goal in enumerate(targets(self.plan.rounds, blocks)):
