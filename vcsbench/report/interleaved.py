@@ -35,7 +35,7 @@ def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchma
         # commands set against each other (vcsbench time A B): each named
         ops = " against ".join(dict.fromkeys(op_shown(b.op) for b in rows))
         labels = list(dict.fromkeys(b.label for b in rows))
-        if len({b.op for b in rows}) > 1 and len(labels) == 1:
+        if _commands(rows) and len(labels) == 1:
             ops += f" on {labels[0]}"
         key = (ops, first.payload.name, where)
         if key in groups:
@@ -44,15 +44,19 @@ def _groups(benches: list[Benchmark]) -> dict[tuple[str, str, str], list[Benchma
     return groups
 
 
+def _commands(rows: list[Benchmark]) -> bool:
+    """Whether the group's members differ by operation: commands set against each other
+    (``vcsbench time A B``), each then named by its command."""
+    return len({b.op for b in rows}) > 1
+
+
 def _name(bench: Benchmark, rows: list[Benchmark]) -> str:
     """A member as its table names it: the variant, and its filesystem where the group
     alternated between several."""
     several = len({b.fs for b in rows}) > 1
     label = named_release(bench.label, release_of(rows)(bench))
-    if len({b.op for b in rows}) > 1:  # commands: each by its command, on its backend
-        label = f"{op_shown(bench.op)}" + (
-            f" on {label}" if len({b.label for b in rows}) > 1 else ""
-        )
+    if _commands(rows):  # each by its command, and its backend where there are several
+        label = op_shown(bench.op) + (f" on {label}" if len({b.label for b in rows}) > 1 else "")
     return f"{label} on {bench.fs}" if several else label
 
 
@@ -131,7 +135,7 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
                 ]
             )
         blocks = len(base_blocks.median_ms)
-        kind = "commands" if len({b.op for b in rows}) > 1 else "variants"
+        kind = "commands" if _commands(rows) else "variants"
         out += [
             paragraph(
                 f"{op} · payload {rows[0].payload.shown} · fs {fs}: {len(rows)} {kind} in "
@@ -153,27 +157,23 @@ def interleaved(benches: list[Benchmark], baseline: str | None = None) -> list[B
 def answers(benches: list[Benchmark]) -> list[str]:
     """A sentence per member of an interleaved group against the group's fastest, its
     ratio by block read in words: the answer of ``vcsbench time A B``."""
-    from vcsbench.report.ratios import BY_BLOCK, Ratio
+    from vcsbench.report.ratios import Ratio
 
     out = []
     for (op, _, fs), rows in _groups(benches).items():
         base = _base(rows, None)
+        # commands are named by themselves already: what is left to say is the backend
+        labels = list(dict.fromkeys(b.label for b in rows))
+        if not _commands(rows):
+            where = f"{op}, "
+        else:
+            where = f"on {labels[0]}, " if len(labels) == 1 else ""
         for bench, found in _against(base, rows):
             if bench.median_ms is None:
                 said = "no ratio: every round failed"
             elif found is None:
                 said = "no ratio (fewer than 2 blocks with figures)"
             else:
-                ratio = Ratio(
-                    found.ratio,
-                    (found.low, found.high),
-                    BY_BLOCK,
-                    found.significant,
-                    withheld=found.withheld,
-                )
-                said = ratio.in_words(3)
-            labels = list(dict.fromkeys(b.label for b in rows))
-            several = len({b.op for b in rows}) > 1  # commands: op names them already
-            where = (f"on {labels[0]}, " if len(labels) == 1 else "") if several else f"{op}, "
+                said = Ratio.by_block(found).in_words(3)
             out.append(f"{_name(bench, rows)} against {_name(base, rows)} ({where}{fs}): {said}.")
     return out

@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from vcsbench.judge.drift import machine_moved
-from vcsbench.judge.paired import LEVEL, MIN_EFFECT, paired
+from vcsbench.judge.paired import LEVEL, MIN_EFFECT, Paired, paired
 from vcsbench.judge.verdict import ALPHA, between
 from vcsbench.results.harness import Interleaved
 from vcsbench.results.model import Benchmark
@@ -68,6 +68,12 @@ class Ratio:
         if self.interval is None:
             return shown + " †"
         return f"{shown} [{self.interval[0]:.{digits}f}–{self.interval[1]:.{digits}f}]"
+
+    @classmethod
+    def by_block(cls, found: Paired) -> Ratio:
+        """The ratio of an interleaved pair, its blocks the unit."""
+        interval = (found.low, found.high)
+        return cls(found.ratio, interval, BY_BLOCK, found.significant, withheld=found.withheld)
 
     def cell(self, digits: int = 2) -> str:
         """:meth:`text` for a table, marked "ns" where the interval holds 1 (no
@@ -134,13 +140,7 @@ def time_ratio(bench: Benchmark, base: Benchmark) -> Ratio | None:
         assert mine is not None and theirs is not None
         found = paired(theirs.median_ms, mine.median_ms)
         if found is not None:
-            return Ratio(
-                found.ratio,
-                (found.low, found.high),
-                BY_BLOCK,
-                found.significant,
-                withheld=found.withheld,
-            )
+            return Ratio.by_block(found)
     loaded = next((why for b in (bench, base) if (why := busy(b, 0))), "")
     cell = _cell(bench, base)
     moved = machine_moved(cell, [base], [bench]) if bench.source != base.source else ""
