@@ -542,7 +542,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     slower = vcsbench(*common, "--out", str(tmp_path / "d.json"), *compared, env=env)
     assert 1 == slower.returncode
     assert "vcsbench: GATE FAILS git-pygit2 create hello" in slower.stdout
-    assert "x slower" in slower.stdout and "exceeds +50%" in slower.stdout
+    assert "x slower" in slower.stdout and "exceeds +50%" in slower.stdout, slower.stdout[-3000:]
     assert f"results: {tmp_path / 'd.json'}" in slower.stdout
 
 
