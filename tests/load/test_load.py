@@ -979,30 +979,115 @@ def test_a_steps_device_flushes_are_the_sessions_not_the_harnesss_syncfs(
     assert all(row["device"]["flush_requests_per_session"] >= 7 for row in svn["steps"])
 
 
-def test_a_load_meets_a_term_of_repositories_made_by_runs_population_code(
+def test_a_term_is_filled_packed_and_its_first_repositories_become_the_students(
     tmp_path: Path,
 ) -> None:
-    """--age term:... fills the server's sandbox as vcsbench run --age does: the same
-    population (each repository's commits drawn by its seed), recorded and reported."""
+    """The term's repositories as a server keeps them (git gc: packed, no loose object),
+    each with the history its seed drew; the first ``students`` renamed to the students'
+    names, the rest left as they were; read with git itself."""
+    from vcsbench.backends._git import git_env
+    from vcsbench.load.paths import parse_path
+    from vcsbench.load.repositories import fill_present, give_students_their_term
     from vcsbench.workload.population import parse_population
 
     require_backend("git-pygit2")
-    spec = "term:students=4,assignments=2,commits=1-3"
+    population = parse_population("term:students=3,assignments=2,commits=2-5")
+    path, workdir = parse_path("local:git-pygit2"), tmp_path / "load"
+    (workdir / "repos").mkdir(parents=True)
+    present = fill_present(path, workdir, 6, population, "test")
+    assert present["kept_by"].startswith("git gc")
+    held = give_students_their_term(path, workdir, 4, population)
+    assert held == population.commits()[:4]
+    repos = workdir / "repos"
+    assert ["r0000004", "r0000005"] == sorted(p.name for p in repos.glob("r*"))
+
+    def git(repo: Path, *args: str) -> str:
+        argv = ["git", "--git-dir", str(repo), *args]
+        found = subprocess.run(argv, capture_output=True, text=True, env=git_env(), check=True)
+        return found.stdout
+
+    for index, commits in enumerate(population.commits()):
+        repo = repos / (f"s{index:06d}" if index < 4 else f"r{index:07d}")
+        assert commits == int(git(repo, "rev-list", "--count", "HEAD")), repo
+        assert list((repo / "objects" / "pack").glob("pack-*.pack")), repo
+        assert "count: 0" in git(repo, "count-objects", "-v"), repo  # no loose object
+
+
+def test_svn_repositories_of_a_term_are_each_their_own_with_a_uuid_of_their_own(
+    tmp_path: Path,
+) -> None:
+    """Copies of one repository are repositories of their own, as a server's are: each
+    its own UUID (svnlook reads it) and instance ID, packed by svnadmin pack."""
+    from vcsbench.load.paths import parse_path
+    from vcsbench.load.repositories import fill_present
+    from vcsbench.workload.population import parse_population
+
+    require_backend("svn-fs")
+    population = parse_population("term:students=3,assignments=1,commits=2")  # alike
+    workdir = tmp_path / "load"
+    (workdir / "repos").mkdir(parents=True)
+    present = fill_present(parse_path("svnserve"), workdir, 3, population, "test")
+    assert present["kept_by"].startswith("svnadmin pack")
+    repos = sorted((workdir / "repos").iterdir())
+    uuids = {
+        subprocess.run(
+            ["svnlook", "uuid", str(r)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for r in repos
+    }
+    instances = {(r / "db" / "uuid").read_text().splitlines()[1] for r in repos}
+    assert 3 == len(repos) == len(uuids) == len(instances), uuids
+    youngest = [
+        subprocess.run(["svnlook", "youngest", str(r)], capture_output=True, text=True).stdout
+        for r in repos
+    ]
+    assert ["2\n"] * 3 == youngest
+
+
+def test_svn_students_commit_concurrently_into_their_term_over_dav_and_svnserve(
+    tmp_path: Path,
+) -> None:
+    """Two clients at once commit into the students' own repositories of a term whose
+    files are not the submission's (the commit makes the directories the term lacks):
+    mod_dav_svn refused such commits into copies that shared a UUID (E160044), and
+    svnmucc those whose directories were missing; every session succeeds and is read
+    back."""
+    if os.geteuid() != 0:
+        skip_or_fail("Apache needs root")
+    found = _load(
+        tmp_path, "--paths", "apache-svn,svnserve", "--students", "8", "--steps", "2",
+        "--step-seconds", "2", "--age", "term:students=4,assignments=2,commits=2,content=hello",
+        fs="tmpfs",
+    )  # fmt: skip
+    for entry in found["loads"]:
+        (step,) = entry["steps"]
+        assert step["ok"] >= 4 and step["errors"] == {}, (entry["path"], entry["error_details"])
+        assert 8 >= entry["verified_repositories"] >= 2 and entry["verify_failure_count"] == 0
+
+
+def test_a_deadline_commits_into_the_students_own_term_repositories(tmp_path: Path) -> None:
+    """With --age term:..., each student's deadline commits land in its own repository
+    of the term: read back after the step, its revisions are the term's and one per
+    successful session (a count that leaves the term's out would be a verify error)."""
+    require_backend("git-pygit2")
+    spec = "term:students=4,assignments=2,commits=2-4"
     document = _load(
         tmp_path, "--paths", "local:git-pygit2", "--students", "3", "--steps", "1",
         "--step-seconds", "1", "--age", spec,
     )  # fmt: skip
-    assert 8 == document["age"] and spec == document["population"]
+    assert 8 == document["age"] and spec == document["population"] and document["into_term"]
     (entry,) = document["loads"]
     present = entry["harness"]["present"]
-    assert 8 == present["repositories"] and "git-pygit2" == present["built_by"]
-    drawn = parse_population(spec).commits()
-    recorded = present["population"]
-    assert sum(drawn) == recorded["commits"]["total"]
-    assert {str(c): drawn.count(c) for c in set(drawn)} == recorded["repos_by_commits"]
-    assert all(not row["errors"] for row in entry["steps"])  # the deadline still verified
+    assert 8 == present["repositories"] and 3 == present["students_repositories"]
+    (row,) = entry["steps"]
+    assert not row["errors"] and row["sessions"] >= 3, row
+    assert 3 == entry["verified_repositories"]
+    assert "own repository of the term" in document["session"]
     report = vcsbench("report", str(tmp_path / "load.json"))
     assert "The server held 8 repositories before the load" in report.stdout
+    assert "each of the 3 students committed into its own repository of the term" in (
+        " ".join(report.stdout.split())
+    )
 
 
 def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -489,6 +490,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     from vcsbench.measure.machine import machine_info
     from vcsbench.results import read
     from vcsbench.results.calibration import fingerprint
+    from vcsbench.results.run_figures import busy
     from vcsbench.results.spread import Spread, SpreadCell
 
     data = tmp_path / "data"
@@ -496,11 +498,27 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     storage = f"--benchmark-storage=file://{tmp_path / 'storage'}"
     # on tmpfs: two runs on a disk directory differed fourfold here when the disk was busy
     common = [*run_args("30", "git-pygit2"), "--fs", "tmpfs", "--progress", "none"]
-    first = vcsbench(
-        *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage, env=env
-    )
-    assert 0 == first.returncode, first.stdout[-2000:]
+    # A run read busy gets no verdict, rightly (a run of a second is one sample, and
+    # another process's burst in it reads busy): such a run is made again, twice at most.
+    for _ in range(3):
+        shutil.rmtree(tmp_path / "storage", ignore_errors=True)
+        first = vcsbench(
+            *common, "--out", str(tmp_path / "a.json"), "--", "--benchmark-save=base", storage,
+            env=env,
+        )  # fmt: skip
+        assert 0 == first.returncode, first.stdout[-2000:]
+        made = read(tmp_path / "a.json")
+        if not busy(made.benchmarks[0], made.machine.cpu_count):
+            break
     compared = ["--", "--benchmark-compare=0001", "--benchmark-compare-fail=min:50%", storage]
+
+    def judged(out: str) -> subprocess.CompletedProcess[str]:
+        for _ in range(3):
+            result = vcsbench(*common, "--out", str(tmp_path / out), *compared, env=env)
+            if "busy machine" not in result.stdout:
+                break
+        return result
+
     blind = vcsbench(*common, "--out", str(tmp_path / "b.json"), *compared, env=env)
     assert "Traceback" not in blind.stdout + blind.stderr
     assert 1 == blind.returncode
@@ -527,7 +545,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
     data.mkdir(exist_ok=True)  # the runs above made it: their results store is there
     spread = Spread(digest, described, "2026-11-26T00:00:00+00:00", "test", 10, (cell,))
     (data / f"spread-{digest}.json").write_text(json.dumps(spread.to_json()))
-    same = vcsbench(*common, "--out", str(tmp_path / "c.json"), *compared, env=env)
+    same = judged("c.json")
     assert 0 == same.returncode, same.stdout[-3000:]
     assert (
         "gate (--benchmark-compare-fail, time beyond +50%, the runs the unit): passed"
@@ -539,7 +557,7 @@ def test_benchmark_compare_fail_is_vcsbenchs_gate_the_runs_the_unit(
         rounds = benchmark_part(bench)["rounds"]
         rounds["wall_ns"] = [w // 3 for w in rounds["wall_ns"]]
     saved.write_text(json.dumps(base))
-    slower = vcsbench(*common, "--out", str(tmp_path / "d.json"), *compared, env=env)
+    slower = judged("d.json")
     assert 1 == slower.returncode
     assert "vcsbench: GATE FAILS git-pygit2 create hello" in slower.stdout
     assert "x slower" in slower.stdout and "exceeds +50%" in slower.stdout, slower.stdout[-3000:]

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -235,6 +236,19 @@ class SvnBackend(Backend):
 
     def keep(self, path: Path) -> None:
         run_tool(["svnadmin", "pack", "-q", str(path)])
+
+    def moved(self, path: Path) -> None:
+        """A copy is a repository of its own: a new UUID and instance ID in ``db/uuid``
+        (FSFS's layout: one per line), as ``svnadmin create`` gives every repository.
+        Copies that share them share FSFS's per-repository state in a server's process:
+        mod_dav_svn refused concurrent commits into two such copies (E160044, "a previous
+        representation is currently being written by this process")."""
+        ids = path / "db" / "uuid"
+        lines = ids.read_text().splitlines()
+        fresh = path / "db" / "uuid.vcsbench-new"
+        fresh.write_text("".join(f"{uuid.uuid4()}\n" for _ in lines))
+        os.chmod(fresh, os.stat(ids).st_mode & 0o7777)
+        os.replace(fresh, ids)
 
     def create(self, path: Path) -> None:
         run_tool(svnadmin_create_argv(path, self.options, self.svnadmin))

@@ -238,7 +238,8 @@ class Backend(abc.ABC):
 
     def moved(self, path: Path) -> None:
         """Untimed, after a repository was copied to ``path`` from elsewhere (a history
-        seed): make it work at its new place. Most repositories hold no path of their own."""
+        seed, an aged sandbox's): make it work at its new place as a repository of its own
+        (its path, its identity). Most repositories hold neither."""
 
     def reach(self, remote: Remote) -> None:
         """A remote variant's server, started by the harness before any round."""

@@ -169,11 +169,11 @@ class Client:
         remove_tree(self.scratch)
 
 
-def tree_problems(target: Path, expected: Mapping[str, bytes]) -> list[str]:
+def tree_problems(target: Path, expected: Mapping[str, bytes], *, exact: bool = True) -> list[str]:
     """How the tree a client made at ``target`` differs from ``expected`` (VCS metadata
-    aside), or that it was not made."""
+    aside; not ``exact``: files beyond ``expected`` allowed), or that it was not made."""
     from vcsbench.workload.operation import tree_problems as differences
 
     if not target.is_dir():
         return [f"{target} was not made"]
-    return differences(target, dict(expected), frozenset({".git", ".svn", ".hg"}))
+    return differences(target, dict(expected), frozenset({".git", ".svn", ".hg"}), exact=exact)

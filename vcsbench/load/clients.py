@@ -48,6 +48,7 @@ class SvnUrlClient(Client):
 
     def __init__(self, config: EngineConfig, scratch: Path) -> None:
         super().__init__(config, scratch)
+        self.new_directories: list[str] = []
         if self.ca_file is not None:  # the client's configuration: the run's certificate alone
             (scratch / "servers").write_text(
                 f"[global]\nssl-authority-files = {self.ca_file}\nssl-trust-default-ca = no\n"
@@ -56,12 +57,20 @@ class SvnUrlClient(Client):
     def _svn(self, program: str, *args: str) -> list[str]:
         return [program, *args, "--non-interactive", "--config-dir", str(self.scratch)]
 
+    def write(self, wc: Path, files: Mapping[str, bytes]) -> None:
+        """As any client writes them; into a checkout (a term's repository), the
+        directories it did not have are noted: the commit makes them."""
+        checkout = (wc / ".svn").is_dir()
+        self.new_directories = (
+            [d for d in parents_of(list(files)) if not (wc / d).is_dir()] if checkout else []
+        )
+        super().write(wc, files)
+
     def _commit(self, name: str, wc: Path, message: str, *, empty: bool, retry: bool) -> int:
         url = f"{self.url_base}/{name}"
         argv = self._svn("svnmucc", "--no-auth-cache", "-m", message, "-U", url)
-        if empty:
-            for directory in parents_of(self.written):
-                argv += ["mkdir", directory]
+        for directory in parents_of(self.written) if empty else self.new_directories:
+            argv += ["mkdir", directory]
         for rel in self.written:
             argv += ["put", str(wc / rel), rel]
         for retries in range(MAX_RETRIES + 1):

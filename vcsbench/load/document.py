@@ -28,7 +28,9 @@ class LoadDocument:
             "run_id": run_id,
             "command": without_secrets(shlex.join(command)),
             "scenario": plan.scenario.name,
-            "session": plan.scenario.describe(plan.payload, plan.precreate, plan.history),
+            "session": plan.scenario.describe(
+                plan.payload, plan.precreate, plan.history, plan.into_term
+            ),
             "shape": plan.shape,
             "max_clients": plan.max_clients if plan.shape == "open" else None,
             "arrivals": plan.arrivals.text if plan.shape == "open" else None,
@@ -38,6 +40,7 @@ class LoadDocument:
             "precreate": plan.precreate,
             "age": plan.age,
             "population": plan.population.text if plan.population else None,
+            "into_term": plan.into_term,
             "history": plan.history if plan.scenario.clones_history else None,
             "mix": dict(plan.mix) if plan.mix else None,
             "step_seconds": plan.step_seconds,

@@ -56,6 +56,9 @@ class EngineConfig:
     server_cgroup: str | None = None
     client_home: str = ""
     """Where the clients work (made and recorded by the run)."""
+    term: bool = False
+    """Each student's repository is its own of the term, with history (``--age
+    term:...``): a first visit checks it out and commits into it."""
 
     @property
     def open_loop(self) -> bool:

@@ -107,8 +107,10 @@ LOAD_OPTIONS: tuple[OptionDef, ...] = (
         "age",
         "0",
         "repositories the server holds before the load, made as vcsbench run --age makes "
-        "them: N alike, or a term's population with histories, "
-        "term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD] (default 0)",
+        "them: N alike, or a term's population with histories, packed as a server keeps "
+        "them, term:students=S,assignments=A,commits=LO-HI[,seed=N][,content=PAYLOAD]; "
+        "with a term, deadline and mixed students commit into their own (student k into "
+        "the term's repository k) (default 0)",
         metavar="N|term:...",
     ),
     OptionDef(

@@ -65,17 +65,23 @@ class LoadPlan:
     live: str = "auto"
     """How a running step is shown (:mod:`vcsbench.load.live`)."""
     distances: tuple[Distance | None, ...] = (None,)
+    """The distances every server path is run at (None: direct, no proxy)."""
     deadline: Deadline | None = None
     """``--plan``: the submissions and window the summary's capacity plan is for."""
     age: int = 0
     """Repositories the server holds before the load (``--age``)."""
     population: Population | None = None
     """What they are (``--age term:...``); None: alike, as created."""
-    """The distances every server path is run at (None: direct, no proxy)."""
 
     @property
     def locust_workers(self) -> int:
         return self.workers or self.expect_workers
+
+    @property
+    def into_term(self) -> bool:
+        """The students commit into their own repositories of the term (``--age
+        term:...`` with a scenario of students' repositories), not into new ones."""
+        return self.population is not None and self.scenario.students_repositories
 
     @classmethod
     def from_getter(cls, get: Callable[[str], Any]) -> LoadPlan:
@@ -139,6 +145,18 @@ class LoadPlan:
             check_port(port)
         distances = _distances(str(values["rtt"]), str(values["bandwidth"]), paths)
         present, population = parse_age(str(values["age"]))
+        if population is not None and scenario.students_repositories:
+            if students > population.repos:
+                raise VcsbenchError(
+                    f"--students {students} is more than the {population.repos:,} "
+                    f"repositories of --age {population.text}: each student commits into "
+                    "a repository of the term; give as many students or fewer"
+                )
+            if values["precreate"]:
+                raise VcsbenchError(
+                    f"--precreate makes new repositories; with --age {population.text} the "
+                    "students commit into their own repositories of the term: leave it out"
+                )
         if values["live"] not in LIVE_MODES:
             raise VcsbenchError(
                 f"--live {values['live']!r} is not known; use {', '.join(LIVE_MODES)}"

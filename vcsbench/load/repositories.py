@@ -21,7 +21,7 @@ from vcsbench.backends.svn_verifier import SvnVerifier
 from vcsbench.load.paths import AccessPath
 from vcsbench.servers.apache import apache_ids, as_server_user, give_tree
 from vcsbench.workload.age import fill
-from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE
+from vcsbench.workload.operation import COMMIT_MESSAGE, HISTORY_FILE, RoundPaths
 from vcsbench.workload.population import Population
 
 SESSION_FILE = "vcsbench-session.txt"
@@ -132,13 +132,39 @@ def fill_present(
     start = time.perf_counter()
     say = ProgressLines(path.name, "repositories")
     with make_backend(builder) as backend:
-        about = fill(backend, workdir, count, "flat", say, sandbox=sandbox, population=population)
+        about = fill(
+            backend,
+            workdir,
+            count,
+            "flat",
+            say,
+            sandbox=sandbox,
+            population=population,
+            kept=population is not None,  # a term's repositories as the server keeps them
+        )
     return {
         "repositories": count,
         "built_by": builder,
         "fill_s": time.perf_counter() - start,
         **about,
     }
+
+
+def give_students_their_term(
+    path: AccessPath, workdir: Path, students: int, population: Population
+) -> list[int]:
+    """Each student's deadline repository is its own of the term: the term's first
+    ``students`` repositories (``repos/r0000000`` ...) renamed to the students' names
+    (``repos/s000000`` ...), made the server user's where it writes as its own. Returns
+    each one's revisions before the load (the commits its history was drawn with)."""
+    commits = population.commits()[:students]
+    for student in range(students):
+        term = RoundPaths.of(workdir, student).repo
+        own = term.parent / repo_name(student)
+        os.rename(term, own)
+        if path.served_as_apache and os.geteuid() == 0:
+            give_tree(own, apache_ids())
+    return commits
 
 
 def build_history(

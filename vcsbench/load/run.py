@@ -32,7 +32,7 @@ from vcsbench.load.figures import capacity, step_figures
 from vcsbench.load.live import LiveView
 from vcsbench.load.paths import AccessPath
 from vcsbench.load.plan import LoadPlan
-from vcsbench.load.repositories import fill_present
+from vcsbench.load.repositories import fill_present, give_students_their_term
 from vcsbench.measure.machine import filesystem_info
 from vcsbench.measure.sampler import SystemSampler
 from vcsbench.measure.writers import device_of
@@ -100,6 +100,7 @@ def engine_config(
         students=plan.students,
         payload=plan.payload,
         precreate=plan.precreate,
+        term=plan.into_term,
         steps=tuple(plan.steps),
         shape=plan.shape,
         arrivals=plan.arrivals.kind,
@@ -144,6 +145,10 @@ def run_path(
             if plan.age
             else None
         )
+        held: list[int] = []
+        if present is not None and plan.population is not None and plan.into_term:
+            held = give_students_their_term(path, workdir, plan.students, plan.population)
+            present["students_repositories"] = plan.students
         t0 = time.perf_counter()
         start = plan.scenario.prepare(
             path, repos, payload, plan.students, history=plan.history, precreate=plan.precreate
@@ -208,7 +213,7 @@ def run_path(
                 {"config": config.to_json()}, 600 if plan.expect_workers else ANSWER_S
             )
             entry["engine"] = ready["ready"]["engine"]
-            _steps(plan, path, repos, engine, sampler, entry, record, start, payload)
+            _steps(plan, path, repos, engine, sampler, entry, record, start, payload, held)
             engine.close()
         finally:
             if engine is not None:
@@ -230,8 +235,10 @@ def _steps(
     record: LoadDocument,
     start: Mapping[str, bytes],
     payload: dict[str, bytes],
+    held: Sequence[int] = (),
 ) -> None:
-    """The steps, each asked for, verified, reduced and written before the next."""
+    """The steps, each asked for, verified, reduced and written before the next
+    (``held``: each student's revisions before the load, where its term's)."""
     raw: dict[str, list[Any]] = entry["raw"]
     io_counted = path.name != "apache-git"  # its CGI processes are reaped unseen
     verified: set[str] = set()
@@ -250,7 +257,7 @@ def _steps(
         for key, values in step["records"].items():
             raw.setdefault(key, []).extend(values)
         t1 = time.perf_counter()
-        found = plan.scenario.verify_step(path, repos, raw, index, start, payload)
+        found = plan.scenario.verify_step(path, repos, raw, index, start, payload, held)
         entry["harness"]["verify_s"] += time.perf_counter() - t1
         verified |= found.read
         entry["verified_repositories"] = len(verified)

@@ -11,6 +11,7 @@ not there into a ``verify`` error, and the sentence that says what was read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,20 +50,25 @@ class Scenario:
     name: ClassVar[str]
     summary: ClassVar[str]
     """One line for ``--help``."""
+    students_repositories: ClassVar[bool] = False
+    """Its sessions commit into each student's own repository (with ``--age term:...``,
+    the student's repository of the term)."""
     clones_history: ClassVar[bool] = False
     """Its sessions clone the repository of ``--history`` revisions (the result says how
     many)."""
 
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
-        """A session in words, for the result file (reports print it)."""
+    def describe(self, payload: str, precreate: bool, history: int, term: bool = False) -> str:
+        """A session in words, for the result file (reports print it); ``term``: into
+        the students' repositories of the term."""
         raise NotImplementedError
 
     def prepare(
         self, path: AccessPath, repos: Path, payload: Files, students: int, *, history: int,
         precreate: bool,
     ) -> Files:  # fmt: skip
-        """Untimed, before the load: what the server side holds. Returns the files its
-        repositories start with (what a clone holds, what the shared one holds)."""
+        """Untimed, before the load: what the server side holds (a term's repositories
+        are there already). Returns the files its repositories start with (what a clone
+        holds, what the shared one holds)."""
         return {}
 
     # -- in the load engine ----------------------------------------------------------
@@ -95,9 +101,10 @@ class Scenario:
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
+        payload: Files, held: Sequence[int] = (),
     ) -> Verified:  # fmt: skip
-        """Read back what step ``step`` wrote; flip the wrong sessions to ``verify``."""
+        """Read back what step ``step`` wrote; flip the wrong sessions to ``verify``.
+        ``held``: each student's revisions before the load (a term's history)."""
         return Verified()
 
     def verification(self, read: int, failures: list[str], failed: int) -> str:

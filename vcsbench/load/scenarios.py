@@ -5,7 +5,7 @@ class here and a line in :data:`SCENARIOS`; what a scenario is: :mod:`vcsbench.l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,13 +30,22 @@ from vcsbench.sandbox.removal import remove_tree
 
 class Deadline(Scenario):
     name = "deadline"
+    students_repositories = True
     summary = (
-        "students create their repository at the first visit (unless --precreate) and "
-        "commit their submission"
+        "students create their repository at the first visit (unless --precreate; with "
+        "--age term:..., each commits into its own repository of the term) and commit "
+        "their submission"
     )
 
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
-        first = "a commit" if precreate else "a first visit creates the repository, then a commit"
+    def describe(self, payload: str, precreate: bool, history: int, term: bool = False) -> str:
+        first = (
+            "a commit into the student's own repository of the term (its working copy made "
+            "untimed at the first visit)"
+            if term
+            else "a commit"
+            if precreate
+            else "a first visit creates the repository, then a commit"
+        )
         return f"{first} of the `{payload}` payload and a line that changes"
 
     def prepare(
@@ -62,26 +71,31 @@ class Deadline(Scenario):
         submission's files written into it."""
         name, wc = repo_name(session.student), client.student_dir(repo_name(session.student))
         if not wc.exists():
-            client.init(name, wc)
+            if client.config.term:  # the term's repository: its history checked out
+                client.clone(name, wc, "prepare")
+            else:
+                client.init(name, wc)
         client.write(wc, session.files)
 
     def timed(self, client: Client, session: Session) -> int:
-        """A first visit's repository made on the server's side (unless made beforehand),
-        then the commit."""
+        """A first visit's repository made on the server's side (unless made beforehand,
+        or the term's), then the commit."""
         name, first = repo_name(session.student), session.visit == 1
         wc, message = client.student_dir(name), f"submission {session.visit}"
-        made = first and not client.config.precreate
-        return client.commit(name, wc, message, empty=first, retry=False, create=made)
+        new = first and not client.config.term
+        made = new and not client.config.precreate
+        return client.commit(name, wc, message, empty=new, retry=False, create=made)
 
     def end(self, shared: Any, session: Session) -> None:
         shared.busy.discard(session.student)
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
+        payload: Files, held: Sequence[int] = (),
     ) -> Verified:  # fmt: skip
-        """Every student the step served: one revision per successful session so far,
-        and the last successful submission's files."""
+        """Every student the step served: one revision per successful session so far
+        (beyond the ``held`` ones of its term), and the last successful submission's
+        files."""
         ok, last = tally(records)
         served = sorted(
             {s for i, s in enumerate(records["student"]) if records["step"][i] == step} & set(ok)
@@ -91,8 +105,10 @@ class Deadline(Scenario):
             for student in served:
                 files = submission(payload, student, records["visit"][last[student]])
                 revisions, wrong = reader.read(repos / repo_name(student), files)
-                if revisions != ok[student]:
-                    wrong.append(f"{revisions} revisions, {ok[student]} sessions succeeded")
+                before = held[student] if held else 0
+                if revisions != before + ok[student]:
+                    on = f" on the term's {before}" if before else ""
+                    wrong.append(f"{revisions} revisions, {ok[student]} sessions succeeded{on}")
                 if wrong:
                     flip(records, step, student)
                     problems.append(f"{repo_name(student)}: {'; '.join(wrong[:2])}")
@@ -108,7 +124,7 @@ class SharedRepository(Scenario):
     name = "shared"
     summary = "every client commits its own file into one shared repository, retrying refusals"
 
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
+    def describe(self, payload: str, precreate: bool, history: int, term: bool = False) -> str:
         return (
             "a commit into one shared repository, each client rewriting a file of its own; "
             "a commit refused because another landed first (git: not a fast-forward, svn: "
@@ -144,7 +160,7 @@ class SharedRepository(Scenario):
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
+        payload: Files, held: Sequence[int] = (),
     ) -> Verified:  # fmt: skip
         """The shared repository: one revision per successful commit on top of the
         first, each committer's file as its last successful commit left it."""
@@ -182,7 +198,7 @@ class CloneStorm(Scenario):
     clones_history = True
     summary = "every client clones one repository of --history revisions"
 
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
+    def describe(self, payload: str, precreate: bool, history: int, term: bool = False) -> str:
         return (
             f"a clone (svn: a checkout) of one repository of {history} revisions "
             f"(the `{payload}` payload, then one small file rewritten per revision), "
@@ -213,7 +229,7 @@ class CloneStorm(Scenario):
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
+        payload: Files, held: Sequence[int] = (),
     ) -> Verified:  # fmt: skip
         """Each clone was checked file by file after its session, in the engine."""
         clones = {
@@ -235,15 +251,16 @@ class Mixed(Scenario):
     commit has succeeded (until then, a commit is taken in its place)."""
 
     name = "mixed"
+    students_repositories = True
     clones_history = True
     summary = "commits, updates and clones in the proportions of --mix, as on a deadline night"
 
     def __init__(self) -> None:
         self.commit, self.clones = Deadline(), CloneStorm()
 
-    def describe(self, payload: str, precreate: bool, history: int) -> str:
+    def describe(self, payload: str, precreate: bool, history: int, term: bool = False) -> str:
         return (
-            f"commit: {self.commit.describe(payload, precreate, history)}; update: the "
+            f"commit: {self.commit.describe(payload, precreate, history, term)}; update: the "
             "student's working copy on this client (made untimed when the client first "
             "needs it) brought to the repository's newest revision, its files checked "
             f"afterwards, untimed; clone: {self.clones.describe(payload, precreate, history)}"
@@ -297,8 +314,10 @@ class Mixed(Scenario):
     def check(self, client: Client, session: Session) -> list[str]:
         """An update's working copy file by file (it is kept for the next update); a
         clone's as the clone storm checks it."""
-        if session.kind == "update":
-            return tree_problems(client.wc_dir(repo_name(session.student)), session.files)
+        if session.kind == "update":  # a term's repository holds its own files besides
+            exact = not client.config.term
+            wc = client.wc_dir(repo_name(session.student))
+            return tree_problems(wc, session.files, exact=exact)
         return self.clones.check(client, session) if session.kind == "clone" else []
 
     def settled(self, shared: Any, session: Session, ok: bool) -> None:
@@ -311,14 +330,14 @@ class Mixed(Scenario):
 
     def verify_step(
         self, path: AccessPath, repos: Path, records: Records, step: int, start: Files,
-        payload: Files,
+        payload: Files, held: Sequence[int] = (),
     ) -> Verified:  # fmt: skip
         """The commits as a deadline's (each served student's repository: a revision per
         successful commit, the last one's files); updates and clones were checked file
         by file after each session, in the engine."""
         commits = [i for i, kind in enumerate(records["kind"]) if kind == "commit"]
         view = {key: [values[i] for i in commits] for key, values in records.items()}
-        found = self.commit.verify_step(path, repos, view, step, start, payload)
+        found = self.commit.verify_step(path, repos, view, step, start, payload, held)
         for j, i in enumerate(commits):  # a commit found wrong is flipped in the records
             records["error"][i] = view["error"][j]
         return found

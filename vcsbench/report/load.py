@@ -181,7 +181,13 @@ def load_document(run: Run, deadline: Deadline | None = None) -> Document:
                 *what,
                 ", made as ",
                 code("vcsbench run --age"),
-                " makes them; each student's deadline repository is its own.",
+                " makes them"
+                + (
+                    f" and packed as a server keeps them; each of the {load.students:,} "
+                    "students committed into its own repository of the term."
+                    if load.into_term
+                    else "; each student's deadline repository was a new one, beside them."
+                ),
             )
         )
     if load.interrupted:

@@ -243,6 +243,9 @@ class Load:
     """Repositories the server held before the load (``--age``)."""
     population: str = ""
     """What they were (``--age term:...``); empty: alike, as created."""
+    into_term: bool = False
+    """The students committed into their own repositories of the term (files before
+    that: into new repositories of their own, beside the term's)."""
     arrivals: Arrivals = field(default_factory=Arrivals)
     """Open loop: how sessions arrived (files before ``--arrivals``: fixed)."""
     think_s: tuple[float, float] | None = None
@@ -271,6 +274,7 @@ class Load:
             session=optional(d, "session", str, where, ""),
             age=count(d, "age", where, 0),
             population=optional(d, "population", str, where, "") or "",
+            into_term=bool(optional(d, "into_term", bool, where, False)),
             arrivals=_arrivals(optional(d, "arrivals", str, where, "") or "fixed", where),
             think_s=_pause(d.get("think_s"), f"{where}.think_s"),
             mix=_mix(d.get("mix"), f"{where}.mix"),

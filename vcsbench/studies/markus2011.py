@@ -222,6 +222,6 @@ STUDY = LoadStudy(
         "keeps a step of git, which writes without fsync, from piling up what the device "
         "then writes for minutes",
     ),
-    age="term:students=400,assignments=3,commits=1-12",
+    age="term:students=800,assignments=2,commits=1-12",
     plan="students=10000,window=60m",
 )

@@ -87,9 +87,11 @@ def fill(
     processes: int | None = None,
     sandbox: str = "",
     population: Population | None = None,
+    kept: bool = False,
 ) -> dict[str, object]:
     """Make ``count`` repositories at the layout's places for rounds 0 .. count-1: alike
-    (as the backend's ``create`` makes one), or a ``population`` of ``count``."""
+    (as the backend's ``create`` makes one), or a ``population`` of ``count`` (``kept``:
+    each history as a server keeps it, through the backend's own maintenance)."""
     global _SEEDS, _LENGTHS
     start = time.perf_counter()
     seed = workdir / "seeds" / "age"
@@ -102,13 +104,15 @@ def fill(
     else:
         scratch = workdir / "seeds" / "population-scratch"
         scratch.mkdir(parents=True, exist_ok=True)
-        grown = grow(backend, seed.parent, scratch, population)
+        grown = grow(backend, seed.parent, scratch, population, kept=kept)
         _LENGTHS = population.commits()
         inodes = sum(grown.inodes[c] for c in _LENGTHS)
         allocated = sum(grown.allocated[c] for c in _LENGTHS)
         _check_need(inodes, allocated, workdir, population.text, count, sandbox, layout)
         _SEEDS = grown.seeds
         about = {"population": describe(population, _LENGTHS, grown)}
+        if kept:
+            about["kept_by"] = backend.kept_by()
     workers = processes or os.cpu_count() or 1
     tasks = [(workdir, layout, i, min(i + CHUNK, count)) for i in range(0, count, CHUNK)]
     done = 0
@@ -138,7 +142,7 @@ def fill(
             f"repositories ({exc.strerror or exc}); it has {_room(workdir)}"
         ) from None
     moved = type(backend).moved is not Backend.moved
-    if moved:  # a repository that holds its own path (git-markus) is told where it is
+    if moved:  # one that holds its path (git-markus) or identity (svn's UUID) is told
         for index in range(count):
             backend.moved(RoundPaths.of(workdir, index, layout).repo)
     filled = time.perf_counter()
@@ -159,6 +163,6 @@ def fill(
         "processes": workers if len(tasks) > 1 else 1,
         "method": how
         + " (mkdir/write, no VCS call)"
-        + ("; each then told its new path (Backend.moved)" if moved else ""),
+        + ("; each then made a repository of its own there (Backend.moved)" if moved else ""),
         **about,
     }

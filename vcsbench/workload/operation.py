@@ -224,9 +224,12 @@ class Operation(abc.ABC):
         return [paths.repo]
 
 
-def tree_problems(root: Path, expected: Files, ignore: frozenset[str]) -> list[str]:
-    """Differences between the files below ``root`` (VCS metadata ignored) and ``expected``."""
+def tree_problems(
+    root: Path, expected: Files, ignore: frozenset[str], *, exact: bool = True
+) -> list[str]:
+    """Differences between the files below ``root`` (VCS metadata ignored) and ``expected``
+    (not ``exact``: files beyond them allowed)."""
     actual = read_tree(root, ignore)
     problems = compare_files(expected, dict(actual))
-    extra = sorted(set(actual) - set(expected))
+    extra = sorted(set(actual) - set(expected)) if exact else []
     return problems + [f"{rel}: not in the revision" for rel in extra]

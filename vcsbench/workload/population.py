@@ -22,9 +22,11 @@ records the spec, the commits' distribution and the bytes the population took.
 from __future__ import annotations
 
 import random
+import shutil
 import statistics
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from vcsbench.backends.changes import digest_tree, tree_differences
 from vcsbench.backends.files import Files
 from vcsbench.errors import Refusal, VcsbenchError
 from vcsbench.measure.footprint import footprint
+from vcsbench.sandbox.removal import remove_tree
 from vcsbench.workload.history import HistoryPayload
 from vcsbench.workload.payloads import Payload, load_payload
 from vcsbench.workload.seeds import Seed
@@ -156,19 +159,35 @@ class Grown:
     build_s: float = 0.0
 
 
-def grow(backend: Backend, where: Path, scratch: Path, population: Population) -> Grown:
+def grow(
+    backend: Backend, where: Path, scratch: Path, population: Population, *, kept: bool = False
+) -> Grown:
     """Build the population's repository commit by commit, verified and read at each
-    length from LO to HI."""
+    length from LO to HI; ``kept``: each length's read as a server keeps it (a copy put
+    through the backend's own maintenance, ``Backend.keep``, and verified again)."""
     started = time.perf_counter()
     payload = load_payload(population.content)
     repo = where / "population"
     backend.create(repo)
     grown = Grown({}, {}, {})
     held = 0
+    packed = where / "population-kept"
 
-    def keep(length: int) -> None:
+    def as_kept(check: Callable[[Path], list[str]], length: int) -> Path:
+        """The repository as it is now, kept (a copy through the maintenance) and
+        checked as the one it was copied from; the copy's path."""
+        if not kept or type(backend).keep is Backend.keep:
+            return repo
+        remove_tree(packed)
+        shutil.copytree(repo, packed, symlinks=True)
+        backend.keep(packed)
+        _refuse_if(check(packed), population, backend, length, " and kept")
+        return packed
+
+    def keep(length: int, check: Callable[[Path], list[str]]) -> None:
         nonlocal held
-        seed = Seed.held(repo)  # the repository grows on: this length's copy kept
+        source = as_kept(check, length)
+        seed = Seed.held(source)  # the repository grows on: this length's copy kept
         held += sum(len(e.data) for e in seed.entries or ())
         if held > MAX_SEED_BYTES:
             raise Refusal(
@@ -177,7 +196,7 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
                 "vcsbench keeps in memory to copy; give a smaller commits=LO-HI"
             )
         grown.seeds[length] = seed
-        made = footprint(repo)
+        made = footprint(source)
         grown.inodes[length], grown.allocated[length] = made.inodes, made.allocated_bytes
 
     if isinstance(payload, HistoryPayload):
@@ -186,9 +205,12 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
                 backend.replay(repo, change, scratch)
                 if length >= population.low:
                     want = digest_tree(history.tree(length - 1))
-                    problems = tree_differences(want, backend.tree(repo, length))
-                    _refuse_if(problems, population, backend, length)
-                    keep(length)
+
+                    def same(at: Path, n: int = length, want: Any = want) -> list[str]:
+                        return tree_differences(want, backend.tree(at, n))
+
+                    _refuse_if(same(repo), population, backend, length)
+                    keep(length, same)
                 if length == population.high:
                     break
     else:
@@ -199,17 +221,25 @@ def grow(backend: Backend, where: Path, scratch: Path, population: Population) -
             backend.commit(repo, written, message, scratch)
             files.update(written)
             if length >= population.low:
-                _refuse_if(backend.verify(repo, files), population, backend, length)
-                keep(length)
+                held_files = dict(files)
+
+                def holds(at: Path, held_files: Files = held_files) -> list[str]:
+                    return backend.verify(at, held_files)
+
+                _refuse_if(holds(repo), population, backend, length)
+                keep(length, holds)
+    remove_tree(packed)
     grown.build_s = time.perf_counter() - started
     return grown
 
 
-def _refuse_if(problems: list[str], population: Population, backend: Backend, n: int) -> None:
+def _refuse_if(
+    problems: list[str], population: Population, backend: Backend, n: int, how: str = ""
+) -> None:
     if problems:
         raise VcsbenchError(
-            f"--age {population.text}: {backend.label}'s repository after {n} commits does "
-            f"not hold what was committed: {'; '.join(problems[:3])}"
+            f"--age {population.text}: {backend.label}'s repository after {n} commits{how} "
+            f"does not hold what was committed: {'; '.join(problems[:3])}"
         )
 
 
