@@ -1106,22 +1106,6 @@ def test_capacity_is_a_bracket_below_between_or_past_the_steps_measured(tmp_path
     assert "below 1 client (the first step)" == capacity_bracket(none, none.paths[0])
 
 
-def test_markus2011s_capacity_plan_is_the_deadline_rate_times_the_closed_loop_figures(
-    tmp_path: Path,
-) -> None:
-    from vcsbench.results import read
-    from vcsbench.studies.markus2011 import STUDY, capacity_plan
-
-    load = read(_two_paths(tmp_path)).load
-    assert load is not None and STUDY.plan == "students=10000,window=60m"
-    rows = {line.split("|")[1].strip(): line for line in capacity_plan(STUDY, load) if "| " in line}
-    rate = 10000 / 3600
-    svn = [c.strip() for c in rows["svnserve"].split("|")[2:-1]]
-    assert svn == [f"{3 * rate:,.1f}", f"{2 * rate:,.1f}", f"{40960 * rate / 1e6:,.2f}", "**no**"]
-    git = [c.strip() for c in rows["git-daemon"].split("|")[2:-1]]
-    assert git == [f"{1 * rate:,.1f}", "0.0", f"{4 * 40960 * rate / 1e6:,.2f}", "**no**"]
-
-
 @pytest.mark.parametrize(
     ("plan", "message"),
     [

@@ -589,3 +589,27 @@ def test_the_distance_studys_answer_ranks_the_paths_by_their_round_trips_first()
         slopes = [float(part.split(" [")[0].rsplit(" ", 1)[1]) for part in line.split("; ")]
         assert slopes == sorted(slopes, reverse=True) and len(slopes) == 5
     assert lines[2].startswith("- commit sent: hg over HTTPS (hgweb, mod_ssl) 9.48 [7.81–11.15]")
+
+
+def test_a_load_study_prints_the_disk_answer_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The study's text opens with what the device did per submission on each path and
+    what the deadline asks of it, before what ran and the study's own tables."""
+    from vcsbench.results import read
+    from vcsbench.studies import LOAD_STUDIES, base
+
+    closed = read(REPO / "results" / "reference" / "markus2011.json.gz")
+    opened = read(REPO / "results" / "reference" / "markus2011-open.json.gz")
+    runs = iter([closed, opened])
+    monkeypatch.setattr(base, "run_load", lambda plan, out, command: next(runs))
+    study = LOAD_STUDIES["markus2011"]
+    text = base.run_load_study(study, tmp_path / "m.json", None, "ext4", None)
+    lines = text.splitlines()
+    assert lines[0].startswith("# markus2011: 800 students")
+    answer = lines.index("## The disk answer")
+    assert answer < 5 and answer < lines.index(next(x for x in lines if x.startswith("Results:")))
+    rows = [x.split("|")[1].strip() for x in lines[answer : answer + 12] if x.startswith("|")]
+    assert {"local:svn-fs", "svnserve", "apache-svn", "apache-git"} < set(rows)
+    plan = next(i for i, x in enumerate(lines) if x.startswith("Capacity plan: 10,000"))
+    assert plan < 30

@@ -18,6 +18,8 @@ from pathlib import Path
 from vcsbench.errors import without_secrets
 from vcsbench.load.plan import LoadPlan
 from vcsbench.load.run import run_load
+from vcsbench.report.disk import disk_answer
+from vcsbench.report.document import Document
 from vcsbench.report.format import counted as measured
 from vcsbench.report.format import fmt_metric, fmt_ms, fmt_num, fmt_ratio, render_rows
 from vcsbench.report.formats import write
@@ -78,7 +80,8 @@ class LoadStudy:
     history: int = 100
     """clone-storm: the revisions of the repository every client clones."""
     age: str = "0"
-    """The repositories the server holds before the load (``--age`` of ``load``)."""
+    """The repositories the server holds before the load (``--age`` of ``load``;
+    ``{students}`` in it: the students the study runs with)."""
     plan: str = ""
     """The capacity plan its tables give (``--plan`` of ``load``)."""
 
@@ -297,7 +300,7 @@ def _plan(
         capacity_factor=2.0,
         shape=shape,
         max_clients=study.max_clients,
-        age=study.age,
+        age=study.age.format(students=students),
         plan=study.plan,
     )
 
@@ -331,16 +334,20 @@ def run_load_study(
             f"a step: {throttled.why}. "
         )
     results = f"`{out}` (closed loop)" + (f", `{open_out}` (open loop)" if open_ else "")
+    deadline = plans[0].deadline
+    # the answer first: what the device did per submission on each path, and what the
+    # deadline asks of it (the same blocks as the report's)
+    answer = write([Document("", disk_answer(closed.load, deadline))], "md") if closed.load else ""
     header = (
         f"# {study.name}: {study.what(students)} on {fs}\n\n"
-        f"{study.summary[0].upper()}{study.summary[1:]}. Ran here: "
+        + (f"{answer}\n" if answer.strip() else "")
+        + f"{study.summary[0].upper()}{study.summary[1:]}. Ran here: "
         f"{', '.join(p.name for p in plans[0].paths)}. {steps}{seconds:g} s per step; "
         f"latency is each session's wall time (open loop: from its scheduled arrival); "
         f"{closed.load.session if closed.load else ''}.\n\n"
         f"Results: {results}; command: `{without_secrets(shlex.join(command))}`\n\n"
     )
     text = header + study.tables(study, closed, open_)
-    deadline = plans[0].deadline
     detail = write(
         [load_document(run, deadline) for run in (closed, open_) if run is not None], "md"
     )

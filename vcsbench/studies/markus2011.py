@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vcsbench.load.figures import capacity_rule
-from vcsbench.report.disk import capacity_bracket, pair_lines, per_session
+from vcsbench.report.disk import capacity_bracket, per_session
 from vcsbench.report.format import cell, errors_text, fmt_bytes, writers_text
 from vcsbench.results import Run
-from vcsbench.results.deadline import Deadline, need
 from vcsbench.results.load import Load, LoadPath
 from vcsbench.results.load_step import LoadStep
 from vcsbench.results.writers import Writers
@@ -29,41 +28,6 @@ def _ms(value: float | None) -> str:
 def _load(run: Run) -> Load:
     assert run.load is not None
     return run.load
-
-
-def capacity_plan(study: LoadStudy, load: Load) -> list[str]:
-    """What the study's deadline (``plan``) asks of the disk on each path, from the
-    closed loop's figures per session."""
-    if not study.plan:
-        return []
-    deadline = Deadline.parse(study.plan)
-    lines = [
-        f"### Capacity plan: {deadline.students:,} submissions in the last "
-        f"{deadline.window_text()} ({deadline.sessions_per_s:,.2f} sessions/s, evenly)",
-        "",
-        "| access path | write IOPS | flushes/s | MB/s written | sessions/s within the "
-        "capacity measured |",
-        "|---|---:|---:|---:|---|",
-    ]
-    for entry in load.paths:
-        per = per_session(entry)
-        if per is None:
-            continue
-        wanted = need(deadline, per)
-        flushes = "—" if wanted.flushes_per_s is None else f"{wanted.flushes_per_s:,.1f}"
-        ok = entry.capacity.ops_per_s
-        within = "—" if ok is None else ("yes" if wanted.sessions_per_s <= ok else "**no**")
-        lines.append(
-            f"| {cell(entry.label)} | {wanted.write_iops:,.1f} | {flushes} | "
-            f"{wanted.write_bytes_per_s / 1e6:,.2f} | {within} |"
-        )
-    lines += [
-        "",
-        "Each figure: the even rate times what the device did per session in the closed "
-        "loop. A deadline's last minutes are steeper than even: size for the peak as a "
-        "multiple of these.",
-    ]
-    return lines
 
 
 def study_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
@@ -121,10 +85,6 @@ def study_tables(study: LoadStudy, closed: Run, open_: Run | None) -> str:
         "processes were charged with in /proc (the journal, metadata); 0% where they were "
         "charged with more (files rewritten or removed before writeback), — where they "
         "cannot be seen (Apache's CGI processes for git are reaped unseen).",
-        "",
-        *(f"- {line}" for line in pair_lines(_load(closed))),
-        "",
-        *capacity_plan(study, _load(closed)),
         "",
         *account(loads),
         "",
@@ -222,6 +182,6 @@ STUDY = LoadStudy(
         "keeps a step of git, which writes without fsync, from piling up what the device "
         "then writes for minutes",
     ),
-    age="term:students=800,assignments=2,commits=1-12",
+    age="term:students={students},assignments=2,commits=1-12",
     plan="students=10000,window=60m",
 )
