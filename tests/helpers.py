@@ -131,9 +131,11 @@ the footprint as kept (``tests/test_footprint_kept.py``) left out, as in
 
 
 def wait_for(proc: subprocess.Popen[str], text: str) -> None:
-    """Read the run's standard output until a line holding ``text``."""
-    assert proc.stdout is not None
-    for line in proc.stdout:
+    """Read the run's progress until a line holding ``text``: its standard error where
+    that is a pipe of its own, else its standard output (standard error joined to it)."""
+    stream = proc.stderr if proc.stderr is not None else proc.stdout
+    assert stream is not None
+    for line in stream:
         if text in line:
             return
     raise AssertionError(f"never saw {text!r}")

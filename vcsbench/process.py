@@ -159,7 +159,9 @@ class Child:
     passed: list[int] = field(default_factory=list)
 
 
-def run_child(command: list[str], capture: bool = False) -> Child:
+def run_child(
+    command: list[str], capture: bool = False, env: Mapping[str, str] | None = None
+) -> Child:
     """Run ``command`` (a vcsbench of its own, say) to its end in a process group of its
     own, so that a stop signal reaches it once, as this process passes it on (a Ctrl-C
     from the terminal reaches only this one), and it keeps and takes down what it made as
@@ -178,7 +180,14 @@ def run_child(command: list[str], capture: bool = False) -> Child:
             signal.signal(signum, forward)
     pipe = subprocess.PIPE if capture else None
     try:
-        child = subprocess.Popen(command, stdout=pipe, stderr=pipe, text=True, process_group=0)
+        child = subprocess.Popen(
+            command,
+            stdout=pipe,
+            stderr=pipe,
+            text=True,
+            process_group=0,
+            env=None if env is None else {**os.environ, **env},
+        )
         started.append(child)
         for early in list(passed):  # arrived while it was being started
             child.send_signal(early)

@@ -58,7 +58,7 @@ def test_no_line_from_the_first_round_and_the_run_left_at_the_benchmarks_pace(
     monkeypatch.setattr(progress_module, "time", clock)
     config: Any = Config()
     # Benchmark 1 of 4; the run started 30 s ago (imports, a sandbox made: no pace).
-    shown = ProgressDisplay(config, "lines", "b", (1, 4, clock.now - 30))
+    shown = ProgressDisplay(config, "lines", "b", (1, 4, clock.now - 30), out=config.writer)
     shown(1, 1000, 0.5)  # the first round took 0.5 s: nothing said yet
     assert [] == config.writer.lines
     clock.now += 5
@@ -74,7 +74,7 @@ def test_after_the_first_benchmark_the_run_left_is_at_the_runs_pace(
     clock = Clock()
     monkeypatch.setattr(progress_module, "time", clock)
     config: Any = Config()
-    shown = ProgressDisplay(config, "lines", "b", (3, 4, clock.now - 45))
+    shown = ProgressDisplay(config, "lines", "b", (3, 4, clock.now - 45), out=config.writer)
     clock.now += 5
     # Benchmark 3 of 4 half done, 50 s into the run: 2.5 of 4 in 50 s, 30 s to go.
     shown(5, 10, 5.0)
@@ -87,7 +87,7 @@ def test_a_log_gets_the_first_pace_at_5_s_then_a_line_each_half_minute_and_the_l
     clock = Clock()
     monkeypatch.setattr(progress_module, "time", clock)
     config: Any = Config()
-    shown = ProgressDisplay(config, "lines", "b")
+    shown = ProgressDisplay(config, "lines", "b", out=config.writer)
     start = clock.now
     said = []
     for second in range(1, 91):  # a round a second for 90 s
@@ -109,12 +109,14 @@ def test_a_groups_first_pace_counts_its_members_as_benchmarks(
     clock = Clock()
     monkeypatch.setattr(progress_module, "time", clock)
     config: Any = Config()
-    shown = ProgressDisplay(config, "lines", "g", (1, 9, clock.now), members=3)
+    shown = ProgressDisplay(config, "lines", "g", (1, 9, clock.now), members=3, out=config.writer)
     clock.now += 5
     shown(1500, 3000, 5.0)
     assert config.writer.lines[-1].endswith("; run: ~0m25s left")
     # the second group (benchmarks 4-6), half done 20 s into the run: 4.5 of 9 in 20 s
-    later = ProgressDisplay(config, "lines", "g", (4, 9, clock.now - 15), members=3)
+    later = ProgressDisplay(
+        config, "lines", "g", (4, 9, clock.now - 15), members=3, out=config.writer
+    )
     clock.now += 5
     later(1500, 3000, 5.0)
     assert config.writer.lines[-1].endswith("; run: ~0m20s left")

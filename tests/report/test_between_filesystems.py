@@ -192,6 +192,8 @@ def test_a_series_closes_with_its_runs_apart_and_each_filesystem_over_the_runs(
         shown = " ".join(f"{m:.3g}" for m in medians)
         assert shown in row and row.rstrip().endswith(f"±{apart:.1f}%"), row
     assert 15 < apart < 16  # ln(1.3) over three runs: the series saw the 1.3x machine
+    # the answer first: each filesystem against the first, then the runs one by one
+    assert text.index(f"against {EXT4}, over the runs") < text.index("3 runs, each a process")
     # The same closing as a document, in Markdown: its row over the runs is the report's
     markdown = write([together_document([Path(f) for f in files])], "md")
     over = [line for line in markdown.splitlines() if "| over 3 runs |" in line]

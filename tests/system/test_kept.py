@@ -77,7 +77,7 @@ def test_resume_runs_only_what_is_missing_or_partial(tmp_path: Path) -> None:
     resumed = vcsbench("run", "--resume", str(out))
     assert 0 == resumed.returncode, resumed.stdout[-2000:] + resumed.stderr
     assert "1 finished benchmark(s) kept" in resumed.stdout
-    progress = [line for line in resumed.stdout.splitlines() if " rounds, " in line]
+    progress = [line for line in resumed.stderr.splitlines() if " rounds, " in line]
     assert progress and not any("git-pygit2 create" in line for line in progress)
     after = {b.label: b for b in read(out).benchmarks}
     assert before["git-pygit2"].rounds.wall_ns == after["git-pygit2"].rounds.wall_ns

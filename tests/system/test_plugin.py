@@ -347,8 +347,8 @@ def test_benchmark_disable_runs_each_benchmark_once_as_a_check(suite: pytest.Pyt
         f"--vcs-fs=dir:{suite.path}",
     )
     result.assert_outcomes(passed=2)
-    assert "[2/2] git-pygit2 commit hello" in result.stdout.str()
-    assert "1/1 rounds" in result.stdout.str()
+    assert "[2/2] git-pygit2 commit hello" in result.stderr.str()
+    assert "1/1 rounds" in result.stderr.str()
 
 
 def test_benchmark_disable_still_verifies_the_one_round(suite: pytest.Pytester) -> None:

@@ -37,6 +37,11 @@ def test_a_series_is_runs_of_their_own_and_its_closing_reads_their_files(
     assert " ".join(f"{m:.3g}" for m in medians if m) in row
     assert row.rstrip().endswith(f"±{apart:.1f}%"), row
     assert "== run 3 of 3" in done.stdout and "left" in done.stdout.split("== run 2 of 3")[1]
+    # each run ends with its file, not its tables: the series' answer is at its end
+    assert f"results: {paths[0]} (run 1/3 of the series; its tables: vcsbench report" in (
+        done.stdout
+    )
+    assert "IQR" not in done.stdout
 
 
 @pytest.mark.serial

@@ -37,7 +37,7 @@ class Placement(Protocol):
     described: dict[str, object] | None
     """The backend as a worker of another interpreter described it (its library)."""
     processes: int
-    """Processes of another interpreter started."""
+    """Worker processes started (0: the rounds ran in the benchmark's process)."""
     block: int
     """The most rounds one request runs (0: as many as are asked)."""
 
@@ -108,10 +108,7 @@ class Workers:
                 else EnvironmentSpawner(self._environment, self._spec(), self._recycle)
             )
         spawner = self._spawner
-        if isinstance(spawner, EnvironmentSpawner):
-            spawner.start_worker(first, count, total, warmup=warmup)
-        else:
-            spawner.start_worker(first, count, total)
+        spawner.start_worker(first, count, total, warmup=warmup)
         end: WorkerEnd | None = None
         exited = ""
         while True:  # on an exception, the loop stops the spawner and the worker with it
@@ -123,9 +120,8 @@ class Workers:
                 break
             else:
                 yield message
-        if isinstance(spawner, EnvironmentSpawner):
-            self.described = spawner.described or self.described
-            self.processes = spawner.processes
+        self.described = spawner.described or self.described
+        self.processes = spawner.processes
         if end is None or end.failure:
             why = end.failure if end is not None else f"it {exited or 'exited'} without a word"
             raise VcsbenchError(f"the worker for rounds {first}-{first + count - 1} failed: {why}")

@@ -1,5 +1,6 @@
 """Progress of a run on the terminal: rounds done, rate and the time left, for the
-benchmark and for the whole run."""
+benchmark and for the whole run. On standard error, as a log's lines or a bar: standard
+output is the answer (``vcsbench run ... > answer.txt`` holds the tables, not the pace)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,19 @@ FIRST_LINE_S = 5.0
 LOG_EVERY_S = 30.0
 """...then one each this long, and its last: a run of minutes says its pace and time left
 in a few lines, and its answer is not pushed down a screen of them."""
+
+
+class Stderr:
+    """Standard error as the display writes to it."""
+
+    def line(self, text: str = "") -> None:
+        sys.stderr.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 class ProgressDisplay:
@@ -28,15 +43,19 @@ class ProgressDisplay:
         label: str,
         overall: tuple[int, int, float] = (1, 1, 0.0),
         members: int = 1,
+        out: Any = None,
     ) -> None:
         """``overall``: (this benchmark's number, benchmarks in all, run start time);
-        ``members``: how many benchmarks these rounds are (an interleaved group's)."""
-        writer = config.get_terminal_writer()
+        ``members``: how many benchmarks these rounds are (an interleaved group's);
+        ``out``: where the lines go (standard error; a test's writer)."""
+        self.terminal = config.get_terminal_writer()
+        """pytest's, on standard output: its line is ended before a progress line."""
         if mode == "auto":
             in_ci = os.environ.get("CI", "").lower() == "true"
-            mode = "bar" if writer.hasmarkup and sys.stdout.isatty() and not in_ci else "lines"
+            dumb = os.environ.get("TERM", "") in ("", "dumb")
+            mode = "bar" if sys.stderr.isatty() and not dumb and not in_ci else "lines"
         self.mode = mode
-        self.writer = writer
+        self.writer = Stderr() if out is None else out
         self.capture = config.pluginmanager.getplugin("capturemanager")
         self.label = label
         self.overall = overall
@@ -76,9 +95,10 @@ class ProgressDisplay:
                 run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
             text = f"[{number}/{count}] {text}; run: ~{duration(run_left)} left"
         with self._uncaptured():
-            if self.writer.width_of_current_line and not self._drawn:
+            if self.terminal.width_of_current_line and not self._drawn:
                 # pytest's own output (a dot, a test id) is on this line: start a new one.
-                self.writer.line()
+                self.terminal.line()
+                self.terminal.flush()
             self._drawn = self.mode == "bar" and not final
             if self.mode == "bar":
                 width = 24

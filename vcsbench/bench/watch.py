@@ -39,6 +39,8 @@ class Watch:
         self._rss_start = 0
         self._writers_before: tuple[writers.Snapshot, int] | None = None
         self._closed: RoundsEnd | None = None
+        self._sampling = False
+        """The sampler runs (started, and neither closed nor abandoned)."""
 
     def start(self) -> float:
         """Before the first round: the memory's and the device's baselines, the sampler
@@ -46,6 +48,7 @@ class Watch:
         peak_rss_reset()
         self._rss_start = current_rss_bytes()
         self.sampler.start()
+        self._sampling = True
         if self.stat_path:
             self._writers_before = (writers.snapshot(), read_device(self.stat_path).write_bytes)
         self.started = True
@@ -57,7 +60,7 @@ class Watch:
         ran in workers, ``ends``)."""
         if self._closed is None:
             wall_s = time.perf_counter() - t0 if self.started else 0.0
-            samples = self.sampler.stop() if self.started else []
+            samples = self._stop_sampler()
             found = self._writers()
             rss_peak, rss_growth = peak_rss_bytes(), current_rss_bytes() - self._rss_start
             if ends:  # the measured processes were the workers
@@ -69,8 +72,14 @@ class Watch:
     def abandon(self) -> None:
         """The sampler stopped where the rounds ended with no result (a worker that failed,
         a bug): its process never outlives the benchmark. Nothing once closed."""
-        if self.started and self._closed is None:
-            self._closed = RoundsEnd(0.0, self.sampler.stop(), None, 0, 0)
+        self._stop_sampler()
+
+    def _stop_sampler(self) -> list[dict[str, Any]]:
+        """The sampler stopped, once: its samples (none where it was not running)."""
+        if not self._sampling:
+            return []
+        self._sampling = False
+        return self.sampler.stop()
 
     def _writers(self) -> Writers | None:
         """Who wrote to the sandbox's device from the first round to now (the rounds, and

@@ -93,11 +93,18 @@ class Spawner:
                 os._exit(code)
         requests.close()
         results_writer.close()
+        self.processes = 0
+        """Workers forked so far."""
+        self.described: dict[str, object] | None = None
+        """Forked workers are this interpreter's: its description stands."""
 
-    def start_worker(self, first: int, count: int, total: int) -> None:
+    def start_worker(self, first: int, count: int, total: int, warmup: int = 0) -> None:
         """Rounds ``first`` .. ``first + count - 1`` of ``total`` (the benchmark's
-        rounds as they stand now: a time budget may have lowered them)."""
+        rounds as they stand now: a time budget may have lowered them). ``warmup``: run
+        by the benchmark's process before it forks, so none here (its workers inherit
+        what it warmed)."""
         self._requests.send((first, count, total))
+        self.processes += 1
 
     def receive(self) -> RoundRecord | WorkerEnd | WorkerExit:
         """The next message: a round's record, a :class:`WorkerEnd` or a

@@ -6,6 +6,9 @@ is seen only over several, and "is xfs better than ext4?" is answered by the row
 runs of ``report --baseline``. Each run is a child ``vcsbench run`` in a process group of
 its own, so that a stop signal reaches it once, from this process, and it keeps what it
 finished and takes down what it made as any run does; the runs after it are not started.
+A child is told it is run k of the series (``SERIES_RUN`` in its environment), and ends
+with its warnings and its file, not its tables: the answer is the series', printed first
+once the last run ends.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from vcsbench.report.document import Document
 
 MAX_REPEAT = 100
+SERIES_RUN = "VCSBENCH_SERIES_RUN"
+"""Set for a run of a series: ``k/N``."""
 
 
 def repeat_count(text: str) -> int:
@@ -74,7 +79,9 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
         spent = time.monotonic() - began
         eta = f", about {duration(spent / (k - 1) * (count - k + 1))} left" if k > 1 else ""
         print(f"\n== run {k} of {count}: {path}{eta}", flush=True)
-        child = run_child(child_command(selection, path, store, extra))
+        child = run_child(
+            child_command(selection, path, store, extra), env={SERIES_RUN: f"{k}/{count}"}
+        )
         code, passed = child.code, child.passed
         if passed or code != 0:
             kept = ", ".join(str(p) for p in paths[: k - 1]) or "none"
@@ -118,6 +125,11 @@ def together_document(paths: list[Path], commands: bool = True) -> Document:
             medians.setdefault(row, [None] * len(runs))[k] = b.median_ms
     rows = [[*row, " ".join(map(_ms, m)), _apart(m)] for row, m in medians.items()]
     doc = Document("")
+    spread = filesystems(benches)
+    if len(spread) > 1:  # the answer first
+        doc.add(Heading(f"{', '.join(spread[1:])} against {spread[0]}, over the runs"))
+        doc.add(*axis_baseline(benches, FS, spread[0], run_labels(benches)))
+        doc.add(Heading("Each run", 3))
     doc.add(
         paragraph(f"{len(runs)} runs, each a process of its own: {', '.join(map(str, paths))}"),
         table(
@@ -131,10 +143,6 @@ def together_document(paths: list[Path], commands: bool = True) -> Document:
             "runs must exceed."
         ),
     )
-    spread = filesystems(benches)
-    if len(spread) > 1:
-        doc.add(Heading(f"{', '.join(spread[1:])} against {spread[0]}, over the runs"))
-        doc.add(*axis_baseline(benches, FS, spread[0], run_labels(benches)))
     return doc.add(lines_of(*_commands(paths))) if commands else doc
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from vcsbench.cli.common import (
     selection_of,
     this_whole,
 )
-from vcsbench.cli.repeat import repeat_count, repeated, run_paths
+from vcsbench.cli.repeat import SERIES_RUN, repeat_count, repeated, run_paths
 from vcsbench.errors import VcsbenchError
 
 
@@ -153,6 +154,12 @@ def conclude(
         from vcsbench.report.stability import warnings
 
         remember(args, out, whole)
+        series = os.environ.get(SERIES_RUN, "")
+        if series:  # one run of --repeat's: the series' answer comes at its end
+            for line in warnings(run.benchmarks, run.machine.cpu_count):
+                print(f"warning: {line}")
+            print(f"results: {out} (run {series} of the series; its tables: vcsbench report {out})")
+            return interrupted(out, run) or code
         print()
         said = answers(run.benchmarks) if answer_first else []
         if said:
