@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import Literal, Protocol
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _PR_SET_PDEATHSIG = 1
@@ -160,12 +160,16 @@ class Child:
 
 
 def run_child(
-    command: list[str], capture: bool = False, env: Mapping[str, str] | None = None
+    command: list[str],
+    capture: bool | Literal["stdout"] = False,
+    env: Mapping[str, str] | None = None,
 ) -> Child:
     """Run ``command`` (a vcsbench of its own, say) to its end in a process group of its
     own, so that a stop signal reaches it once, as this process passes it on (a Ctrl-C
     from the terminal reaches only this one), and it keeps and takes down what it made as
-    any run does; a signal ignored here (nohup, cron) stays ignored."""
+    any run does; a signal ignored here (nohup, cron) stays ignored. ``capture``: its
+    output kept (``"stdout"``: its standard output alone, its standard error shown as it
+    comes); ``env``: added to its environment."""
     passed: list[int] = []
     started: list[subprocess.Popen[str]] = []
 
@@ -183,7 +187,7 @@ def run_child(
         child = subprocess.Popen(
             command,
             stdout=pipe,
-            stderr=pipe,
+            stderr=pipe if capture is True else None,
             text=True,
             process_group=0,
             env=None if env is None else {**os.environ, **env},

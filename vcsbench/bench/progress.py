@@ -95,8 +95,9 @@ class ProgressDisplay:
                 run_left = run_elapsed / share - run_elapsed if share > 0 else 0.0
             text = f"[{number}/{count}] {text}; run: ~{duration(run_left)} left"
         with self._uncaptured():
-            if self.terminal.width_of_current_line and not self._drawn:
-                # pytest's own output (a dot, a test id) is on this line: start a new one.
+            if self.terminal.width_of_current_line and not self._drawn and _one_place():
+                # pytest's own output (a dot, a test id) is on this line, and this line
+                # goes to the same place (a terminal, 2>&1): start a new one.
                 self.terminal.line()
                 self.terminal.flush()
             self._drawn = self.mode == "bar" and not final
@@ -117,6 +118,15 @@ class ProgressDisplay:
         else:
             with self.capture.global_and_fixture_disabled():
                 yield
+
+
+def _one_place() -> bool:
+    """Standard output and standard error go to the same place (a terminal, one file)."""
+    try:
+        out, err = os.fstat(1), os.fstat(2)
+    except OSError:
+        return True
+    return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
 
 
 def duration(seconds: float) -> str:

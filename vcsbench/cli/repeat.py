@@ -80,8 +80,11 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
         eta = f", about {duration(spent / (k - 1) * (count - k + 1))} left" if k > 1 else ""
         print(f"\n== run {k} of {count}: {path}{eta}", flush=True)
         child = run_child(
-            child_command(selection, path, store, extra), env={SERIES_RUN: f"{k}/{count}"}
+            child_command(selection, path, store, extra),
+            env={SERIES_RUN: f"{k}/{count}"},
+            capture="stdout",
         )
+        _said(child.out, whole=child.code != 0 or bool(child.passed))
         code, passed = child.code, child.passed
         if passed or code != 0:
             kept = ", ".join(str(p) for p in paths[: k - 1]) or "none"
@@ -94,6 +97,20 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
             return 128 + passed[0] if passed else code
     print(together(paths))
     return 0
+
+
+SAID = ("vcsbench:", "stored:", "warning:", "results:")
+"""What a run of the series says that the series says on (its pace is on standard error,
+pytest's dots and its count of passed tests are not the series' to repeat)."""
+
+
+def _said(out: str, whole: bool) -> None:
+    """A run's standard output as the series passes it on: all of it where the run did
+    not end well, else its lines that begin with :data:`SAID`."""
+    lines = out.splitlines()
+    shown = lines if whole else [line for line in lines if line.startswith(SAID)]
+    if shown:
+        print("\n".join(shown), flush=True)
 
 
 def together(paths: list[Path]) -> str:

@@ -143,16 +143,16 @@ def axis_baseline(
         *(["run"] if runs else []), f"time vs {base_value}",
         f"device bytes vs {base_value}", f"allocated vs {base_value}",
     ]  # fmt: skip
-    return [
+    return [  # the figures first, then how they were obtained
+        table(
+            header,
+            [r for group in rows.values() for r in group],
+            len(axis.key_columns) + 1 + bool(machines) + bool(runs),
+        ),
         paragraph(
             f"Each {axis.name} against {base_value}, {axis.same}: median time, with its "
             "interval and verdict, device bytes written and allocated bytes per repository. "
             f"Below 1: less than {base_value}. {EXPLAINED}"
             + (OVER_RUNS_EXPLAINED if combined else "")
-        ),
-        table(
-            header,
-            [r for group in rows.values() for r in group],
-            len(axis.key_columns) + 1 + bool(machines) + bool(runs),
         ),
     ]
