@@ -95,7 +95,7 @@ def repeated(selection: Selection, paths: list[Path], store: str | None, extra: 
                 file=sys.stderr,
             )
             return 128 + passed[0] if passed else code
-    print(together(paths))
+    print("\n" + together(paths))
     return 0
 
 
