@@ -62,3 +62,29 @@ def test_a_run_shorter_than_the_interval_has_one_sample_that_sees_a_busy_cpu() -
     quiet.start()
     quiet_samples = quiet.stop()
     assert len(quiet_samples) <= 1  # stopped at once: at most the last one, never a crash
+
+
+def test_other_processes_cpu_is_averaged_over_the_time_each_sample_covers() -> None:
+    """Two full samples of an idle machine and a last one of 50 ms in which another
+    process used 0.9 CPUs: 0.045 CPU-seconds over 1.05 s, 0.043 CPUs on average, not
+    busy (the samples' plain mean, 0.30, read busy); the same burst over a full
+    interval: 0.30 CPUs, busy."""
+    from vcsbench.results.run_figures import busy, over_time
+
+    class Bench:
+        def __init__(self, last_t: float) -> None:
+            self.sampler = {
+                "interval_s": 0.5,
+                "samples": [
+                    {"t_s": 100.5, "others_cpu": 0.0},
+                    {"t_s": 101.0, "others_cpu": 0.0},
+                    {"t_s": last_t, "others_cpu": 0.9},
+                ],
+            }
+
+    short, full = Bench(101.05), Bench(101.5)
+    assert abs(over_time(short.sampler["samples"], "others_cpu", 0.5) - 0.045 / 1.05) < 1e-9
+    assert "" == busy(short, 2)  # type: ignore[arg-type]
+    assert "other processes used 0.30 CPUs on average" == busy(full, 2)  # type: ignore[arg-type]
+    # without the interval (results written before it was kept): each sample alike
+    assert abs(over_time(short.sampler["samples"], "others_cpu", None) - 0.3) < 1e-9

@@ -3,7 +3,9 @@ machine was busy: what the judgement and the store both read of a run."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
+from typing import Any
 
 from vcsbench.results.drifting import LOAD_PER_CPU, OTHERS_CPU
 from vcsbench.results.model import Benchmark
@@ -42,12 +44,28 @@ def runnable(bench: Benchmark) -> float:
     return mean_sample(bench, "runnable" if sampled else "loadavg_1m")
 
 
+def over_time(samples: list[dict[str, Any]], key: str, interval_s: object) -> float:
+    """A sampled share's mean over the time the samples cover: each sample covers the
+    time since the one before, the first one interval (the sampler's first wait), so a
+    last sample of a few milliseconds (the sampler stopped just after one) weighs as
+    little as it covers; without times, each sample alike."""
+    values = [float(s.get(key) or 0.0) for s in samples]
+    first = interval_s if isinstance(interval_s, int | float) and interval_s > 0 else None
+    if first is None or not all(isinstance(s.get("t_s"), int | float) for s in samples):
+        return statistics.mean(values) if values else 0.0
+    times = [float(s["t_s"]) for s in samples]
+    spans = [float(first)] + [max(0.0, b - a) for a, b in itertools.pairwise(times)]
+    total = sum(spans)
+    return sum(v * w for v, w in zip(values, spans, strict=True)) / total if total else 0.0
+
+
 def busy(bench: Benchmark, cpu_count: int) -> str:
     """What made the machine busy during the benchmark, or "" if it was not: other
-    processes' CPU time where it was sampled, else more tasks runnable than CPUs."""
+    processes' CPU time where it was sampled (on average over the time sampled), else
+    more tasks runnable than CPUs."""
     samples = [s for s in bench.sampler.get("samples") or [] if isinstance(s, dict)]
     if samples and all(isinstance(s.get("others_cpu"), int | float) for s in samples):
-        others = mean_sample(bench, "others_cpu")
+        others = over_time(samples, "others_cpu", bench.sampler.get("interval_s"))
         if others <= OTHERS_CPU:
             return ""
         return f"other processes used {others:.2f} CPUs on average"
