@@ -1366,3 +1366,27 @@ def test_precreating_student_repositories_says_how_far(
     assert lines[0].startswith("vcsbench load: local:git-pygit2: 1/3 student repositories made, ")
     assert lines[-1].startswith("vcsbench load: local:git-pygit2: 3/3 student repositories made")
     assert lines[-1].endswith(", 0s left")
+
+
+def test_a_checkout_is_data_a_link_in_it_is_never_written_through(tmp_path: Path) -> None:
+    """A working copy checked out of a term's history may hold links: a file that is a
+    link is replaced by the submission's bytes (the file it named untouched), and a
+    directory that is a link is refused as the client's own failure, nothing written."""
+    from vcsbench.load.client_base import Client, SessionError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_bytes(b"mine\n")
+    wc = tmp_path / "wc"
+    wc.mkdir()
+    (wc / "notes.txt").symlink_to(outside / "victim.txt")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    client = Client(one_client_config("local:git-pygit2", str(tmp_path)), scratch)
+    client.write(wc, {"notes.txt": b"submitted\n"})
+    assert not (wc / "notes.txt").is_symlink() and b"submitted\n" == (wc / "notes.txt").read_bytes()
+    assert b"mine\n" == (outside / "victim.txt").read_bytes()
+    (wc / "src").symlink_to(outside)
+    with pytest.raises(SessionError, match="is a link, not a directory"):
+        client.write(wc, {"src/main.c": b"int main;\n"})
+    assert ["victim.txt"] == sorted(p.name for p in outside.iterdir())

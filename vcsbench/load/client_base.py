@@ -124,11 +124,18 @@ class Client:
         raise NotImplementedError
 
     def write(self, wc: Path, files: Mapping[str, bytes]) -> None:
-        """The files as the student's machine has them before committing them."""
+        """The files as the student's machine has them before committing them. A working
+        copy checked out of a term's history is data: a link in it is replaced where a
+        file is written, never written through, and a directory that is a link refused."""
         self.written = list(files)
         for rel, data in files.items():
             target = wc / rel
+            for parent in list(target.relative_to(wc).parents)[:-1]:
+                if (wc / parent).is_symlink():
+                    raise SessionError("prepare", f"{wc / parent} is a link, not a directory")
             target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink():
+                target.unlink()
             target.write_bytes(data)
 
     def commit(

@@ -22,7 +22,6 @@ records the spec, the commits' distribution and the bytes the population took.
 from __future__ import annotations
 
 import random
-import shutil
 import statistics
 import time
 from collections import Counter
@@ -179,7 +178,7 @@ def grow(
         if not kept or type(backend).keep is Backend.keep:
             return repo
         remove_tree(packed)
-        shutil.copytree(repo, packed, symlinks=True)
+        Seed.read(repo).copy_to(packed)
         backend.keep(packed)
         _refuse_if(check(packed), population, backend, length, " and kept")
         return packed
